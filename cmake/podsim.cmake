@@ -1,0 +1,48 @@
+# Helpers that keep each folder's CMakeLists.txt to a few lines.
+
+# Warnings are errors on our own code only; third-party headers come in as SYSTEM includes.
+set(PODSIM_WARNINGS -Wall -Wextra -Werror)
+set(PODSIM_SANITIZER_FLAGS -fsanitize=address,undefined -fno-omit-frame-pointer
+                           -fno-sanitize-recover=undefined)
+
+# Options shared by every podsim target.
+function(podsim_target_defaults target)
+  target_compile_options(${target} PRIVATE ${PODSIM_WARNINGS})
+  if(PODSIM_SANITIZE)
+    target_compile_options(${target} PRIVATE ${PODSIM_SANITIZER_FLAGS})
+    target_link_options(${target} PRIVATE ${PODSIM_SANITIZER_FLAGS})
+  endif()
+endfunction()
+
+# podsim_add_library(<name> SOURCES ... [DEPS ...])
+# One static library per folder; headers are included as "hw/core/units.h" from the repo root.
+function(podsim_add_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+  podsim_target_defaults(${name})
+endfunction()
+
+# podsim_add_test(<name> SOURCES ... [DEPS ...] [SYSTEMC])
+# Plain tests: many per binary, gtest_main. SYSTEMC tests: the binary's sc_main comes from
+# podsim_test_sc_main, and ctest runs each TEST in its own process because a SystemC kernel
+# cannot elaborate twice in one process.
+function(podsim_add_test name)
+  cmake_parse_arguments(ARG "SYSTEMC" "" "SOURCES;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  podsim_target_defaults(${name})
+  if(ARG_SYSTEMC)
+    target_link_libraries(${name} PRIVATE ${ARG_DEPS} podsim_test_sc_main GTest::gmock)
+    # Only libsystemc.so refers to sc_main, and it comes after the static archive that defines
+    # it on the link line, so the linker must be told to pull sc_main in up front.
+    target_link_options(${name} PRIVATE "LINKER:--undefined=sc_main")
+  else()
+    target_link_libraries(${name} PRIVATE ${ARG_DEPS} podsim_test_support GTest::gmock
+                                          GTest::gtest_main)
+  endif()
+  gtest_discover_tests(${name}
+    DISCOVERY_TIMEOUT 60
+    PROPERTIES ENVIRONMENT "SC_COPYRIGHT_MESSAGE=DISABLE;PODSIM_CONFIG_DIR=${PROJECT_SOURCE_DIR}/configs"
+               TIMEOUT 300)
+endfunction()

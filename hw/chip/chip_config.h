@@ -1,0 +1,120 @@
+// The description of one accelerator chip: its engines, memories, host interface and NIC ports.
+// Captures the published figures that later models take their defaults from (presets in
+// configs/chips/ cite hardware.md for each). Ignores anything no model consumes yet (clocks,
+// power, per-engine timing); those keys arrive with the models that need them.
+#pragma once
+
+#include <string>
+
+#include "hw/core/config_binding.h"
+#include "hw/core/units.h"
+
+namespace podsim::chip {
+
+struct TpcConfig {
+  int cores = 0;
+  template <class V>
+  void describe(V& v) {
+    v.field("cores", cores, core::Spec("TPC VLIW SIMD cores").required().range(1, 1024));
+  }
+};
+
+struct MmeConfig {
+  int engines = 0;
+  core::ComputeRate peak_bf16{};
+  template <class V>
+  void describe(V& v) {
+    v.field("engines", engines, core::Spec("MME matrix engines").required().range(1, 64));
+    v.field("peak_bf16", peak_bf16,
+            core::Spec("peak dense BF16 matrix throughput of the chip").required().positive());
+  }
+};
+
+struct SramConfig {
+  core::ByteSize size{};
+  template <class V>
+  void describe(V& v) {
+    v.field("size", size, core::Spec("on-die SRAM capacity").required().positive());
+  }
+};
+
+struct HbmConfig {
+  std::string generation = "HBM2E";
+  int stacks = 0;
+  core::ByteSize capacity{};
+  core::Bandwidth bandwidth{};
+  template <class V>
+  void describe(V& v) {
+    v.field("generation", generation, core::Spec("HBM generation (informational)"));
+    v.field("stacks", stacks, core::Spec("HBM stacks").required().range(1, 32));
+    v.field("capacity", capacity, core::Spec("total HBM capacity").required().positive());
+    v.field("bandwidth", bandwidth,
+            core::Spec("total peak HBM bandwidth of all stacks").required().positive());
+  }
+};
+
+struct PcieConfig {
+  int generation = 4;
+  int lanes = 16;
+  core::Bandwidth bandwidth{};
+  template <class V>
+  void describe(V& v) {
+    v.field("generation", generation, core::Spec("PCIe generation").range(1, 7));
+    v.field("lanes", lanes, core::Spec("PCIe lanes").range(1, 32));
+    v.field("bandwidth", bandwidth,
+            core::Spec("host link bandwidth per direction").required().positive());
+  }
+};
+
+struct NicConfig {
+  int ports = 0;
+  core::Bandwidth port_speed{};
+  int mtu = 4096;  // bytes, written without a unit as RoCE path MTUs conventionally are
+  template <class V>
+  void describe(V& v) {
+    v.field("ports", ports, core::Spec("on-chip RoCE v2 Ethernet ports").required().range(1, 256));
+    v.field("port_speed", port_speed, core::Spec("line rate of one port").required().positive());
+    v.field("mtu", mtu,
+            core::Spec("RoCE path MTU (payload bytes per packet)")
+                .range(256, 4096)
+                .source("network.md 2: 4096 B payload, IBTA RoCEv2"));
+  }
+  void check(core::ConfigChecks& c) const {
+    if ((mtu & (mtu - 1)) != 0) c.fail("mtu", "must be 256, 512, 1024, 2048 or 4096");
+  }
+};
+
+struct DmaConfig {
+  int engines = 0;
+  template <class V>
+  void describe(V& v) {
+    v.field("engines", engines, core::Spec("DMA engines").required().range(1, 64));
+  }
+};
+
+struct ChipConfig {
+  std::string name;
+  std::string description;
+  TpcConfig tpc;
+  MmeConfig mme;
+  SramConfig sram;
+  HbmConfig hbm;
+  PcieConfig pcie;
+  NicConfig nic;
+  DmaConfig dma;
+
+  template <class V>
+  void describe(V& v) {
+    v.field("name", name, core::Spec("chip model name").required());
+    v.field("description", description, core::Spec("one line about the chip"));
+    v.section("tpc", tpc, core::Spec("tensor processor cores"));
+    v.section("mme", mme, core::Spec("matrix engine"));
+    v.section("sram", sram, core::Spec("on-die SRAM"));
+    v.section("hbm", hbm, core::Spec("high-bandwidth memory"));
+    v.section("pcie", pcie, core::Spec("host interface"));
+    v.section("nic", nic, core::Spec("on-chip RoCE v2 NIC"));
+    v.section("dma", dma, core::Spec("DMA engines"));
+  }
+};
+
+}  // namespace podsim::chip

@@ -1,0 +1,156 @@
+// The stats registry every module reports into: counters, accumulators, histograms and
+// time-weighted levels (utilization, queue depth), named by the SystemC hierarchy, written at the
+// end of a run as JSON or CSV.
+// Captures: exact counts, min/max/mean, bucketed distributions with percentile estimates, and
+// time-weighted averages over simulated time. Ignores: sampling over intervals (a whole-run
+// summary only); per-interval series belong in the trace.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hw/core/units.h"
+
+namespace podsim::core {
+
+class Counter {
+ public:
+  void add(std::uint64_t n = 1) { value_ += n; }
+  std::uint64_t value() const { return value_; }
+
+ private:
+  std::uint64_t value_ = 0;
+};
+
+// Count, sum, min, max and mean of sampled values.
+class Accumulator {
+ public:
+  void sample(double v);
+  std::uint64_t count() const { return count_; }
+  double sum() const { return sum_; }
+  double min() const { return count_ ? min_ : 0.0; }
+  double max() const { return count_ ? max_ : 0.0; }
+  double mean() const { return count_ ? sum_ / static_cast<double>(count_) : 0.0; }
+
+ private:
+  std::uint64_t count_ = 0;
+  double sum_ = 0, min_ = 0, max_ = 0;
+};
+
+// Samples counted into buckets with fixed upper bounds (plus an overflow bucket).
+class Histogram {
+ public:
+  // Bounds must be non-empty and strictly increasing (std::invalid_argument otherwise).
+  explicit Histogram(std::vector<double> upper_bounds);
+  static Histogram linear(double first_bound, double width, std::size_t buckets);
+  static Histogram exponential(double first_bound, double factor, std::size_t buckets);
+  void sample(double v);
+  const std::vector<double>& upper_bounds() const { return bounds_; }
+  // counts()[i] counts samples <= upper_bounds()[i] and above the previous bound; the last entry
+  // counts samples above every bound.
+  const std::vector<std::uint64_t>& counts() const { return counts_; }
+  const Accumulator& summary() const { return summary_; }
+  // Estimate of the p-th percentile (0..100), interpolated inside the bucket that holds it.
+  double percentile(double p) const;
+
+ private:
+  std::vector<double> bounds_;
+  std::vector<std::uint64_t> counts_;
+  Accumulator summary_;
+};
+
+// A level that holds between changes (busy 0/1, queue depth), averaged over simulated time.
+class TimeWeighted {
+ public:
+  void set(double level, TimePs now);
+  void busy(TimePs now) { set(1.0, now); }
+  void idle(TimePs now) { set(0.0, now); }
+  double level() const { return level_; }
+  double max() const { return max_; }
+  // Average of the level from time 0 to `now`.
+  double average(TimePs now) const;
+
+ private:
+  double level_ = 0, max_ = 0;
+  TimePs since_ = 0;
+  long double area_ = 0;  // level x ps, accumulated up to since_
+};
+
+// Owns every statistic of a run. References returned by the factory methods stay valid for the
+// registry's lifetime. Names are full hierarchical paths ("system.chip0.hbm.bytes_read").
+class StatsRegistry {
+ public:
+  Counter& counter(const std::string& name, std::string unit, std::string description);
+  Accumulator& accumulator(const std::string& name, std::string unit, std::string description);
+  Histogram& histogram(const std::string& name, Histogram shape, std::string unit,
+                       std::string description);
+  TimeWeighted& time_weighted(const std::string& name, std::string unit, std::string description);
+
+  bool contains(const std::string& name) const { return entries_.count(name) != 0; }
+  std::size_t size() const { return entries_.size(); }
+
+  // Every statistic, sorted by name, evaluated at simulated time `end`.
+  nlohmann::json to_json(TimePs end) const;
+  std::string to_csv(TimePs end) const;
+  // Writes JSON (.json) or CSV (.csv) by the file's extension, through a temporary file that is
+  // renamed into place, so a failed write leaves nothing half-written. Throws std::runtime_error
+  // naming the file on an unknown extension or an I/O failure.
+  void write(const std::string& path, TimePs end) const;
+
+  void clear();
+
+ private:
+  enum class Kind { kCounter, kAccumulator, kHistogram, kTimeWeighted };
+  struct Entry {
+    Kind kind;
+    std::string unit, description;
+    void* stat;
+  };
+  Entry& add(const std::string& name, Kind kind, std::string unit, std::string description);
+
+  std::map<std::string, Entry> entries_;
+  std::deque<Counter> counters_;
+  std::deque<Accumulator> accumulators_;
+  std::deque<Histogram> histograms_;
+  std::deque<TimeWeighted> time_weighted_;
+};
+
+// The registry of this process (one SystemC kernel per process).
+StatsRegistry& stats_registry();
+
+// A module's view of the registry: names each statistic under the module's hierarchical name.
+class StatsGroup {
+ public:
+  explicit StatsGroup(std::string prefix, StatsRegistry& registry = stats_registry())
+      : prefix_(std::move(prefix)), registry_(registry) {}
+  Counter& counter(std::string_view name, std::string unit, std::string description) {
+    return registry_.counter(full(name), std::move(unit), std::move(description));
+  }
+  Accumulator& accumulator(std::string_view name, std::string unit, std::string description) {
+    return registry_.accumulator(full(name), std::move(unit), std::move(description));
+  }
+  Histogram& histogram(std::string_view name, Histogram shape, std::string unit,
+                       std::string description) {
+    return registry_.histogram(full(name), std::move(shape), std::move(unit),
+                               std::move(description));
+  }
+  TimeWeighted& time_weighted(std::string_view name, std::string unit, std::string description) {
+    return registry_.time_weighted(full(name), std::move(unit), std::move(description));
+  }
+
+ private:
+  std::string full(std::string_view name) const { return prefix_ + "." + std::string(name); }
+  std::string prefix_;
+  StatsRegistry& registry_;
+};
+
+}  // namespace podsim::core

@@ -1,0 +1,113 @@
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "hw/core/atomic_file.h"
+#include "hw/core/log.h"
+#include "sims/command.h"
+
+namespace podsim::sims {
+namespace {
+
+constexpr int kExitBadInput = 2;
+constexpr int kExitFailure = 1;
+
+void add_global_options(CLI::App& app, GlobalOptions& o) {
+  app.add_option("--system", o.system, "system preset name or YAML file")
+      ->capture_default_str()
+      ->type_name("NAME|FILE");
+  app.add_option("--set", o.overrides,
+                 "override a configuration key, e.g. --set chip.nic.ports=20 (repeatable)")
+      ->type_name("KEY=VALUE")
+      ->take_all();
+  app.add_option("--seed", o.seed, "seed for every random choice in the run")
+      ->capture_default_str();
+  app.add_option("--stats", o.stats_file, "write every module's statistics (.json or .csv)")
+      ->type_name("FILE");
+  app.add_option("--trace", o.trace_file, "write a Chrome/Perfetto JSON timeline")
+      ->type_name("FILE");
+  app.add_option("--log", o.log_spec,
+                 "log levels, e.g. info or hbm=debug,fabric=trace (levels: error, warning, "
+                 "info, debug, trace)")
+      ->type_name("SPEC");
+  app.add_option("--json", o.json_file, "write the command's results as JSON")->type_name("FILE");
+  app.add_flag("-q,--quiet", o.quiet, "print only results and errors; no progress bar");
+}
+
+void set_up_logging(const GlobalOptions& o) {
+  std::string error;
+  std::string spec = o.log_spec.empty() ? (o.quiet ? "warning" : "info") : o.log_spec;
+  const auto levels = core::parse_log_spec(spec, &error);
+  if (!levels) throw UsageError("--log " + o.log_spec + ": " + error);
+  core::set_log_levels(*levels);
+  core::install_report_handler();
+}
+
+void check_outputs_apply(const GlobalOptions& o, const Command& command, const std::string& name) {
+  if (command.simulates()) return;
+  for (const auto& [flag, file] : {std::pair{"--stats", o.stats_file}, {"--trace", o.trace_file}}) {
+    if (!file.empty()) {
+      throw UsageError(fmt::format("{} {}: '{}' runs no simulation, so there is nothing to record",
+                                   flag, file, name));
+    }
+  }
+}
+
+int run_parsed(CLI::App& app, const GlobalOptions& options,
+               const std::vector<std::unique_ptr<Command>>& commands) {
+  for (const auto& command : commands) {
+    if (!command->subcommand->parsed()) continue;
+    check_outputs_apply(options, *command, command->subcommand->get_name());
+    set_up_logging(options);
+    return command->run(options);
+  }
+  std::cerr << app.help();
+  return kExitBadInput;
+}
+
+}  // namespace
+
+void write_output_file(const std::string& path, const std::string& text) {
+  try {
+    core::write_file_atomically(path, text);
+  } catch (const std::runtime_error& e) {
+    throw UsageError(e.what());
+  }
+}
+
+int run_podsim(int argc, char** argv) {
+  CLI::App app{
+      "podsim: a timing-accurate model of Gaudi-class accelerator clusters.\n"
+      "Run 'podsim COMMAND --help' for a command's options.",
+      "podsim"};
+  app.require_subcommand(1);
+  GlobalOptions options;
+  add_global_options(app, options);
+  std::vector<std::unique_ptr<Command>> commands;
+  for (auto add : {add_info_command, add_config_command, add_selftest_command}) {
+    commands.push_back(add(app));
+    commands.back()->subcommand->fallthrough();
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : kExitBadInput;
+  }
+  try {
+    return run_parsed(app, options, commands);
+  } catch (const core::ConfigError& e) {
+    for (const auto& d : e.diagnostics()) std::cerr << d.to_string() << "\n";
+    return kExitBadInput;
+  } catch (const UsageError& e) {
+    std::cerr << "podsim: error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "podsim: internal error: " << e.what() << "\n";
+    return kExitFailure;
+  }
+}
+
+}  // namespace podsim::sims

@@ -1,0 +1,60 @@
+// What every `podsim` subcommand shares: the global options, a way to report bad input, and the
+// interface a subcommand implements.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "hw/fabric/system_config.h"
+
+namespace podsim::sims {
+
+struct GlobalOptions {
+  std::string system = "hls2";
+  std::vector<std::string> overrides;  // --set KEY=VALUE, in order
+  std::uint64_t seed = 1;
+  std::string stats_file;
+  std::string trace_file;
+  std::string log_spec;
+  std::string json_file;
+  bool quiet = false;
+
+  fabric::LoadedSystem load_system(core::BindChecks checks = core::BindChecks::kAll) const {
+    return fabric::load_system(system, overrides, checks);
+  }
+};
+
+// A bad argument: reported as "podsim: error: ..." with exit status 2, before anything runs.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Command {
+ public:
+  virtual ~Command() = default;
+  // Runs after the command line parsed; returns the exit status.
+  virtual int run(const GlobalOptions& options) = 0;
+  // Whether the command runs a simulation (and so can write --stats and --trace).
+  virtual bool simulates() const { return false; }
+
+  CLI::App* subcommand = nullptr;  // set when the command registers itself
+};
+
+// Each subcommand registers itself and its options on the application.
+std::unique_ptr<Command> add_info_command(CLI::App& app);
+std::unique_ptr<Command> add_config_command(CLI::App& app);
+std::unique_ptr<Command> add_selftest_command(CLI::App& app);
+
+// Writes `text` to `path` whole or not at all; a failure is reported as a UsageError.
+void write_output_file(const std::string& path, const std::string& text);
+
+// The podsim command line; returns the process exit status.
+int run_podsim(int argc, char** argv);
+
+}  // namespace podsim::sims

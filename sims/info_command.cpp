@@ -1,0 +1,134 @@
+// `podsim info`: the resolved system, its chips, ports, links and switches, and the ceilings its
+// wiring puts on communication.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "hw/fabric/system_ceilings.h"
+#include "sims/command.h"
+
+namespace podsim::sims {
+namespace {
+
+using core::format_gbytes_per_second;
+using core::to_string;
+
+std::string wiring_text(const fabric::BoxConfig& box) {
+  if (box.wiring == fabric::BoxWiring::kNone) return "none (chips not wired to each other)";
+  return fmt::format("all-to-all, {} link{} per peer", box.links_per_peer,
+                     box.links_per_peer == 1 ? "" : "s");
+}
+
+void print_chip(const chip::ChipConfig& c) {
+  fmt::print("chip      {}: {}\n", c.name, c.description);
+  const auto row = [](const char* label, const std::string& value) {
+    fmt::print("  {:<22}{}\n", label, value);
+  };
+  row("TPC cores", std::to_string(c.tpc.cores));
+  row("MME engines", fmt::format("{} ({} BF16 peak)", c.mme.engines, to_string(c.mme.peak_bf16)));
+  row("SRAM", to_string(c.sram.size));
+  row("HBM", fmt::format("{}, {} stacks, {}, {}", c.hbm.generation, c.hbm.stacks,
+                         to_string(c.hbm.capacity), format_gbytes_per_second(c.hbm.bandwidth)));
+  row("PCIe", fmt::format("Gen{} x{}, {} per direction", c.pcie.generation, c.pcie.lanes,
+                          format_gbytes_per_second(c.pcie.bandwidth)));
+  row("NIC", fmt::format("{} x {} RoCE v2, MTU {}", c.nic.ports, to_string(c.nic.port_speed),
+                         c.nic.mtu));
+  row("DMA engines", std::to_string(c.dma.engines));
+}
+
+void print_topology(const fabric::SystemConfig& s, const fabric::SystemCeilings& c) {
+  const auto row = [](const char* label, const std::string& value) {
+    fmt::print("  {:<22}{}\n", label, value);
+  };
+  fmt::print("topology\n");
+  row("chips", fmt::format("{} ({} box{} of {})", c.chips, c.boxes, c.boxes == 1 ? "" : "es",
+                           c.chips_per_box));
+  row("box wiring", wiring_text(s.box));
+  row("links", fmt::format("{} in-box point-to-point", c.in_box_links));
+  row("scale-out ports", fmt::format("{} ({} per chip), not connected: no switch tier configured",
+                                     c.scale_out_ports, c.scale_out_ports_per_chip));
+  row("switches", "0");
+  row("NIC ports per chip", fmt::format("{} scale-up + {} scale-out of {} ({} unused)",
+                                        c.scale_up_ports_per_chip, c.scale_out_ports_per_chip,
+                                        s.chip.nic.ports, c.unused_ports_per_chip));
+}
+
+void print_ceilings(const fabric::SystemConfig& s, const fabric::SystemCeilings& c) {
+  const auto row = [](const char* label, const std::string& value) {
+    fmt::print("  {:<32}{}\n", label, value);
+  };
+  fmt::print("derived ceilings (one direction; goodput after RoCE v2 framing at MTU {}: {:.2f}%)\n",
+             s.chip.nic.mtu, 100 * c.roce_efficiency);
+  row("scale-up per chip", fmt::format("{} line, {} goodput", format_gbytes_per_second(c.scale_up_line),
+                                       format_gbytes_per_second(c.scale_up_goodput)));
+  row("scale-out per chip", fmt::format("{} line, {} goodput", format_gbytes_per_second(c.scale_out_line),
+                                        format_gbytes_per_second(c.scale_out_goodput)));
+  row("scale-out per box", format_gbytes_per_second(c.box_scale_out_line) + " line");
+  row(fmt::format("in-box all-reduce algbw (n={})", c.chips_per_box).c_str(),
+      format_gbytes_per_second(c.all_reduce_algbw_ceiling) + " (goodput x n / 2(n-1))");
+  row("HBM per chip", format_gbytes_per_second(s.chip.hbm.bandwidth));
+  row("host PCIe per chip", format_gbytes_per_second(s.chip.pcie.bandwidth));
+}
+
+double gbytes(core::Bandwidth b) { return b.bytes_per_second() / 1e9; }
+
+nlohmann::json to_json(const fabric::SystemConfig& s, const fabric::SystemCeilings& c,
+                       std::uint64_t seed) {
+  nlohmann::json j;
+  j["system"] = {{"name", s.name}, {"description", s.description}, {"seed", seed}};
+  j["chip"] = {{"name", s.chip.name},
+               {"tpc_cores", s.chip.tpc.cores},
+               {"mme_engines", s.chip.mme.engines},
+               {"hbm_bytes", s.chip.hbm.capacity.bytes},
+               {"hbm_gbytes_per_second", gbytes(s.chip.hbm.bandwidth)},
+               {"nic_ports", s.chip.nic.ports},
+               {"nic_port_gbits_per_second", s.chip.nic.port_speed.bits_per_second / 1e9},
+               {"mtu", s.chip.nic.mtu}};
+  j["topology"] = {{"chips", c.chips},
+                   {"boxes", c.boxes},
+                   {"chips_per_box", c.chips_per_box},
+                   {"in_box_links", c.in_box_links},
+                   {"scale_out_ports", c.scale_out_ports},
+                   {"switches", 0},
+                   {"scale_up_ports_per_chip", c.scale_up_ports_per_chip},
+                   {"scale_out_ports_per_chip", c.scale_out_ports_per_chip},
+                   {"unused_ports_per_chip", c.unused_ports_per_chip}};
+  j["ceilings_gbytes_per_second"] = {
+      {"scale_up_line_per_chip", gbytes(c.scale_up_line)},
+      {"scale_up_goodput_per_chip", gbytes(c.scale_up_goodput)},
+      {"scale_out_line_per_chip", gbytes(c.scale_out_line)},
+      {"scale_out_goodput_per_chip", gbytes(c.scale_out_goodput)},
+      {"scale_out_line_per_box", gbytes(c.box_scale_out_line)},
+      {"in_box_all_reduce_algbw", gbytes(c.all_reduce_algbw_ceiling)}};
+  j["roce_efficiency"] = c.roce_efficiency;
+  return j;
+}
+
+class InfoCommand : public Command {
+ public:
+  int run(const GlobalOptions& options) override {
+    const auto system = options.load_system();
+    const auto& s = system.config;
+    const auto ceilings = fabric::compute_ceilings(s);
+    if (!options.json_file.empty()) {
+      write_output_file(options.json_file, to_json(s, ceilings, options.seed).dump(2) + "\n");
+    }
+    fmt::print("system    {}: {}\n", s.name, s.description);
+    print_chip(s.chip);
+    print_topology(s, ceilings);
+    print_ceilings(s, ceilings);
+    return 0;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Command> add_info_command(CLI::App& app) {
+  auto command = std::make_unique<InfoCommand>();
+  command->subcommand = app.add_subcommand(
+      "info", "Show the resolved system: chips, ports, links, switches and derived ceilings");
+  return command;
+}
+
+}  // namespace podsim::sims
