@@ -22,7 +22,8 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
   app.add_option("--set", o.overrides,
                  "override a configuration key, e.g. --set chip.nic.ports=20 (repeatable)")
       ->type_name("KEY=VALUE")
-      ->take_all();
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--seed", o.seed, "seed for every random choice in the run")
       ->capture_default_str();
   app.add_option("--stats", o.stats_file, "write every module's statistics (.json or .csv)")
@@ -89,7 +90,10 @@ int run_podsim(int argc, char** argv) {
   std::vector<std::unique_ptr<Command>> commands;
   for (auto add : {add_info_command, add_config_command, add_selftest_command}) {
     commands.push_back(add(app));
-    commands.back()->subcommand->fallthrough();
+    commands.back()->subcommand->fallthrough()->footer(
+        "Global options, accepted before or after the command (see podsim --help):\n"
+        "  --system NAME|FILE  --set KEY=VALUE  --seed N  --stats FILE  --trace FILE\n"
+        "  --log SPEC  --json FILE  -q,--quiet");
   }
   try {
     app.parse(argc, argv);

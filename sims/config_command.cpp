@@ -9,9 +9,33 @@
 namespace podsim::sims {
 namespace {
 
+// Every key of a system file as a Markdown table; docs/configuration.md embeds this output.
+std::string schema_table() {
+  std::string table =
+      "| key | type | default | range | meaning | source |\n"
+      "|---|---|---|---|---|---|\n";
+  for (const auto& row : core::config_schema<fabric::SystemConfig>()) {
+    table += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", row.path, row.kind,
+                         row.required ? "required" : (row.default_text.empty() ? "\"\"" : row.default_text),
+                         row.range, row.doc, row.source);
+  }
+  return table;
+}
+
 class ConfigCommand : public Command {
  public:
+  explicit ConfigCommand(CLI::App& app) {
+    subcommand = app.add_subcommand(
+        "config", "Print the resolved configuration (after extends and --set) as YAML");
+    subcommand->add_flag("--schema", schema_,
+                         "print every configuration key with its type, default and meaning");
+  }
+
   int run(const GlobalOptions& options) override {
+    if (schema_) {
+      std::cout << schema_table();
+      return 0;
+    }
     // Keys are checked one by one; rules across keys only warn, so that a configuration can be
     // inspected while it is being edited into shape.
     const auto system = options.load_system(core::BindChecks::kKeysOnly);
@@ -25,15 +49,15 @@ class ConfigCommand : public Command {
     }
     return 0;
   }
+
+ private:
+  bool schema_ = false;
 };
 
 }  // namespace
 
 std::unique_ptr<Command> add_config_command(CLI::App& app) {
-  auto command = std::make_unique<ConfigCommand>();
-  command->subcommand = app.add_subcommand(
-      "config", "Print the resolved configuration (after extends and --set) as YAML");
-  return command;
+  return std::make_unique<ConfigCommand>(app);
 }
 
 }  // namespace podsim::sims

@@ -15,7 +15,7 @@ struct TpcConfig {
   int cores = 0;
   template <class V>
   void describe(V& v) {
-    v.field("cores", cores, core::Spec("TPC VLIW SIMD cores").required().range(1, 1024));
+    v.field("cores", cores, core::Spec("TPC VLIW SIMD cores").required().source("chip preset; hardware.md 1").range(1, 1024));
   }
 };
 
@@ -24,9 +24,9 @@ struct MmeConfig {
   core::ComputeRate peak_bf16{};
   template <class V>
   void describe(V& v) {
-    v.field("engines", engines, core::Spec("MME matrix engines").required().range(1, 64));
+    v.field("engines", engines, core::Spec("MME matrix engines").required().source("chip preset; hardware.md 1").range(1, 64));
     v.field("peak_bf16", peak_bf16,
-            core::Spec("peak dense BF16 matrix throughput of the chip").required().positive());
+            core::Spec("peak dense BF16 matrix throughput of the chip").required().source("chip preset; hardware.md 1").positive());
   }
 };
 
@@ -34,7 +34,7 @@ struct SramConfig {
   core::ByteSize size{};
   template <class V>
   void describe(V& v) {
-    v.field("size", size, core::Spec("on-die SRAM capacity").required().positive());
+    v.field("size", size, core::Spec("on-die SRAM capacity").required().source("chip preset; hardware.md 1").positive());
   }
 };
 
@@ -45,11 +45,12 @@ struct HbmConfig {
   core::Bandwidth bandwidth{};
   template <class V>
   void describe(V& v) {
-    v.field("generation", generation, core::Spec("HBM generation (informational)"));
-    v.field("stacks", stacks, core::Spec("HBM stacks").required().range(1, 32));
-    v.field("capacity", capacity, core::Spec("total HBM capacity").required().positive());
+    v.field("generation", generation,
+            core::Spec("HBM generation (informational)").source("chip preset; hardware.md 1"));
+    v.field("stacks", stacks, core::Spec("HBM stacks").required().source("chip preset; hardware.md 1").range(1, 32));
+    v.field("capacity", capacity, core::Spec("total HBM capacity").required().source("chip preset; hardware.md 1").positive());
     v.field("bandwidth", bandwidth,
-            core::Spec("total peak HBM bandwidth of all stacks").required().positive());
+            core::Spec("total peak HBM bandwidth of all stacks").required().source("chip preset; hardware.md 1").positive());
   }
 };
 
@@ -59,10 +60,11 @@ struct PcieConfig {
   core::Bandwidth bandwidth{};
   template <class V>
   void describe(V& v) {
-    v.field("generation", generation, core::Spec("PCIe generation").range(1, 7));
-    v.field("lanes", lanes, core::Spec("PCIe lanes").range(1, 32));
+    v.field("generation", generation,
+            core::Spec("PCIe generation").range(1, 7).source("chip preset; hardware.md 1"));
+    v.field("lanes", lanes, core::Spec("PCIe lanes").range(1, 32).source("hardware.md 1: x16"));
     v.field("bandwidth", bandwidth,
-            core::Spec("host link bandwidth per direction").required().positive());
+            core::Spec("host link bandwidth per direction").required().source("chip preset; hardware.md 1").positive());
   }
 };
 
@@ -72,8 +74,8 @@ struct NicConfig {
   int mtu = 4096;  // bytes, written without a unit as RoCE path MTUs conventionally are
   template <class V>
   void describe(V& v) {
-    v.field("ports", ports, core::Spec("on-chip RoCE v2 Ethernet ports").required().range(1, 256));
-    v.field("port_speed", port_speed, core::Spec("line rate of one port").required().positive());
+    v.field("ports", ports, core::Spec("on-chip RoCE v2 Ethernet ports").required().source("chip preset; hardware.md 1").range(1, 256));
+    v.field("port_speed", port_speed, core::Spec("line rate of one port").required().source("chip preset; hardware.md 1").positive());
     v.field("mtu", mtu,
             core::Spec("RoCE path MTU (payload bytes per packet)")
                 .range(256, 4096)
@@ -88,7 +90,7 @@ struct DmaConfig {
   int engines = 0;
   template <class V>
   void describe(V& v) {
-    v.field("engines", engines, core::Spec("DMA engines").required().range(1, 64));
+    v.field("engines", engines, core::Spec("DMA engines").required().source("chip preset; hardware.md 1").range(1, 64));
   }
 };
 

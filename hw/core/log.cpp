@@ -203,8 +203,8 @@ void report(const sc_core::sc_object& obj, LogLevel level, const std::string& me
       sc_report_handler::report(sc_core::SC_WARNING, obj.name(), message.c_str(), file, line);
       break;
     default:
-      sc_report_handler::report(sc_core::SC_INFO, obj.name(), message.c_str(),
-                                verbosity_of(level), file, line);
+      sc_report_handler::report(sc_core::SC_INFO, obj.name(), message.c_str(), verbosity_of(level),
+                                file, line);
   }
 }
 

@@ -7,16 +7,15 @@
 // runs on one thread).
 #pragma once
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <systemc>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
-
-#include <systemc>
 
 namespace podsim::core {
 
@@ -75,11 +74,11 @@ void reset_report_counts();
 
 // PODSIM_LOG(*this, kDebug, "read {} bytes at {:#x}", size, address): reports with the object's
 // hierarchical name as message type. The arguments are not even formatted when the level is off.
-#define PODSIM_LOG(obj, level, ...)                                                             \
-  do {                                                                                          \
-    const ::sc_core::sc_object& podsim_log_object = (obj);                                        \
-    if (::podsim::core::log_enabled(podsim_log_object, ::podsim::core::LogLevel::level)) {        \
-      ::podsim::core::detail::report(podsim_log_object, ::podsim::core::LogLevel::level,          \
-                                     ::fmt::format(__VA_ARGS__), __FILE__, __LINE__);           \
-    }                                                                                           \
+#define PODSIM_LOG(obj, level, ...)                                                        \
+  do {                                                                                     \
+    const ::sc_core::sc_object& podsim_log_object = (obj);                                 \
+    if (::podsim::core::log_enabled(podsim_log_object, ::podsim::core::LogLevel::level)) { \
+      ::podsim::core::detail::report(podsim_log_object, ::podsim::core::LogLevel::level,   \
+                                     ::fmt::format(__VA_ARGS__), __FILE__, __LINE__);      \
+    }                                                                                      \
   } while (false)

@@ -33,7 +33,9 @@ Histogram Histogram::linear(double first_bound, double width, std::size_t bucket
   if (!(width > 0)) throw std::invalid_argument("linear histogram width must be positive");
   std::vector<double> bounds(buckets);
   // Multiplying rather than adding repeatedly keeps each bound free of accumulated rounding.
-  for (std::size_t i = 0; i < buckets; ++i) bounds[i] = first_bound + width * static_cast<double>(i);
+  for (std::size_t i = 0; i < buckets; ++i) {
+    bounds[i] = first_bound + width * static_cast<double>(i);
+  }
   return Histogram(std::move(bounds));
 }
 
@@ -69,8 +71,8 @@ double Histogram::percentile(double p) const {
     // The observed min and max tighten the edges of the outer buckets (which are unbounded) and
     // of any bucket the samples only partly cover.
     const double lower_edge = i == 0 ? summary_.min() : std::max(bounds_[i - 1], summary_.min());
-    const double upper_edge = i == bounds_.size() ? summary_.max()
-                                                  : std::min(bounds_[i], summary_.max());
+    const double upper_edge =
+        i == bounds_.size() ? summary_.max() : std::min(bounds_[i], summary_.max());
     const double fraction = (rank - static_cast<double>(below)) / static_cast<double>(in_bucket);
     return lower_edge + fraction * (upper_edge - lower_edge);
   }
@@ -88,15 +90,15 @@ void TimeWeighted::set(double level, TimePs now) {
 
 double TimeWeighted::average(TimePs now) const {
   if (now == 0) return level_;
-  long double area = area_;
-  if (now > since_) area += static_cast<long double>(level_) * static_cast<long double>(now - since_);
+  const TimePs held = now > since_ ? now - since_ : 0;
+  const long double area = area_ + static_cast<long double>(level_) * held;
   return static_cast<double>(area / static_cast<long double>(now));
 }
 
 StatsRegistry::Entry& StatsRegistry::add(const std::string& name, Kind kind, std::string unit,
                                          std::string description) {
-  auto [it, inserted] = entries_.try_emplace(name, Entry{kind, std::move(unit),
-                                                         std::move(description), nullptr});
+  auto [it, inserted] =
+      entries_.try_emplace(name, Entry{kind, std::move(unit), std::move(description), nullptr});
   if (!inserted) throw std::logic_error("statistic '" + name + "' is registered twice");
   return it->second;
 }

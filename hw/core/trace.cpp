@@ -1,13 +1,13 @@
 #include "hw/core/trace.h"
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <iterator>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 namespace podsim::core {
 namespace {
@@ -37,8 +37,8 @@ void append_json_string(std::string& out, std::string_view text) {
     out += '"';
     return;
   }
-  out += nlohmann::json(std::string(text)).dump(-1, ' ', false,
-                                                nlohmann::json::error_handler_t::replace);
+  out += nlohmann::json(std::string(text))
+             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string_view parent_path(std::string_view name) {
@@ -115,8 +115,8 @@ void TraceWriter::span(TrackId track, std::string_view name, TimePs start, TimeP
                        const nlohmann::json& args) {
   if (!enabled_) return;
   if (end < start) {
-    throw std::invalid_argument(fmt::format("trace span '{}' on '{}' ends before it starts", name,
-                                            thread_of(track).name));
+    throw std::invalid_argument(
+        fmt::format("trace span '{}' on '{}' ends before it starts", name, thread_of(track).name));
   }
   if (!args.is_null() && !args.is_object()) {
     throw std::invalid_argument(fmt::format("trace span '{}' args must be a JSON object", name));
@@ -165,8 +165,8 @@ void TraceWriter::write_metadata(std::string_view kind, std::uint32_t pid, std::
                                  std::string_view name) {
   buffer_ += first_event_ ? "" : ",\n";
   first_event_ = false;
-  fmt::format_to(std::back_inserter(buffer_), "{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"{}\"",
-                 pid, tid, kind);
+  fmt::format_to(std::back_inserter(buffer_),
+                 "{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"{}\"", pid, tid, kind);
   buffer_ += ",\"args\":{\"name\":";
   append_json_string(buffer_, name);
   buffer_ += "}}";
@@ -177,8 +177,8 @@ void TraceWriter::begin_event(char phase, TrackId track, std::string_view name, 
   thread_of(track);  // rejects a track this writer never handed out
   buffer_ += first_event_ ? "" : ",\n";
   first_event_ = false;
-  fmt::format_to(std::back_inserter(buffer_), "{{\"ph\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":",
-                 phase, track.pid, track.tid);
+  fmt::format_to(std::back_inserter(buffer_),
+                 "{{\"ph\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":", phase, track.pid, track.tid);
   append_microseconds(buffer_, t);
   buffer_ += ",\"name\":";
   append_json_string(buffer_, name);

@@ -1,14 +1,13 @@
 // Each TEST runs in its own process (see sc_test_main.cpp), so each may build its own modules.
-#include "hw/core/log.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <sstream>
 #include <string>
+#include <systemc>
 #include <vector>
 
-#include <systemc>
+#include "hw/core/log.h"
 
 namespace {
 
@@ -92,9 +91,9 @@ TEST(LogSpec, BadSpecsNameTheTokenAndListLevels) {
 
 TEST(LogLevels, PatternsMatchNamePrefixOrInstanceFamily) {
   LogLevels levels = parse_or_die("system.chip0.hbm1=trace,error");
-  EXPECT_EQ(levels.level_for("system.chip0.hbm1"), LogLevel::kTrace);  // full name
+  EXPECT_EQ(levels.level_for("system.chip0.hbm1"), LogLevel::kTrace);        // full name
   EXPECT_EQ(levels.level_for("system.chip0.hbm1.bank2"), LogLevel::kTrace);  // child
-  EXPECT_EQ(levels.level_for("system.chip0.hbm10"), LogLevel::kError);  // not a dotted prefix
+  EXPECT_EQ(levels.level_for("system.chip0.hbm10"), LogLevel::kError);       // not a dotted prefix
 
   levels = parse_or_die("hbm=debug,error");
   EXPECT_EQ(levels.level_for("system.chip0.hbm1"), LogLevel::kDebug);
@@ -127,7 +126,7 @@ struct Leaf : sc_core::sc_module {
 struct System : sc_core::sc_module {
   Leaf hbm1{"hbm1"};
   Leaf dma0{"dma0"};
-  System() : sc_core::sc_module("system") {}
+  explicit System(sc_core::sc_module_name name = "system") : sc_core::sc_module(name) {}
 };
 
 TEST(LogFiltering, LevelsApplyPerModule) {
@@ -160,9 +159,7 @@ TEST(LogFiltering, DisabledMessagesAreNotFormatted) {
 // Logs from inside the simulation so that reports carry a non-zero time.
 struct Talker : sc_core::sc_module {
   SC_HAS_PROCESS(Talker);
-  explicit Talker(sc_core::sc_module_name name) : sc_core::sc_module(name) {
-    SC_METHOD(talk);
-  }
+  explicit Talker(sc_core::sc_module_name name) : sc_core::sc_module(name) { SC_METHOD(talk); }
   void talk() {
     if (sc_core::sc_time_stamp() == sc_core::SC_ZERO_TIME) {
       next_trigger(sc_core::sc_time(1'234'567, sc_core::SC_PS));
@@ -178,7 +175,7 @@ struct Talker : sc_core::sc_module {
 struct TalkingSystem : sc_core::sc_module {
   Talker hbm1{"hbm1"};
   Talker dma0{"dma0"};
-  TalkingSystem() : sc_core::sc_module("system") {}
+  explicit TalkingSystem(sc_core::sc_module_name name = "system") : sc_core::sc_module(name) {}
 };
 
 std::vector<std::string> lines(const std::string& text) {
@@ -188,7 +185,7 @@ std::vector<std::string> lines(const std::string& text) {
   return out;
 }
 
-TEST(ReportHandler, PrintsTimeLevelAndModuleOnStderr) {
+TEST(LogReportHandler, PrintsTimeLevelAndModuleOnStderr) {
   TalkingSystem system;
   set_log_levels(parse_or_die("hbm=trace,info"));
   const auto previous = sc_core::sc_report_handler::get_handler();
@@ -214,7 +211,7 @@ TEST(ReportHandler, PrintsTimeLevelAndModuleOnStderr) {
   EXPECT_EQ(error_count(), 0u);
 }
 
-TEST(ReportHandler, ErrorsAreCountedAndStillThrow) {
+TEST(LogReportHandler, ErrorsAreCountedAndStillThrow) {
   System system;
   const auto previous = sc_core::sc_report_handler::get_handler();
   install_report_handler();

@@ -14,19 +14,19 @@ namespace podsim::core {
 namespace {
 
 namespace fs = std::filesystem;
-using ::testing::HasSubstr;
-using ::testing::Not;
 using test::read_text;
 using test::TempDir;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
-TEST(Counter, AddsOneByDefaultOrN) {
+TEST(StatsCounter, AddsOneByDefaultOrN) {
   Counter c;
   c.add();
   c.add(41);
   EXPECT_EQ(c.value(), 42u);
 }
 
-TEST(Accumulator, TracksCountSumMinMaxMean) {
+TEST(StatsAccumulator, TracksCountSumMinMaxMean) {
   Accumulator a;
   EXPECT_EQ(a.count(), 0u);
   EXPECT_EQ(a.mean(), 0.0);
@@ -38,27 +38,27 @@ TEST(Accumulator, TracksCountSumMinMaxMean) {
   EXPECT_EQ(a.mean(), 3.0);
 }
 
-TEST(Accumulator, MinIsNotStuckAtZeroForPositiveSamples) {
+TEST(StatsAccumulator, MinIsNotStuckAtZeroForPositiveSamples) {
   Accumulator a;
   a.sample(7);
   a.sample(9);
   EXPECT_EQ(a.min(), 7.0);
 }
 
-TEST(Histogram, SampleOnABoundCountsInThatBucket) {
+TEST(StatsHistogram, SampleOnABoundCountsInThatBucket) {
   Histogram h({10, 20});
   for (double v : {1.0, 10.0, 10.5, 20.0, 20.5, 1000.0}) h.sample(v);
   EXPECT_EQ(h.counts(), (std::vector<std::uint64_t>{2, 2, 2}));
   EXPECT_EQ(h.summary().count(), 6u);
 }
 
-TEST(Histogram, LinearAndExponentialShapes) {
+TEST(StatsHistogram, LinearAndExponentialShapes) {
   EXPECT_EQ(Histogram::linear(10, 5, 3).upper_bounds(), (std::vector<double>{10, 15, 20}));
   EXPECT_EQ(Histogram::exponential(1, 2, 4).upper_bounds(), (std::vector<double>{1, 2, 4, 8}));
   EXPECT_EQ(Histogram::linear(10, 5, 3).counts().size(), 4u);
 }
 
-TEST(Histogram, RejectsBadShapes) {
+TEST(StatsHistogram, RejectsBadShapes) {
   EXPECT_THROW(Histogram({}), std::invalid_argument);
   EXPECT_THROW(Histogram({1, 1}), std::invalid_argument);
   EXPECT_THROW(Histogram({2, 1}), std::invalid_argument);
@@ -67,7 +67,7 @@ TEST(Histogram, RejectsBadShapes) {
   EXPECT_THROW(Histogram::exponential(0, 2, 3), std::invalid_argument);
 }
 
-TEST(Histogram, PercentilesInterpolateInsideTheBucket) {
+TEST(StatsHistogram, PercentilesInterpolateInsideTheBucket) {
   Histogram h = Histogram::linear(10, 10, 10);
   for (int v = 1; v <= 100; ++v) h.sample(v);
   EXPECT_DOUBLE_EQ(h.percentile(50), 50.0);
@@ -77,14 +77,14 @@ TEST(Histogram, PercentilesInterpolateInsideTheBucket) {
   EXPECT_DOUBLE_EQ(h.percentile(100), 100.0);
 }
 
-TEST(Histogram, PercentilesStayInsideObservedRange) {
+TEST(StatsHistogram, PercentilesStayInsideObservedRange) {
   Histogram h({10, 100});
   for (int i = 0; i < 3; ++i) h.sample(7);
   EXPECT_DOUBLE_EQ(h.percentile(50), 7.0);
   EXPECT_DOUBLE_EQ(h.percentile(99), 7.0);
 }
 
-TEST(Histogram, OverflowBucketEndsAtTheLargestSample) {
+TEST(StatsHistogram, OverflowBucketEndsAtTheLargestSample) {
   Histogram h({10});
   for (double v : {5.0, 20.0, 30.0, 40.0}) h.sample(v);
   // rank 3.96 of 4: 2.96 of the 3 samples in (10, 40].
@@ -92,7 +92,7 @@ TEST(Histogram, OverflowBucketEndsAtTheLargestSample) {
   EXPECT_EQ(Histogram({10}).percentile(50), 0.0);
 }
 
-TEST(TimeWeighted, AveragesBusyTimeOverTheRun) {
+TEST(StatsTimeWeighted, AveragesBusyTimeOverTheRun) {
   TimeWeighted busy;
   busy.busy(10);
   busy.idle(30);
@@ -103,7 +103,7 @@ TEST(TimeWeighted, AveragesBusyTimeOverTheRun) {
   EXPECT_EQ(busy.level(), 1.0);
 }
 
-TEST(TimeWeighted, AveragesQueueDepthLevels) {
+TEST(StatsTimeWeighted, AveragesQueueDepthLevels) {
   TimeWeighted depth;
   depth.set(2, 0);
   depth.set(4, 50);
@@ -114,7 +114,7 @@ TEST(TimeWeighted, AveragesQueueDepthLevels) {
   EXPECT_EQ(depth.average(0), 1.0);
 }
 
-TEST(TimeWeighted, StaysExactOverLongRuns) {
+TEST(StatsTimeWeighted, StaysExactOverLongRuns) {
   TimeWeighted busy;
   // A simulated hour is 3.6e15 ps; single picoseconds late in the run must still count.
   busy.busy(0);
@@ -247,9 +247,7 @@ TEST(StatsGroup, NamesStatsUnderTheModule) {
   EXPECT_TRUE(r.contains("system.chip0.hbm.busy"));
 }
 
-TEST(StatsRegistry, ProcessRegistryIsOneObject) {
-  EXPECT_EQ(&stats_registry(), &stats_registry());
-}
+TEST(StatsRegistry, ProcessRegistryIsOneObject) { EXPECT_EQ(&stats_registry(), &stats_registry()); }
 
 TEST(StatsRegistry, WritesJsonAndCsvByExtension) {
   TempDir dir;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 
@@ -26,7 +27,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-TEST(FormatMicroseconds, IsExactDecimal) {
+TEST(TraceFormatMicroseconds, IsExactDecimal) {
   EXPECT_EQ(format_microseconds(0), "0.000000");
   EXPECT_EQ(format_microseconds(1), "0.000001");
   EXPECT_EQ(format_microseconds(999'999), "0.999999");
@@ -244,6 +245,9 @@ struct Breakage {
   std::function<void(json&)> apply;
   const char* expected;  // part of the problem text
 };
+
+// Names the case in test listings instead of dumping the struct's bytes.
+void PrintTo(const Breakage& breakage, std::ostream* os) { *os << breakage.what; }
 
 class ChromeTraceCheckBreakage : public ::testing::TestWithParam<Breakage> {};
 

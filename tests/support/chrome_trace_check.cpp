@@ -1,12 +1,12 @@
 #include "tests/support/chrome_trace_check.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <map>
 #include <set>
 #include <utility>
-
-#include <fmt/format.h>
 
 namespace podsim::test {
 namespace {
@@ -18,8 +18,8 @@ using ThreadKey = std::pair<std::int64_t, std::int64_t>;  // (pid, tid)
 // out a few ulps long; a tenth of a picosecond is far below anything a writer means.
 constexpr double kTimeSlackUs = 1e-7;
 
-const std::set<std::string> kPhases = {"B", "E", "X", "i", "I", "C", "M", "b", "e", "n",
-                                       "s", "t", "f", "P", "O", "N", "D", "R"};
+const std::set<std::string> kPhases = {"B", "E", "X", "i", "I", "C", "M", "b", "e",
+                                       "n", "s", "t", "f", "P", "O", "N", "D", "R"};
 
 struct Span {
   double ts;
@@ -195,8 +195,8 @@ class Checker {
     std::set<std::int64_t> reported;
     for (const auto& [key, index] : used_) {
       if (named_processes_.count(key.first) == 0 && reported.insert(key.first).second) {
-        problems_.push_back(fmt::format("event {}: pid {} has no process_name metadata", index,
-                                        key.first));
+        problems_.push_back(
+            fmt::format("event {}: pid {} has no process_name metadata", index, key.first));
       }
       if (named_threads_.count(key) == 0) {
         problems_.push_back(fmt::format("event {}: pid {} tid {} has no thread_name metadata",

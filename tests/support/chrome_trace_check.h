@@ -5,10 +5,9 @@
 // flow and async event pairing, and anything about what the events mean.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace podsim::test {
 
