@@ -10,7 +10,9 @@ function(podsim_target_defaults target)
   target_compile_options(${target} PRIVATE ${PODSIM_WARNINGS})
   if(PODSIM_SANITIZE)
     target_compile_options(${target} PRIVATE ${PODSIM_SANITIZER_FLAGS})
-    target_link_options(${target} PRIVATE ${PODSIM_SANITIZER_FLAGS})
+    # With the sanitizers GCC stops passing --as-needed, and libsystemc.so's reference to
+    # sc_main would then have to resolve in plain test binaries that never use the kernel.
+    target_link_options(${target} PRIVATE ${PODSIM_SANITIZER_FLAGS} -Wl,--as-needed)
   endif()
 endfunction()
 

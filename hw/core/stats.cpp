@@ -1,16 +1,13 @@
 #include "hw/core/stats.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <limits>
 #include <stdexcept>
 
+#include "hw/core/atomic_file.h"
+
 namespace podsim::core {
-namespace fs = std::filesystem;
 
 void Accumulator::sample(double v) {
   min_ = count_ ? std::min(min_, v) : v;
@@ -226,34 +223,13 @@ std::string StatsRegistry::to_csv(TimePs end) const {
   return csv;
 }
 
-namespace {
-
-[[noreturn]] void fail_write(const fs::path& tmp, const std::string& what) {
-  std::error_code ignored;
-  fs::remove(tmp, ignored);
-  throw std::runtime_error(what);
-}
-
-}  // namespace
-
 void StatsRegistry::write(const std::string& path, TimePs end) const {
-  const std::string extension = fs::path(path).extension().string();
+  const std::string extension = std::filesystem::path(path).extension().string();
   if (extension != ".json" && extension != ".csv") {
     throw std::runtime_error(path + ": unknown stats format '" + extension +
                              "' (use .json or .csv)");
   }
-  const std::string text = extension == ".json" ? to_json(end).dump(2) + "\n" : to_csv(end);
-  const fs::path tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) fail_write(tmp, "cannot create stats file " + path + ": " + std::strerror(errno));
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.close();
-    if (!out) fail_write(tmp, "cannot write stats file " + path + ": " + std::strerror(errno));
-  }
-  std::error_code error;
-  fs::rename(tmp, path, error);
-  if (error) fail_write(tmp, "cannot write stats file " + path + ": " + error.message());
+  write_file_atomically(path, extension == ".json" ? to_json(end).dump(2) + "\n" : to_csv(end));
 }
 
 void StatsRegistry::clear() {

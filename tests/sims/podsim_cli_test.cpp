@@ -273,6 +273,9 @@ TEST(PodsimDocs, ConfigurationPageDescribesEveryKey) {
   for (const auto& row : core::config_schema<fabric::SystemConfig>()) {
     EXPECT_THAT(page, HasSubstr("`" + row.path + "`")) << "docs/configuration.md lacks a key";
   }
+  const auto schema = podsim({"config", "--schema"});
+  EXPECT_THAT(page, HasSubstr(schema.out))
+      << "docs/configuration.md is stale: paste in the output of 'podsim config --schema'";
 }
 
 }  // namespace
