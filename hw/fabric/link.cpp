@@ -1,0 +1,139 @@
+#include "hw/fabric/link.h"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "hw/core/kernel.h"
+
+namespace podsim::fabric {
+
+namespace {
+constexpr double kPicosecondsPerMeter = 5000;  // network.md 1: ~5 ns/m in copper and fiber
+constexpr std::uint32_t kHeaderWireBytes = 8 + 64;  // preamble+SFD and the first 64 bytes
+constexpr core::TimePs kNever = std::numeric_limits<core::TimePs>::max();
+}  // namespace
+
+core::Duration LinkConfig::propagation() const {
+  if (delay.ps > 0) return delay;
+  return core::Duration{static_cast<std::int64_t>(length.meters * kPicosecondsPerMeter + 0.5)};
+}
+
+Link::Link(sc_core::sc_module_name name, const LinkConfig& config)
+    : sc_module(name), config_(config) {
+  core::validate_config(config_);
+  propagation_ps_ = static_cast<core::TimePs>(config_.propagation().ps);
+  for (int side = 0; side < 2; ++side) {
+    directions_[side].random.reseed(core::Random::mix(config_.seed * 2 + side));
+    make_stats(side);
+  }
+  SC_METHOD(transmit0);
+  sensitive << directions_[0].transmit_event;
+  dont_initialize();
+  SC_METHOD(transmit1);
+  sensitive << directions_[1].transmit_event;
+  dont_initialize();
+  SC_METHOD(deliver0);
+  sensitive << directions_[0].deliver_event;
+  dont_initialize();
+  SC_METHOD(deliver1);
+  sensitive << directions_[1].deliver_event;
+  dont_initialize();
+}
+
+void Link::make_stats(int side) {
+  core::StatsGroup group(std::string(name()) + (side == 0 ? ".a_to_b" : ".b_to_a"));
+  auto& s = directions_[side].stats;
+  s.frames = &group.counter("frames", "1", "frames put on the wire");
+  s.bytes = &group.counter("wire_bytes", "B", "bytes on the wire, preamble and gap included");
+  s.lost = &group.counter("lost", "1", "frames dropped by loss injection");
+  s.corrupted = &group.counter("corrupted", "1", "frames that failed the receiver's FCS check");
+  s.busy_ps = &group.counter("busy_ps", "ps", "time spent serializing");
+}
+
+void Link::attach(int side, LinkEndpoint& endpoint, int port) {
+  if (side != 0 && side != 1) throw std::invalid_argument(std::string(name()) + ": side must be 0 or 1");
+  if (directions_[side].from) {
+    throw std::logic_error(std::string(name()) + ": side " + std::to_string(side) + " attached twice");
+  }
+  directions_[side].from = &endpoint;
+  directions_[side].from_port = port;
+  directions_[1 - side].to = &endpoint;
+  directions_[1 - side].to_port = port;
+}
+
+core::TimePs Link::serialization_ps(std::uint32_t wire_bytes) const {
+  return static_cast<core::TimePs>(config_.rate.time_for(wire_bytes).ps);
+}
+
+void Link::wake(int side) {
+  Direction& d = directions_[side];
+  schedule_transmit(d, std::max(core::now_ps(), d.tx_free_ps));
+}
+
+void Link::schedule_transmit(Direction& d, core::TimePs at) {
+  if (d.tx_scheduled && d.scheduled_ps <= at) return;
+  d.tx_scheduled = true;
+  d.scheduled_ps = at;
+  // An earlier notification replaces a later pending one.
+  d.transmit_event.notify(core::to_sc_time(core::Duration{static_cast<std::int64_t>(at - core::now_ps())}));
+}
+
+void Link::transmit(int side) {
+  Direction& d = directions_[side];
+  d.tx_scheduled = false;
+  const core::TimePs now = core::now_ps();
+  if (now < d.tx_free_ps) return schedule_transmit(d, d.tx_free_ps);
+  if (!d.from || !d.to) return;
+  core::TimePs retry = kNever;
+  Packet* p = d.from->next_to_send(d.from_port, now, retry);
+  if (!p) {
+    if (retry != kNever) schedule_transmit(d, std::max(retry, now));
+    return;
+  }
+  const std::uint32_t wire = p->wire_bytes();
+  const core::TimePs tx_end = std::max(now + serialization_ps(wire), p->tail_arrival_ps);
+  d.tx_free_ps = tx_end;
+  d.stats.frames->add();
+  d.stats.bytes->add(wire);
+  d.stats.busy_ps->add(tx_end - now);
+  schedule_transmit(d, tx_end);
+  if (d.random.chance(config_.loss_rate)) {
+    d.stats.lost->add();
+    packet_pool().release(p);
+    return;
+  }
+  p->corrupted = d.random.chance(config_.corruption_rate);
+  p->hops++;
+  p->tail_arrival_ps = tx_end + propagation_ps_;
+  const core::TimePs arrival =
+      d.to->cut_through(d.to_port)
+          ? now + serialization_ps(std::min(wire, kHeaderWireBytes)) + propagation_ps_
+          : p->tail_arrival_ps;
+  if (d.in_flight.empty()) {
+    d.deliver_event.notify(core::to_sc_time(core::Duration{static_cast<std::int64_t>(arrival - now)}));
+  }
+  d.in_flight.push_back({arrival, p});
+}
+
+void Link::deliver(int side) {
+  Direction& d = directions_[side];
+  const core::TimePs now = core::now_ps();
+  while (!d.in_flight.empty() && d.in_flight.front().arrival_ps <= now) {
+    Packet* p = d.in_flight.front().packet;
+    d.in_flight.pop_front();
+    if (p->corrupted) {
+      d.stats.corrupted->add();
+      packet_pool().release(p);
+      continue;
+    }
+    d.to->receive(p, d.to_port);
+  }
+  if (!d.in_flight.empty()) {
+    d.deliver_event.notify(core::to_sc_time(
+        core::Duration{static_cast<std::int64_t>(d.in_flight.front().arrival_ps - now)}));
+  }
+}
+
+}  // namespace podsim::fabric

@@ -1,0 +1,122 @@
+// A full-duplex point-to-point link between two ports, each direction with its own transmitter.
+// Captures: serialization at the link rate (the sending port's MAC is the link's transmitter, so
+// a port sends one frame at a time), propagation delay (given, or 5 ns per meter of cable), and
+// seeded injection of loss and corruption. Frames are pulled from the sender when the
+// transmitter is free, so senders keep their own queues and priorities (PFC pause, rate limits)
+// and nothing is buffered on the wire but frames in flight. Ignores: bit errors' positions (a
+// corrupted frame fails its FCS at the receiver as a whole), link training and flaps.
+//
+// The link knows nothing of Ethernet beyond the frame sizes packets report, so other link kinds
+// (IPU-Link, GW-Link) reuse it with their own packet framing.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+
+#include <systemc>
+
+#include "hw/core/config_binding.h"
+#include "hw/core/random.h"
+#include "hw/core/stats.h"
+#include "hw/core/units.h"
+#include "hw/fabric/packet.h"
+
+namespace podsim::fabric {
+
+struct LinkConfig {
+  core::Bandwidth rate{100e9};
+  core::Duration delay{};  // propagation; when zero, derived from `length`
+  core::Length length{};
+  double loss_rate = 0;        // probability that a frame vanishes on the wire
+  double corruption_rate = 0;  // probability that a frame arrives with a bad FCS
+  std::uint64_t seed = 1;
+
+  core::Duration propagation() const;
+  template <class V>
+  void describe(V& v) {
+    v.field("rate", rate, core::Spec("line rate of each direction").positive().source("IEEE 802.3"));
+    v.field("delay", delay, core::Spec("propagation delay (overrides length)").min(0).source(
+                                "network.md 2: 1us inter-switch, ~0.1us in-box"));
+    v.field("length", length,
+            core::Spec("cable length; 5 ns per meter when delay is not given").min(0).source(
+                "network.md 1: copper/fiber ~5 ns/m"));
+    v.field("loss_rate", loss_rate, core::Spec("probability a frame is lost").range(0, 1));
+    v.field("corruption_rate", corruption_rate,
+            core::Spec("probability a frame is corrupted").range(0, 1));
+  }
+};
+
+// A node with ports that links attach to (a NIC, a switch, a host).
+class LinkEndpoint {
+ public:
+  virtual ~LinkEndpoint() = default;
+  // The transmitter of `port` is free: hand over the next frame, or nullptr when nothing may be
+  // sent now. When something is waiting on time (a PFC pause, a rate limiter), set `retry_at` to
+  // when to ask again; otherwise the endpoint calls Link::wake() when it has more to send.
+  virtual Packet* next_to_send(int port, core::TimePs now, core::TimePs& retry_at) = 0;
+  // A frame arrived on `port`: its tail, or its head for a cut-through receiver. The endpoint
+  // owns the packet from here and returns it to packet_pool() when done.
+  virtual void receive(Packet* packet, int port) = 0;
+  // True when frames should be delivered as their header arrives.
+  virtual bool cut_through(int /*port*/) const { return false; }
+};
+
+class Link : public sc_core::sc_module {
+ public:
+  Link(sc_core::sc_module_name name, const LinkConfig& config);
+
+  // Connects side 0 or 1 of the link to an endpoint's port; both sides before simulation.
+  void attach(int side, LinkEndpoint& endpoint, int port);
+  // The endpoint on `side` has something new to send.
+  void wake(int side);
+
+  const LinkConfig& config() const { return config_; }
+  // Time to serialize `bytes` of wire bytes at the link rate.
+  core::TimePs serialization_ps(std::uint32_t wire_bytes) const;
+
+  // Statistics of the direction whose transmitter is on `side`.
+  struct DirectionStats {
+    core::Counter* frames;
+    core::Counter* bytes;  // wire bytes
+    core::Counter* lost;
+    core::Counter* corrupted;
+    core::Counter* busy_ps;  // time the transmitter spent serializing
+  };
+  const DirectionStats& stats(int side) const { return directions_[side].stats; }
+
+ private:
+  SC_HAS_PROCESS(Link);
+
+  // One direction: the transmitter of `from` and the frames in flight towards `to`.
+  struct Direction {
+    LinkEndpoint* from = nullptr;
+    LinkEndpoint* to = nullptr;
+    int from_port = 0, to_port = 0;
+    core::TimePs tx_free_ps = 0;
+    bool tx_scheduled = false;  // a transmit attempt is pending at scheduled_ps
+    core::TimePs scheduled_ps = 0;
+    struct InFlight {
+      core::TimePs arrival_ps;
+      Packet* packet;
+    };
+    std::deque<InFlight> in_flight;  // in order: one transmitter, one propagation delay
+    sc_core::sc_event transmit_event, deliver_event;
+    core::Random random;
+    DirectionStats stats{};
+  };
+
+  void transmit(int side);
+  void deliver(int side);
+  void transmit0() { transmit(0); }
+  void transmit1() { transmit(1); }
+  void deliver0() { deliver(0); }
+  void deliver1() { deliver(1); }
+  void schedule_transmit(Direction& d, core::TimePs at);
+  void make_stats(int side);
+
+  LinkConfig config_;
+  core::TimePs propagation_ps_;
+  Direction directions_[2];
+};
+
+}  // namespace podsim::fabric
