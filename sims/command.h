@@ -10,7 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "hw/fabric/system_config.h"
+#include "hw/system/system_config.h"
 
 namespace podsim::sims {
 
@@ -24,8 +24,8 @@ struct GlobalOptions {
   std::string json_file;
   bool quiet = false;
 
-  fabric::LoadedSystem load_system(core::BindChecks checks = core::BindChecks::kAll) const {
-    return fabric::load_system(system, overrides, checks);
+  system::LoadedSystem load_system(core::BindChecks checks = core::BindChecks::kAll) const {
+    return system::load_system(system, overrides, checks);
   }
 };
 

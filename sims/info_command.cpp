@@ -5,7 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "hw/fabric/system_ceilings.h"
+#include "hw/system/system_ceilings.h"
 #include "sims/command.h"
 
 namespace podsim::sims {
@@ -14,8 +14,8 @@ namespace {
 using core::format_gbytes_per_second;
 using core::to_string;
 
-std::string wiring_text(const fabric::BoxConfig& box) {
-  if (box.wiring == fabric::BoxWiring::kNone) return "none (chips not wired to each other)";
+std::string wiring_text(const system::BoxConfig& box) {
+  if (box.wiring == system::BoxWiring::kNone) return "none (chips not wired to each other)";
   return fmt::format("all-to-all, {} link{} per peer", box.links_per_peer,
                      box.links_per_peer == 1 ? "" : "s");
 }
@@ -37,7 +37,7 @@ void print_chip(const chip::ChipConfig& c) {
   row("DMA engines", std::to_string(c.dma.engines));
 }
 
-void print_topology(const fabric::SystemConfig& s, const fabric::SystemCeilings& c) {
+void print_topology(const system::SystemConfig& s, const system::SystemCeilings& c) {
   const auto row = [](const char* label, const std::string& value) {
     fmt::print("  {:<22}{}\n", label, value);
   };
@@ -54,7 +54,7 @@ void print_topology(const fabric::SystemConfig& s, const fabric::SystemCeilings&
                                         s.chip.nic.ports, c.unused_ports_per_chip));
 }
 
-void print_ceilings(const fabric::SystemConfig& s, const fabric::SystemCeilings& c) {
+void print_ceilings(const system::SystemConfig& s, const system::SystemCeilings& c) {
   const auto row = [](const char* label, const std::string& value) {
     fmt::print("  {:<32}{}\n", label, value);
   };
@@ -73,7 +73,7 @@ void print_ceilings(const fabric::SystemConfig& s, const fabric::SystemCeilings&
 
 double gbytes(core::Bandwidth b) { return b.bytes_per_second() / 1e9; }
 
-nlohmann::json to_json(const fabric::SystemConfig& s, const fabric::SystemCeilings& c,
+nlohmann::json to_json(const system::SystemConfig& s, const system::SystemCeilings& c,
                        std::uint64_t seed) {
   nlohmann::json j;
   j["system"] = {{"name", s.name}, {"description", s.description}, {"seed", seed}};
@@ -110,7 +110,7 @@ class InfoCommand : public Command {
   int run(const GlobalOptions& options) override {
     const auto system = options.load_system();
     const auto& s = system.config;
-    const auto ceilings = fabric::compute_ceilings(s);
+    const auto ceilings = system::compute_ceilings(s);
     if (!options.json_file.empty()) {
       write_output_file(options.json_file, to_json(s, ceilings, options.seed).dump(2) + "\n");
     }

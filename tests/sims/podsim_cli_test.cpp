@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hw/core/config_binding.h"
-#include "hw/fabric/system_config.h"
+#include "hw/system/system_config.h"
 #include "tests/support/chrome_trace_check.h"
 #include "tests/support/test_support.h"
 
@@ -270,7 +270,7 @@ TEST(PodsimConfig, SchemaListsEveryKeyAsAMarkdownTable) {
 TEST(PodsimDocs, ConfigurationPageDescribesEveryKey) {
   const std::string page =
       test::read_text(fs::path(PODSIM_SOURCE_DIR) / "docs" / "configuration.md");
-  for (const auto& row : core::config_schema<fabric::SystemConfig>()) {
+  for (const auto& row : core::config_schema<system::SystemConfig>()) {
     EXPECT_THAT(page, HasSubstr("`" + row.path + "`")) << "docs/configuration.md lacks a key";
   }
   const auto schema = podsim({"config", "--schema"});

@@ -1,6 +1,6 @@
-#include "hw/fabric/system_config.h"
+#include "hw/system/system_config.h"
 
-namespace podsim::fabric {
+namespace podsim::system {
 
 core::ConfigLoader make_system_loader() {
   core::ConfigLoader loader(core::ConfigLoader::default_config_dirs());
@@ -16,4 +16,4 @@ LoadedSystem load_system(const std::string& name_or_file, const std::vector<std:
   return loaded;
 }
 
-}  // namespace podsim::fabric
+}  // namespace podsim::system

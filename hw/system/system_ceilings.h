@@ -6,9 +6,9 @@
 #pragma once
 
 #include "hw/core/units.h"
-#include "hw/fabric/system_config.h"
+#include "hw/system/system_config.h"
 
-namespace podsim::fabric {
+namespace podsim::system {
 
 struct SystemCeilings {
   int chips = 0;
@@ -32,4 +32,4 @@ struct SystemCeilings {
 
 SystemCeilings compute_ceilings(const SystemConfig& system);
 
-}  // namespace podsim::fabric
+}  // namespace podsim::system

@@ -10,7 +10,7 @@
 #include "hw/core/config_binding.h"
 #include "hw/core/config_tree.h"
 
-namespace podsim::fabric {
+namespace podsim::system {
 
 enum class BoxWiring { kAllToAll, kNone };
 
@@ -86,4 +86,4 @@ struct LoadedSystem {
 LoadedSystem load_system(const std::string& name_or_file, const std::vector<std::string>& overrides,
                          core::BindChecks checks = core::BindChecks::kAll);
 
-}  // namespace podsim::fabric
+}  // namespace podsim::system

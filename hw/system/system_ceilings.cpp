@@ -1,8 +1,8 @@
-#include "hw/fabric/system_ceilings.h"
+#include "hw/system/system_ceilings.h"
 
 #include "hw/fabric/wire_format.h"
 
-namespace podsim::fabric {
+namespace podsim::system {
 
 SystemCeilings compute_ceilings(const SystemConfig& system) {
   SystemCeilings c;
@@ -20,7 +20,7 @@ SystemCeilings compute_ceilings(const SystemConfig& system) {
                        : 0;
   c.scale_out_ports = c.chips * c.scale_out_ports_per_chip;
   c.roce_efficiency =
-      WireFormat{}.goodput_fraction(static_cast<std::uint32_t>(system.chip.nic.mtu));
+      fabric::WireFormat{}.goodput_fraction(static_cast<std::uint32_t>(system.chip.nic.mtu));
   c.scale_up_line = core::Bandwidth{port_bps * c.scale_up_ports_per_chip};
   c.scale_up_goodput = core::Bandwidth{c.scale_up_line.bits_per_second * c.roce_efficiency};
   c.scale_out_line = core::Bandwidth{port_bps * c.scale_out_ports_per_chip};
@@ -33,4 +33,4 @@ SystemCeilings compute_ceilings(const SystemConfig& system) {
   return c;
 }
 
-}  // namespace podsim::fabric
+}  // namespace podsim::system
