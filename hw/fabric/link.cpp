@@ -15,7 +15,7 @@ constexpr std::uint32_t kHeaderWireBytes = 8 + 64;  // preamble+SFD and the firs
 constexpr core::TimePs kNever = std::numeric_limits<core::TimePs>::max();
 }  // namespace
 
-core::Duration LinkConfig::propagation() const {
+core::Duration CableConfig::propagation() const {
   if (delay.ps > 0) return delay;
   return core::Duration{static_cast<std::int64_t>(length.meters * kPicosecondsPerMeter + 0.5)};
 }
@@ -23,7 +23,7 @@ core::Duration LinkConfig::propagation() const {
 Link::Link(sc_core::sc_module_name name, const LinkConfig& config)
     : sc_module(name), config_(config) {
   core::validate_config(config_);
-  propagation_ps_ = static_cast<core::TimePs>(config_.propagation().ps);
+  propagation_ps_ = static_cast<core::TimePs>(config_.cable.propagation().ps);
   for (int side = 0; side < 2; ++side) {
     directions_[side].random.reseed(core::Random::mix(config_.seed * 2 + side));
     make_stats(side);
@@ -99,12 +99,12 @@ void Link::transmit(int side) {
   d.stats.bytes->add(wire);
   d.stats.busy_ps->add(tx_end - now);
   schedule_transmit(d, tx_end);
-  if (d.random.chance(config_.loss_rate)) {
+  if (d.random.chance(config_.cable.loss_rate)) {
     d.stats.lost->add();
     packet_pool().release(p);
     return;
   }
-  p->corrupted = d.random.chance(config_.corruption_rate);
+  p->corrupted = d.random.chance(config_.cable.corruption_rate);
   p->hops++;
   p->tail_arrival_ps = tx_end + propagation_ps_;
   const core::TimePs arrival =

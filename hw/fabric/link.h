@@ -23,18 +23,17 @@
 
 namespace podsim::fabric {
 
-struct LinkConfig {
-  core::Bandwidth rate{100e9};
+// What a cable adds beyond its endpoints' line rate: how long it is and how reliable. Systems
+// describe their links with this; the rate comes from the ports at its ends.
+struct CableConfig {
   core::Duration delay{};  // propagation; when zero, derived from `length`
   core::Length length{};
   double loss_rate = 0;        // probability that a frame vanishes on the wire
   double corruption_rate = 0;  // probability that a frame arrives with a bad FCS
-  std::uint64_t seed = 1;
 
   core::Duration propagation() const;
   template <class V>
   void describe(V& v) {
-    v.field("rate", rate, core::Spec("line rate of each direction").positive().source("IEEE 802.3"));
     v.field("delay", delay, core::Spec("propagation delay (overrides length)").min(0).source(
                                 "network.md 2: 1us inter-switch, ~0.1us in-box"));
     v.field("length", length,
@@ -43,6 +42,18 @@ struct LinkConfig {
     v.field("loss_rate", loss_rate, core::Spec("probability a frame is lost").range(0, 1));
     v.field("corruption_rate", corruption_rate,
             core::Spec("probability a frame is corrupted").range(0, 1));
+  }
+};
+
+struct LinkConfig {
+  core::Bandwidth rate{100e9};
+  CableConfig cable;
+  std::uint64_t seed = 1;  // loss and corruption draws
+
+  template <class V>
+  void describe(V& v) {
+    v.field("rate", rate, core::Spec("line rate of each direction").positive().source("IEEE 802.3"));
+    v.section("cable", cable, core::Spec("delay and reliability"));
   }
 };
 

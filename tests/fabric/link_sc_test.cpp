@@ -45,7 +45,7 @@ class TestEndpoint : public LinkEndpoint {
 LinkConfig hundred_gig(core::Duration delay) {
   LinkConfig c;
   c.rate = core::Bandwidth{100e9};
-  c.delay = delay;
+  c.cable.delay = delay;
   return c;
 }
 
@@ -84,8 +84,8 @@ TEST(Link, BothDirectionsAreIndependent) {
 
 TEST(Link, LengthGivesFiveNanosecondsPerMeter) {
   LinkConfig c = hundred_gig(core::Duration{0});
-  c.length = core::Length{3};
-  EXPECT_EQ(c.propagation().ps, 15000);
+  c.cable.length = core::Length{3};
+  EXPECT_EQ(c.cable.propagation().ps, 15000);
   Link link("link", c);
   TestEndpoint a, b;
   link.attach(0, a, 0);
@@ -126,8 +126,8 @@ TEST(Link, CutThroughReceiverGetsTheHeader) {
 
 TEST(Link, LossAndCorruptionAreSeededAndCounted) {
   LinkConfig c = hundred_gig(core::Duration{0});
-  c.loss_rate = 0.1;
-  c.corruption_rate = 0.05;
+  c.cable.loss_rate = 0.1;
+  c.cable.corruption_rate = 0.05;
   c.seed = 42;
   Link link("link", c);
   TestEndpoint a, b;
@@ -159,7 +159,7 @@ TEST(LinkConfigTest, RejectsBadValues) {
   c.rate = core::Bandwidth{0};
   EXPECT_THROW(Link("l1", c), std::invalid_argument);
   c.rate = core::Bandwidth{1e9};
-  c.loss_rate = 1.5;
+  c.cable.loss_rate = 1.5;
   EXPECT_THROW(Link("l2", c), std::invalid_argument);
 }
 
