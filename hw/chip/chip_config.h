@@ -1,4 +1,5 @@
 // The description of one accelerator chip: its engines, memories, host interface and NIC ports.
+// Only the NIC is required: a chip with no engines or memory is a network-only host.
 // Captures the published figures that later models take their defaults from (presets in
 // configs/chips/ cite hardware.md for each). Ignores anything no model consumes yet (clocks,
 // power, per-engine timing); those keys arrive with the models that need them.
@@ -15,7 +16,7 @@ struct TpcConfig {
   int cores = 0;
   template <class V>
   void describe(V& v) {
-    v.field("cores", cores, core::Spec("TPC VLIW SIMD cores").required().source("chip preset; hardware.md 1").range(1, 1024));
+    v.field("cores", cores, core::Spec("TPC VLIW SIMD cores (0: none)").source("chip preset; hardware.md 1").range(0, 1024));
   }
 };
 
@@ -24,9 +25,9 @@ struct MmeConfig {
   core::ComputeRate peak_bf16{};
   template <class V>
   void describe(V& v) {
-    v.field("engines", engines, core::Spec("MME matrix engines").required().source("chip preset; hardware.md 1").range(1, 64));
+    v.field("engines", engines, core::Spec("MME matrix engines (0: none)").source("chip preset; hardware.md 1").range(0, 64));
     v.field("peak_bf16", peak_bf16,
-            core::Spec("peak dense BF16 matrix throughput of the chip").required().source("chip preset; hardware.md 1").positive());
+            core::Spec("peak dense BF16 matrix throughput of the chip").source("chip preset; hardware.md 1").min(0));
   }
 };
 
@@ -34,7 +35,7 @@ struct SramConfig {
   core::ByteSize size{};
   template <class V>
   void describe(V& v) {
-    v.field("size", size, core::Spec("on-die SRAM capacity").required().source("chip preset; hardware.md 1").positive());
+    v.field("size", size, core::Spec("on-die SRAM capacity").source("chip preset; hardware.md 1").min(0));
   }
 };
 
@@ -47,10 +48,10 @@ struct HbmConfig {
   void describe(V& v) {
     v.field("generation", generation,
             core::Spec("HBM generation (informational)").source("chip preset; hardware.md 1"));
-    v.field("stacks", stacks, core::Spec("HBM stacks").required().source("chip preset; hardware.md 1").range(1, 32));
-    v.field("capacity", capacity, core::Spec("total HBM capacity").required().source("chip preset; hardware.md 1").positive());
+    v.field("stacks", stacks, core::Spec("HBM stacks (0: no HBM)").source("chip preset; hardware.md 1").range(0, 32));
+    v.field("capacity", capacity, core::Spec("total HBM capacity").source("chip preset; hardware.md 1").min(0));
     v.field("bandwidth", bandwidth,
-            core::Spec("total peak HBM bandwidth of all stacks").required().source("chip preset; hardware.md 1").positive());
+            core::Spec("total peak HBM bandwidth of all stacks").source("chip preset; hardware.md 1").min(0));
   }
 };
 
@@ -64,7 +65,7 @@ struct PcieConfig {
             core::Spec("PCIe generation").range(1, 7).source("chip preset; hardware.md 1"));
     v.field("lanes", lanes, core::Spec("PCIe lanes").range(1, 32).source("hardware.md 1: x16"));
     v.field("bandwidth", bandwidth,
-            core::Spec("host link bandwidth per direction").required().source("chip preset; hardware.md 1").positive());
+            core::Spec("host link bandwidth per direction").source("chip preset; hardware.md 1").min(0));
   }
 };
 
@@ -90,7 +91,7 @@ struct DmaConfig {
   int engines = 0;
   template <class V>
   void describe(V& v) {
-    v.field("engines", engines, core::Spec("DMA engines").required().source("chip preset; hardware.md 1").range(1, 64));
+    v.field("engines", engines, core::Spec("DMA engines (0: not published)").source("chip preset; hardware.md 1").range(0, 64));
   }
 };
 

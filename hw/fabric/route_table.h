@@ -25,7 +25,13 @@ class RouteTable {
 
   std::size_t endpoints() const { return group_of_.size(); }
   // Candidate egress ports for `dst`; identical sets share one group. Ports must be non-empty.
-  void set(EndpointId dst, std::vector<std::uint16_t> ports);
+  void set(EndpointId dst, std::vector<std::uint16_t> ports) { set_group(dst, add_group(std::move(ports))); }
+  // The same in two steps, for many destinations that share one set of ports.
+  std::uint32_t add_group(std::vector<std::uint16_t> ports);
+  void set_group(EndpointId dst, std::uint32_t group) {
+    if (dst >= group_of_.size()) group_of_.resize(dst + 1, kNone);
+    group_of_[dst] = group;
+  }
   // Count 0 when `dst` is unknown or unreachable.
   Group lookup(EndpointId dst) const {
     if (dst >= group_of_.size() || group_of_[dst] == kNone) return {};
@@ -43,7 +49,7 @@ class RouteTable {
   std::map<std::vector<std::uint16_t>, std::uint32_t> index_;
 };
 
-inline void RouteTable::set(EndpointId dst, std::vector<std::uint16_t> ports) {
+inline std::uint32_t RouteTable::add_group(std::vector<std::uint16_t> ports) {
   auto it = index_.find(ports);
   if (it == index_.end()) {
     const auto group = static_cast<std::uint32_t>(group_start_.size() - 1);
@@ -51,8 +57,7 @@ inline void RouteTable::set(EndpointId dst, std::vector<std::uint16_t> ports) {
     group_start_.push_back(static_cast<std::uint32_t>(ports_.size()));
     it = index_.emplace(std::move(ports), group).first;
   }
-  if (dst >= group_of_.size()) group_of_.resize(dst + 1, kNone);
-  group_of_[dst] = it->second;
+  return it->second;
 }
 
 }  // namespace podsim::fabric

@@ -1,7 +1,8 @@
-// The description of a system: which chip, how many in a box, how the box wires them, and how
-// many ports each chip keeps for scale-out. Captures the box-level facts of hardware.md
-// section 3 (HLS-1, HLS-2, HLS-3). Ignores switches, racks and multi-box fabrics, which arrive
-// with the network fabric model; scale-out ports are counted but not yet connected.
+// The description of a system: which chip, how many in a box, how the box wires them, how many
+// boxes, how many ports each chip keeps for scale-out and the network those ports join.
+// Captures the box-level facts of hardware.md section 3 (HLS-1, HLS-2, HLS-3) and rail-aligned
+// leaf-spine or fat-tree scale-out networks. Ignores host NICs and front-end networks; the
+// topology builder (topology.h) wires what this describes.
 #pragma once
 
 #include <string>
@@ -9,6 +10,7 @@
 #include "hw/chip/chip_config.h"
 #include "hw/core/config_binding.h"
 #include "hw/core/config_tree.h"
+#include "hw/fabric/link.h"
 
 namespace podsim::system {
 
@@ -18,6 +20,7 @@ struct BoxConfig {
   int chips = 8;
   BoxWiring wiring = BoxWiring::kAllToAll;
   int links_per_peer = 1;
+  fabric::CableConfig cable{core::Duration{100000}};
   template <class V>
   void describe(V& v) {
     v.field("chips", chips, core::Spec("chips in one box").range(1, 64).source("hardware.md 3"));
@@ -29,6 +32,43 @@ struct BoxConfig {
             core::Spec("direct links between each pair of chips (all-to-all wiring)")
                 .range(1, 64)
                 .source("hardware.md 3"));
+    v.section("cable", cable, core::Spec("in-box links: delay 100ns by default (network.md 2)"));
+  }
+};
+
+enum class NetworkKind { kNone, kLeafSpine, kFatTree };
+
+// How scale-out ports reach each other. Leaf-spine is rail-aligned: scale-out port r of every
+// chip goes to a leaf of rail r, and each rail has its own spines.
+struct NetworkConfig {
+  NetworkKind kind = NetworkKind::kNone;
+  int leaf_down_ports = 0;
+  int leaf_up_ports = 0;
+  int spine_ports = 0;
+  int fat_tree_k = 0;
+  core::Bandwidth uplink_rate{};
+  fabric::CableConfig endpoint_cable{core::Duration{1000000}};
+  fabric::CableConfig switch_cable{core::Duration{1000000}};
+
+  template <class V>
+  void describe(V& v) {
+    v.choice("kind", kind,
+             core::Choices<NetworkKind>{{"none", NetworkKind::kNone},
+                                        {"leaf-spine", NetworkKind::kLeafSpine},
+                                        {"fat-tree", NetworkKind::kFatTree}},
+             core::Spec("scale-out network: none, rail-aligned leaf-spine, or k-ary fat tree"));
+    v.field("leaf_down_ports", leaf_down_ports,
+            core::Spec("leaf-spine: chip ports per leaf switch").range(0, 4096));
+    v.field("leaf_up_ports", leaf_up_ports,
+            core::Spec("leaf-spine: uplinks per leaf (0: a single tier)").range(0, 4096));
+    v.field("spine_ports", spine_ports, core::Spec("leaf-spine: ports per spine").range(0, 4096));
+    v.field("fat_tree_k", fat_tree_k, core::Spec("fat-tree: switch radix k (even)").range(0, 128));
+    v.field("uplink_rate", uplink_rate,
+            core::Spec("rate of switch-to-switch links; 0 means the NIC port speed").min(0));
+    v.section("endpoint_cable", endpoint_cable,
+              core::Spec("chip-to-leaf links: 1us by default, as in network.md's anchors"));
+    v.section("switch_cable", switch_cable,
+              core::Spec("switch-to-switch links: 1us by default (network.md 2)"));
   }
 };
 
@@ -47,7 +87,9 @@ struct SystemConfig {
   std::string description;
   chip::ChipConfig chip;
   BoxConfig box;
+  int boxes = 1;
   ScaleOutConfig scale_out;
+  NetworkConfig network;
 
   template <class V>
   void describe(V& v) {
@@ -55,8 +97,12 @@ struct SystemConfig {
     v.field("description", description, core::Spec("one line about the system"));
     v.section("chip", chip, core::Spec("the chip preset and its overrides").required());
     v.section("box", box, core::Spec("chips per box and their wiring"));
+    v.field("boxes", boxes, core::Spec("boxes in the system").range(1, 65536));
     v.section("scale_out", scale_out, core::Spec("ports that leave the box"));
+    v.section("network", network, core::Spec("the switches that join the boxes"));
   }
+
+  int chips() const { return boxes * box.chips; }
 
   // NIC ports a chip needs for its box wiring.
   int scale_up_ports_per_chip() const {
@@ -71,6 +117,12 @@ struct SystemConfig {
                  std::to_string(scale_up_ports_per_chip()) + " scale-up + " +
                  std::to_string(scale_out.ports_per_chip) + " scale-out) but the chip has " +
                  std::to_string(chip.nic.ports));
+    }
+    if (boxes > 1 && network.kind == NetworkKind::kNone) {
+      c.fail("network.kind", "several boxes need a scale-out network to reach each other");
+    }
+    if (network.kind != NetworkKind::kNone && scale_out.ports_per_chip == 0) {
+      c.fail("scale_out.ports_per_chip", "a scale-out network needs at least one port per chip");
     }
   }
 };

@@ -129,9 +129,9 @@ TEST(PodsimBadConfig, MissingUnit) {
 TEST(PodsimBadConfig, NegativeBandwidth) {
   test::TempDir dir;
   const auto file =
-      dir.write("neg.yaml", "extends: hls1\nname: neg\nchip:\n  hbm:\n    bandwidth: -1TB/s\n");
-  expect_config_error(podsim({"info", "--system", file.string()}), "neg.yaml:5:16",
-                      "chip.hbm.bandwidth", "must be greater than zero");
+      dir.write("neg.yaml", "extends: hls1\nname: neg\nchip:\n  nic:\n    port_speed: -100Gbps\n");
+  expect_config_error(podsim({"info", "--system", file.string()}), "neg.yaml:5:17",
+                      "chip.nic.port_speed", "must be greater than zero");
 }
 
 TEST(PodsimBadConfig, WrongType) {

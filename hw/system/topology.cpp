@@ -1,0 +1,303 @@
+#include "hw/system/topology.h"
+
+#include <algorithm>
+#include <deque>
+#include <fmt/format.h>
+
+namespace podsim::system {
+namespace {
+
+// Collects the graph while it is built, and the first problem found.
+class Builder {
+ public:
+  Builder(const SystemConfig& s, const core::ConfigNode* tree) : s_(s), tree_(tree) {}
+
+  Topology build() {
+    add_chips();
+    wire_boxes();
+    switch (s_.network.kind) {
+      case NetworkKind::kNone:
+        break;
+      case NetworkKind::kLeafSpine:
+        build_leaf_spine();
+        break;
+      case NetworkKind::kFatTree:
+        build_fat_tree();
+        break;
+    }
+    check_switch_ports();
+    compute_routes();
+    return std::move(t_);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const {
+    std::vector<core::Diagnostic> diagnostics;
+    core::ConfigChecks checks(tree_, tree_ ? &diagnostics : nullptr);
+    checks.fail(key, message);  // throws std::invalid_argument without a tree
+    throw core::ConfigError(std::move(diagnostics));
+  }
+
+  int add_node(TopologyNode node) {
+    t_.link_of_port.emplace_back(static_cast<std::size_t>(node.ports), -1);
+    t_.endpoint_of_port.emplace_back();
+    t_.nodes.push_back(std::move(node));
+    return static_cast<int>(t_.nodes.size() - 1);
+  }
+
+  void connect(PortRef a, PortRef b, core::Bandwidth rate, const fabric::CableConfig& cable) {
+    for (const PortRef p : {a, b}) {
+      if (t_.link_of_port[p.node][p.port] != -1) {
+        fail("network", fmt::format("port {} of {} is wired twice", p.port, t_.nodes[p.node].name));
+      }
+      t_.link_of_port[p.node][p.port] = static_cast<int>(t_.links.size());
+    }
+    fabric::LinkConfig config;
+    config.rate = rate;
+    config.cable = cable;
+    config.seed = t_.links.size() + 1;
+    t_.links.push_back({a, b, config});
+  }
+
+  void add_chips() {
+    const auto& nic = s_.chip.nic;
+    t_.chips = s_.chips();
+    t_.chips_per_box_ = s_.box.chips;
+    t_.scale_up_ports_ = s_.scale_up_ports_per_chip();
+    t_.links_per_peer_ = s_.box.links_per_peer;
+    for (int chip = 0; chip < t_.chips; ++chip) {
+      TopologyNode node{TopologyNode::Kind::kNic,
+                        fmt::format("box{}.chip{}.nic", chip / s_.box.chips, chip % s_.box.chips),
+                        nic.ports, chip, 0, nic.port_speed};
+      const int id = add_node(std::move(node));
+      t_.nic_node_of_chip_.push_back(id);
+      auto& addresses = t_.endpoint_of_port[static_cast<std::size_t>(id)];
+      for (int port = 0; port < nic.ports; ++port) {
+        addresses.push_back(static_cast<fabric::EndpointId>(t_.endpoints.size()));
+        t_.endpoints.push_back({id, port});
+      }
+    }
+  }
+
+  void wire_boxes() {
+    if (s_.box.wiring != BoxWiring::kAllToAll) return;
+    const int n = s_.box.chips;
+    for (int box = 0; box < s_.boxes; ++box) {
+      for (int i = 0; i < n; ++i) {
+        for (int j = i + 1; j < n; ++j) {
+          for (int k = 0; k < s_.box.links_per_peer; ++k) {
+            const int a = box * n + i, b = box * n + j;
+            connect({t_.nic_of_chip(a), t_.direct_port(a, b, k)},
+                    {t_.nic_of_chip(b), t_.direct_port(b, a, k)}, s_.chip.nic.port_speed,
+                    s_.box.cable);
+          }
+        }
+      }
+    }
+  }
+
+  core::Bandwidth uplink_rate() const {
+    return s_.network.uplink_rate.bits_per_second > 0 ? s_.network.uplink_rate
+                                                      : s_.chip.nic.port_speed;
+  }
+
+  int add_switch(const std::string& name, int ports, int tier) {
+    ++t_.switches;
+    return add_node({TopologyNode::Kind::kSwitch, name, ports, -1, tier, uplink_rate()});
+  }
+
+  void build_leaf_spine() {
+    const auto& net = s_.network;
+    const int chips = t_.chips, down = net.leaf_down_ports, up = net.leaf_up_ports;
+    if (down <= 0) fail("network.leaf_down_ports", "a leaf-spine network needs leaf down ports");
+    if (chips % down != 0) {
+      fail("network.leaf_down_ports",
+           fmt::format("{} chips per rail do not fill leaves of {} ports: the last leaf would have "
+                       "{} unwired ports; use a divisor of {}",
+                       chips, down, down - chips % down, chips));
+    }
+    const int leaves = chips / down;
+    int spines = 0, links_per_pair = 0;
+    if (up > 0) {
+      if (net.spine_ports <= 0) fail("network.spine_ports", "leaf uplinks need spine switches");
+      if ((leaves * up) % net.spine_ports != 0) {
+        fail("network.spine_ports",
+             fmt::format("{} leaves x {} uplinks per rail cannot fill spines of {} ports", leaves,
+                         up, net.spine_ports));
+      }
+      spines = leaves * up / net.spine_ports;
+      if (up % spines != 0) {
+        fail("network.leaf_up_ports",
+             fmt::format("{} uplinks per leaf do not spread evenly over {} spines", up, spines));
+      }
+      links_per_pair = up / spines;
+    }
+    for (int rail = 0; rail < s_.scale_out.ports_per_chip; ++rail) {
+      std::vector<int> leaf_nodes, spine_nodes;
+      for (int l = 0; l < leaves; ++l) {
+        leaf_nodes.push_back(add_switch(fmt::format("rail{}.leaf{}", rail, l), down + up, 0));
+      }
+      for (int sp = 0; sp < spines; ++sp) {
+        spine_nodes.push_back(add_switch(fmt::format("rail{}.spine{}", rail, sp), net.spine_ports, 1));
+      }
+      for (int chip = 0; chip < chips; ++chip) {
+        connect({t_.nic_of_chip(chip), t_.scale_out_port(rail)},
+                {leaf_nodes[static_cast<std::size_t>(chip / down)], chip % down},
+                s_.chip.nic.port_speed, net.endpoint_cable);
+      }
+      for (int l = 0; l < leaves; ++l) {
+        for (int sp = 0; sp < spines; ++sp) {
+          for (int k = 0; k < links_per_pair; ++k) {
+            connect({leaf_nodes[static_cast<std::size_t>(l)], down + sp * links_per_pair + k},
+                    {spine_nodes[static_cast<std::size_t>(sp)], l * links_per_pair + k},
+                    uplink_rate(), net.switch_cable);
+          }
+        }
+      }
+    }
+  }
+
+  // k pods of k/2 edge and k/2 aggregation switches, (k/2)^2 cores; k^3/4 endpoint ports, taken
+  // from every chip's scale-out ports in chip order.
+  void build_fat_tree() {
+    const int k = s_.network.fat_tree_k, half = k / 2;
+    if (k < 2 || k % 2 != 0) fail("network.fat_tree_k", "must be an even number of at least 2");
+    const int hosts = k * k * k / 4;
+    const int ports = t_.chips * s_.scale_out.ports_per_chip;
+    if (ports != hosts) {
+      fail("network.fat_tree_k",
+           fmt::format("a k={} fat tree has {} host ports but the system has {} scale-out ports",
+                       k, hosts, ports));
+    }
+    std::vector<int> edges, aggs, cores;
+    for (int pod = 0; pod < k; ++pod) {
+      for (int i = 0; i < half; ++i) edges.push_back(add_switch(fmt::format("pod{}.edge{}", pod, i), k, 0));
+      for (int i = 0; i < half; ++i) aggs.push_back(add_switch(fmt::format("pod{}.agg{}", pod, i), k, 1));
+    }
+    for (int i = 0; i < half * half; ++i) cores.push_back(add_switch(fmt::format("core{}", i), k, 2));
+    const auto& net = s_.network;
+    for (int h = 0; h < hosts; ++h) {
+      const int chip = h / s_.scale_out.ports_per_chip, rail = h % s_.scale_out.ports_per_chip;
+      connect({t_.nic_of_chip(chip), t_.scale_out_port(rail)},
+              {edges[static_cast<std::size_t>(h / half)], h % half}, s_.chip.nic.port_speed,
+              net.endpoint_cable);
+    }
+    for (int pod = 0; pod < k; ++pod) {
+      for (int e = 0; e < half; ++e) {
+        for (int a = 0; a < half; ++a) {
+          connect({edges[static_cast<std::size_t>(pod * half + e)], half + a},
+                  {aggs[static_cast<std::size_t>(pod * half + a)], e}, uplink_rate(), net.switch_cable);
+        }
+      }
+      for (int a = 0; a < half; ++a) {
+        for (int c = 0; c < half; ++c) {
+          connect({aggs[static_cast<std::size_t>(pod * half + a)], half + c},
+                  {cores[static_cast<std::size_t>(a * half + c)], pod}, uplink_rate(), net.switch_cable);
+        }
+      }
+    }
+  }
+
+  void check_switch_ports() const {
+    for (std::size_t n = 0; n < t_.nodes.size(); ++n) {
+      if (t_.nodes[n].kind != TopologyNode::Kind::kSwitch) continue;
+      const auto& wired = t_.link_of_port[n];
+      const auto open = std::count(wired.begin(), wired.end(), -1);
+      if (open > 0) {
+        fail("network", fmt::format("switch {} has {} unwired ports", t_.nodes[n].name, open));
+      }
+    }
+  }
+
+  // Shortest paths through the switches: a destination's candidates at a switch are the ports
+  // whose neighbor is one hop closer to the leaf the destination hangs from. Destinations on one
+  // leaf share their candidates, so each (switch, leaf) pair is computed once.
+  void compute_routes() {
+    t_.routes.assign(t_.nodes.size(), fabric::RouteTable());
+    if (t_.switches == 0) return;
+    for (std::size_t n = 0; n < t_.nodes.size(); ++n) {
+      if (t_.nodes[n].kind == TopologyNode::Kind::kSwitch) {
+        t_.routes[n] = fabric::RouteTable(t_.endpoints.size());
+      }
+    }
+    // Endpoints grouped by the switch (and port) they hang from.
+    std::vector<std::vector<std::pair<fabric::EndpointId, int>>> attached(t_.nodes.size());
+    for (fabric::EndpointId id = 0; id < t_.endpoints.size(); ++id) {
+      const PortRef nic = t_.endpoints[id];
+      if (t_.link_of_port[nic.node][nic.port] < 0) continue;
+      const PortRef other = t_.peer(nic);
+      if (t_.nodes[other.node].kind == TopologyNode::Kind::kSwitch) {
+        attached[other.node].push_back({id, other.port});
+      }
+    }
+    for (std::size_t leaf = 0; leaf < t_.nodes.size(); ++leaf) {
+      if (attached[leaf].empty()) continue;
+      const auto distance = switch_distances(static_cast<int>(leaf));
+      for (const auto& [id, port] : attached[leaf]) {
+        t_.routes[leaf].set(id, {static_cast<std::uint16_t>(port)});
+      }
+      for (std::size_t sw = 0; sw < t_.nodes.size(); ++sw) {
+        if (sw == leaf || distance[sw] <= 0) continue;
+        std::vector<std::uint16_t> ports;
+        for (int p = 0; p < t_.nodes[sw].ports; ++p) {
+          const int link = t_.link_of_port[sw][static_cast<std::size_t>(p)];
+          if (link < 0) continue;
+          const PortRef next = t_.peer({static_cast<int>(sw), p});
+          if (distance[static_cast<std::size_t>(next.node)] == distance[sw] - 1) {
+            ports.push_back(static_cast<std::uint16_t>(p));
+          }
+        }
+        if (ports.empty()) continue;
+        const auto group = t_.routes[sw].add_group(std::move(ports));
+        for (const auto& [id, port] : attached[leaf]) t_.routes[sw].set_group(id, group);
+      }
+    }
+    for (auto& table : t_.routes) table.seal();
+  }
+
+  // Hops from `leaf` to every switch over switch-to-switch links; -1 when unreachable.
+  std::vector<int> switch_distances(int leaf) const {
+    std::vector<int> distance(t_.nodes.size(), -1);
+    std::deque<int> queue{leaf};
+    distance[static_cast<std::size_t>(leaf)] = 0;
+    while (!queue.empty()) {
+      const int n = queue.front();
+      queue.pop_front();
+      for (int p = 0; p < t_.nodes[static_cast<std::size_t>(n)].ports; ++p) {
+        if (t_.link_of_port[static_cast<std::size_t>(n)][static_cast<std::size_t>(p)] < 0) continue;
+        const PortRef next = t_.peer({n, p});
+        if (t_.nodes[static_cast<std::size_t>(next.node)].kind != TopologyNode::Kind::kSwitch ||
+            distance[static_cast<std::size_t>(next.node)] >= 0) {
+          continue;
+        }
+        distance[static_cast<std::size_t>(next.node)] = distance[static_cast<std::size_t>(n)] + 1;
+        queue.push_back(next.node);
+      }
+    }
+    return distance;
+  }
+
+  const SystemConfig& s_;
+  const core::ConfigNode* tree_;
+  Topology t_;
+};
+
+}  // namespace
+
+PortRef Topology::peer(PortRef p) const {
+  const auto& link = links[static_cast<std::size_t>(
+      link_of_port[static_cast<std::size_t>(p.node)][static_cast<std::size_t>(p.port)])];
+  return link.a == p ? link.b : link.a;
+}
+
+int Topology::direct_port(int chip, int peer_chip, int k) const {
+  const int self = chip % chips_per_box_, peer = peer_chip % chips_per_box_;
+  const int index = peer < self ? peer : peer - 1;
+  return index * links_per_peer_ + k;
+}
+
+Topology build_topology(const SystemConfig& system, const core::ConfigNode* tree) {
+  return Builder(system, tree).build();
+}
+
+}  // namespace podsim::system
