@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hw/system/system_ceilings.h"
+#include "hw/system/topology.h"
 #include "sims/command.h"
 
 namespace podsim::sims {
@@ -37,7 +38,44 @@ void print_chip(const chip::ChipConfig& c) {
   row("DMA engines", std::to_string(c.dma.engines));
 }
 
-void print_topology(const system::SystemConfig& s, const system::SystemCeilings& c) {
+// Links by what they join, and switches by tier, counted in the wired graph.
+struct GraphCounts {
+  int in_box_links = 0, endpoint_links = 0, switch_links = 0;
+  int switches_by_tier[3] = {0, 0, 0};
+};
+
+GraphCounts count(const system::Topology& t) {
+  GraphCounts g;
+  using Kind = system::TopologyNode::Kind;
+  for (const auto& link : t.links) {
+    const bool a_switch = t.nodes[static_cast<std::size_t>(link.a.node)].kind == Kind::kSwitch;
+    const bool b_switch = t.nodes[static_cast<std::size_t>(link.b.node)].kind == Kind::kSwitch;
+    (a_switch && b_switch ? g.switch_links : a_switch || b_switch ? g.endpoint_links : g.in_box_links)++;
+  }
+  for (const auto& node : t.nodes) {
+    if (node.kind == Kind::kSwitch) g.switches_by_tier[std::min(node.tier, 2)]++;
+  }
+  return g;
+}
+
+std::string network_text(const system::NetworkConfig& n) {
+  switch (n.kind) {
+    case system::NetworkKind::kNone:
+      return "none: scale-out ports are not connected";
+    case system::NetworkKind::kLeafSpine:
+      return n.leaf_up_ports == 0
+                 ? fmt::format("rail-aligned leaves of {} ports, one tier", n.leaf_down_ports)
+                 : fmt::format("rail-aligned leaf-spine: leaves {} down + {} up ({:.2g}:1), spines of {} ports",
+                               n.leaf_down_ports, n.leaf_up_ports,
+                               static_cast<double>(n.leaf_down_ports) / n.leaf_up_ports, n.spine_ports);
+    case system::NetworkKind::kFatTree:
+      return fmt::format("k={} fat tree", n.fat_tree_k);
+  }
+  return "";
+}
+
+void print_topology(const system::SystemConfig& s, const system::SystemCeilings& c,
+                    const GraphCounts& g) {
   const auto row = [](const char* label, const std::string& value) {
     fmt::print("  {:<22}{}\n", label, value);
   };
@@ -45,10 +83,13 @@ void print_topology(const system::SystemConfig& s, const system::SystemCeilings&
   row("chips", fmt::format("{} ({} box{} of {})", c.chips, c.boxes, c.boxes == 1 ? "" : "es",
                            c.chips_per_box));
   row("box wiring", wiring_text(s.box));
-  row("links", fmt::format("{} in-box point-to-point", c.in_box_links));
-  row("scale-out ports", fmt::format("{} ({} per chip), not connected: no switch tier configured",
-                                     c.scale_out_ports, c.scale_out_ports_per_chip));
-  row("switches", "0");
+  row("network", network_text(s.network));
+  row("links", fmt::format("{} in-box point-to-point, {} chip-to-switch, {} switch-to-switch",
+                           g.in_box_links, g.endpoint_links, g.switch_links));
+  row("scale-out ports", fmt::format("{} ({} per chip)", c.scale_out_ports, c.scale_out_ports_per_chip));
+  row("switches", fmt::format("{} ({} leaf/edge, {} spine/aggregation, {} core)",
+                              g.switches_by_tier[0] + g.switches_by_tier[1] + g.switches_by_tier[2],
+                              g.switches_by_tier[0], g.switches_by_tier[1], g.switches_by_tier[2]));
   row("NIC ports per chip", fmt::format("{} scale-up + {} scale-out of {} ({} unused)",
                                         c.scale_up_ports_per_chip, c.scale_out_ports_per_chip,
                                         s.chip.nic.ports, c.unused_ports_per_chip));
@@ -74,7 +115,7 @@ void print_ceilings(const system::SystemConfig& s, const system::SystemCeilings&
 double gbytes(core::Bandwidth b) { return b.bytes_per_second() / 1e9; }
 
 nlohmann::json to_json(const system::SystemConfig& s, const system::SystemCeilings& c,
-                       std::uint64_t seed) {
+                       const GraphCounts& g, std::uint64_t seed) {
   nlohmann::json j;
   j["system"] = {{"name", s.name}, {"description", s.description}, {"seed", seed}};
   j["chip"] = {{"name", s.chip.name},
@@ -88,9 +129,11 @@ nlohmann::json to_json(const system::SystemConfig& s, const system::SystemCeilin
   j["topology"] = {{"chips", c.chips},
                    {"boxes", c.boxes},
                    {"chips_per_box", c.chips_per_box},
-                   {"in_box_links", c.in_box_links},
+                   {"in_box_links", g.in_box_links},
+                   {"chip_to_switch_links", g.endpoint_links},
+                   {"switch_to_switch_links", g.switch_links},
                    {"scale_out_ports", c.scale_out_ports},
-                   {"switches", 0},
+                   {"switches", g.switches_by_tier[0] + g.switches_by_tier[1] + g.switches_by_tier[2]},
                    {"scale_up_ports_per_chip", c.scale_up_ports_per_chip},
                    {"scale_out_ports_per_chip", c.scale_out_ports_per_chip},
                    {"unused_ports_per_chip", c.unused_ports_per_chip}};
@@ -111,12 +154,13 @@ class InfoCommand : public Command {
     const auto system = options.load_system();
     const auto& s = system.config;
     const auto ceilings = system::compute_ceilings(s);
+    const auto graph = count(system::build_topology(s, &system.tree));
     if (!options.json_file.empty()) {
-      write_output_file(options.json_file, to_json(s, ceilings, options.seed).dump(2) + "\n");
+      write_output_file(options.json_file, to_json(s, ceilings, graph, options.seed).dump(2) + "\n");
     }
     fmt::print("system    {}: {}\n", s.name, s.description);
     print_chip(s.chip);
-    print_topology(s, ceilings);
+    print_topology(s, ceilings, graph);
     print_ceilings(s, ceilings);
     return 0;
   }

@@ -9,7 +9,7 @@ SystemCeilings compute_ceilings(const SystemConfig& system) {
   const auto& box = system.box;
   const double port_bps = system.chip.nic.port_speed.bits_per_second;
   c.chips_per_box = box.chips;
-  c.boxes = 1;
+  c.boxes = system.boxes;
   c.chips = c.chips_per_box * c.boxes;
   c.scale_up_ports_per_chip = system.scale_up_ports_per_chip();
   c.scale_out_ports_per_chip = system.scale_out.ports_per_chip;

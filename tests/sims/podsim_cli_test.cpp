@@ -39,7 +39,7 @@ TEST(PodsimInfo, PrintsTheSystemAndItsCeilings) {
   ASSERT_EQ(r.exit_status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("hls2"));
   EXPECT_THAT(r.out, HasSubstr("gaudi2"));
-  EXPECT_THAT(r.out, HasSubstr("84 in-box point-to-point"));  // 28 pairs x 3 links
+  EXPECT_THAT(r.out, HasSubstr("84 in-box point-to-point, 0 chip-to-switch"));  // 28 pairs x 3
   EXPECT_THAT(r.out, HasSubstr("21 scale-up + 3 scale-out of 24"));
   EXPECT_THAT(r.out, HasSubstr("262.50 GB/s line"));  // hardware.md 3: 262.5 GB/s per device
   EXPECT_THAT(r.out, HasSubstr("37.50 GB/s line"));   // scale-out per device
@@ -53,6 +53,17 @@ TEST(PodsimInfo, Hls1HasOneLinkPerPeer) {
   EXPECT_THAT(r.out, HasSubstr("28 in-box point-to-point"));
   EXPECT_THAT(r.out, HasSubstr("7 scale-up + 3 scale-out of 10"));
   EXPECT_THAT(r.out, HasSubstr("87.50 GB/s line"));  // hardware.md 3: HLS-1 n = 8
+}
+
+TEST(PodsimInfo, CountsTheNetworkOfMultiBoxSystems) {
+  const auto pod = podsim({"info", "--system", "hls2-pod128"});
+  ASSERT_EQ(pod.exit_status, 0) << pod.err;
+  EXPECT_THAT(pod.out, HasSubstr("128 (16 boxes of 8)"));
+  EXPECT_THAT(pod.out, HasSubstr("1344 in-box point-to-point, 384 chip-to-switch, 0 switch-to-switch"));
+  EXPECT_THAT(pod.out, HasSubstr("3 (3 leaf/edge, 0 spine/aggregation, 0 core)"));
+  const auto tree = podsim({"info", "--system", "fattree-k16"});
+  ASSERT_EQ(tree.exit_status, 0) << tree.err;
+  EXPECT_THAT(tree.out, HasSubstr("320 (128 leaf/edge, 128 spine/aggregation, 64 core)"));
 }
 
 TEST(PodsimInfo, WritesJson) {
