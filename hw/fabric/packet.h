@@ -55,8 +55,14 @@ enum class Opcode : std::uint8_t {
 // What a frame is, for the MACs and switches that must treat classes differently.
 enum class FrameKind : std::uint8_t { kRoce, kPfcPause };
 
-// AETH syndrome: ACK, or NAK with a reason (IBTA 9.7.5.1).
-enum class AckSyndrome : std::uint8_t { kAck = 0x00, kNakSequenceError = 0x60, kNakRemoteAccess = 0x62 };
+// AETH syndrome: ACK, RNR NAK, or NAK with a reason (IBTA 9.7.5.1).
+enum class AckSyndrome : std::uint8_t {
+  kAck = 0x00,
+  kRnrNak = 0x20,
+  kNakSequenceError = 0x60,
+  kNakInvalidRequest = 0x61,
+  kNakRemoteAccess = 0x62,
+};
 
 // ECN codepoint in the IP header.
 enum class Ecn : std::uint8_t { kNotEct = 0, kEct1 = 1, kEct0 = 2, kCe = 3 };
