@@ -88,7 +88,7 @@ int run_podsim(int argc, char** argv) {
   GlobalOptions options;
   add_global_options(app, options);
   std::vector<std::unique_ptr<Command>> commands;
-  for (auto add : {add_info_command, add_config_command, add_selftest_command}) {
+  for (auto add : {add_info_command, add_config_command, add_selftest_command, add_net_command}) {
     commands.push_back(add(app));
     commands.back()->subcommand->fallthrough()->footer(
         "Global options, accepted before or after the command (see podsim --help):\n"

@@ -50,6 +50,7 @@ class Command {
 std::unique_ptr<Command> add_info_command(CLI::App& app);
 std::unique_ptr<Command> add_config_command(CLI::App& app);
 std::unique_ptr<Command> add_selftest_command(CLI::App& app);
+std::unique_ptr<Command> add_net_command(CLI::App& app);
 
 // Writes `text` to `path` whole or not at all; a failure is reported as a UsageError.
 void write_output_file(const std::string& path, const std::string& text);

@@ -34,7 +34,7 @@ void print_chip(const chip::ChipConfig& c) {
   row("PCIe", fmt::format("Gen{} x{}, {} per direction", c.pcie.generation, c.pcie.lanes,
                           format_gbytes_per_second(c.pcie.bandwidth)));
   row("NIC", fmt::format("{} x {} RoCE v2, MTU {}", c.nic.ports, to_string(c.nic.port_speed),
-                         c.nic.mtu));
+                         c.nic.roce.mtu));
   row("DMA engines", std::to_string(c.dma.engines));
 }
 
@@ -100,7 +100,7 @@ void print_ceilings(const system::SystemConfig& s, const system::SystemCeilings&
     fmt::print("  {:<32}{}\n", label, value);
   };
   fmt::print("derived ceilings (one direction; goodput after RoCE v2 framing at MTU {}: {:.2f}%)\n",
-             s.chip.nic.mtu, 100 * c.roce_efficiency);
+             s.chip.nic.roce.mtu, 100 * c.roce_efficiency);
   row("scale-up per chip", fmt::format("{} line, {} goodput", format_gbytes_per_second(c.scale_up_line),
                                        format_gbytes_per_second(c.scale_up_goodput)));
   row("scale-out per chip", fmt::format("{} line, {} goodput", format_gbytes_per_second(c.scale_out_line),
@@ -125,7 +125,7 @@ nlohmann::json to_json(const system::SystemConfig& s, const system::SystemCeilin
                {"hbm_gbytes_per_second", gbytes(s.chip.hbm.bandwidth)},
                {"nic_ports", s.chip.nic.ports},
                {"nic_port_gbits_per_second", s.chip.nic.port_speed.bits_per_second / 1e9},
-               {"mtu", s.chip.nic.mtu}};
+               {"mtu", s.chip.nic.roce.mtu}};
   j["topology"] = {{"chips", c.chips},
                    {"boxes", c.boxes},
                    {"chips_per_box", c.chips_per_box},

@@ -9,6 +9,7 @@
 
 #include "hw/core/config_binding.h"
 #include "hw/core/units.h"
+#include "hw/roce/roce_config.h"
 
 namespace podsim::chip {
 
@@ -72,18 +73,12 @@ struct PcieConfig {
 struct NicConfig {
   int ports = 0;
   core::Bandwidth port_speed{};
-  int mtu = 4096;  // bytes, written without a unit as RoCE path MTUs conventionally are
+  roce::RoceConfig roce;
   template <class V>
   void describe(V& v) {
     v.field("ports", ports, core::Spec("on-chip RoCE v2 Ethernet ports").required().source("chip preset; hardware.md 1").range(1, 256));
     v.field("port_speed", port_speed, core::Spec("line rate of one port").required().source("chip preset; hardware.md 1").positive());
-    v.field("mtu", mtu,
-            core::Spec("RoCE path MTU (payload bytes per packet)")
-                .range(256, 4096)
-                .source("network.md 2: 4096 B payload, IBTA RoCEv2"));
-  }
-  void check(core::ConfigChecks& c) const {
-    if ((mtu & (mtu - 1)) != 0) c.fail("mtu", "must be 256, 512, 1024, 2048 or 4096");
+    v.section("roce", roce, core::Spec("RoCE v2 transport: MTU, ACKs, retransmission, DCQCN"));
   }
 };
 

@@ -1,6 +1,7 @@
 #include "hw/fabric/link.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -24,22 +25,28 @@ Link::Link(sc_core::sc_module_name name, const LinkConfig& config)
     : sc_module(name), config_(config) {
   core::validate_config(config_);
   propagation_ps_ = static_cast<core::TimePs>(config_.cable.propagation().ps);
+  ps_per_byte_ = 8e12 / config_.rate.bits_per_second;
   for (int side = 0; side < 2; ++side) {
     directions_[side].random.reseed(core::Random::mix(config_.seed * 2 + side));
     make_stats(side);
   }
-  SC_METHOD(transmit0);
-  sensitive << directions_[0].transmit_event;
-  dont_initialize();
-  SC_METHOD(transmit1);
-  sensitive << directions_[1].transmit_event;
-  dont_initialize();
-  SC_METHOD(deliver0);
-  sensitive << directions_[0].deliver_event;
-  dont_initialize();
-  SC_METHOD(deliver1);
-  sensitive << directions_[1].deliver_event;
-  dont_initialize();
+  queue_ = &core::event_queue();
+}
+
+void Link::fire(std::uint32_t tag) {
+  switch (tag) {
+    case kTransmit0:
+    case kTransmit1: {
+      const int side = static_cast<int>(tag - kTransmit0);
+      Direction& d = directions_[side];
+      // Only the latest scheduled attempt counts; earlier reschedules left stale callbacks.
+      if (!d.tx_scheduled || d.scheduled_ps != core::now_ps()) return;
+      transmit(side);
+      return;
+    }
+    default:
+      deliver(static_cast<int>(tag - kDeliver0));
+  }
 }
 
 void Link::make_stats(int side) {
@@ -64,32 +71,36 @@ void Link::attach(int side, LinkEndpoint& endpoint, int port) {
 }
 
 core::TimePs Link::serialization_ps(std::uint32_t wire_bytes) const {
-  return static_cast<core::TimePs>(config_.rate.time_for(wire_bytes).ps);
+  // Rounded up to a whole picosecond, as Bandwidth::time_for does; frames are small enough that
+  // the product is exact in a double.
+  return static_cast<core::TimePs>(std::ceil(wire_bytes * ps_per_byte_ - 1e-6));
 }
 
-void Link::wake(int side) {
+void Link::wake(int side) { wake_at(side, core::now_ps()); }
+
+void Link::wake_at(int side, core::TimePs at) {
+  const Direction& d = directions_[side];
+  schedule_transmit(side, std::max({at, core::now_ps(), d.tx_free_ps}));
+}
+
+void Link::schedule_transmit(int side, core::TimePs at) {
   Direction& d = directions_[side];
-  schedule_transmit(d, std::max(core::now_ps(), d.tx_free_ps));
-}
-
-void Link::schedule_transmit(Direction& d, core::TimePs at) {
   if (d.tx_scheduled && d.scheduled_ps <= at) return;
   d.tx_scheduled = true;
   d.scheduled_ps = at;
-  // An earlier notification replaces a later pending one.
-  d.transmit_event.notify(core::to_sc_time(core::Duration{static_cast<std::int64_t>(at - core::now_ps())}));
+  queue_->schedule(at, *this, kTransmit0 + static_cast<std::uint32_t>(side));
 }
 
 void Link::transmit(int side) {
   Direction& d = directions_[side];
   d.tx_scheduled = false;
   const core::TimePs now = core::now_ps();
-  if (now < d.tx_free_ps) return schedule_transmit(d, d.tx_free_ps);
+  if (now < d.tx_free_ps) return schedule_transmit(side, d.tx_free_ps);
   if (!d.from || !d.to) return;
   core::TimePs retry = kNever;
   Packet* p = d.from->next_to_send(d.from_port, now, retry);
   if (!p) {
-    if (retry != kNever) schedule_transmit(d, std::max(retry, now));
+    if (retry != kNever) schedule_transmit(side, std::max(retry, now));
     return;
   }
   const std::uint32_t wire = p->wire_bytes();
@@ -98,7 +109,7 @@ void Link::transmit(int side) {
   d.stats.frames->add();
   d.stats.bytes->add(wire);
   d.stats.busy_ps->add(tx_end - now);
-  schedule_transmit(d, tx_end);
+  schedule_transmit(side, tx_end);
   if (d.random.chance(config_.cable.loss_rate)) {
     d.stats.lost->add();
     packet_pool().release(p);
@@ -111,9 +122,7 @@ void Link::transmit(int side) {
       d.to->cut_through(d.to_port)
           ? now + serialization_ps(std::min(wire, kHeaderWireBytes)) + propagation_ps_
           : p->tail_arrival_ps;
-  if (d.in_flight.empty()) {
-    d.deliver_event.notify(core::to_sc_time(core::Duration{static_cast<std::int64_t>(arrival - now)}));
-  }
+  if (d.in_flight.empty()) queue_->schedule(arrival, *this, kDeliver0 + static_cast<std::uint32_t>(side));
   d.in_flight.push_back({arrival, p});
 }
 
@@ -131,8 +140,8 @@ void Link::deliver(int side) {
     d.to->receive(p, d.to_port);
   }
   if (!d.in_flight.empty()) {
-    d.deliver_event.notify(core::to_sc_time(
-        core::Duration{static_cast<std::int64_t>(d.in_flight.front().arrival_ps - now)}));
+    queue_->schedule(d.in_flight.front().arrival_ps, *this,
+                     kDeliver0 + static_cast<std::uint32_t>(side));
   }
 }
 

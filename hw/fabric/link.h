@@ -16,6 +16,7 @@
 #include <systemc>
 
 #include "hw/core/config_binding.h"
+#include "hw/core/event_queue.h"
 #include "hw/core/random.h"
 #include "hw/core/stats.h"
 #include "hw/core/units.h"
@@ -72,7 +73,9 @@ class LinkEndpoint {
   virtual bool cut_through(int /*port*/) const { return false; }
 };
 
-class Link : public sc_core::sc_module {
+// Per-frame work runs as callbacks of the shared core::EventQueue rather than as kernel events of
+// its own, so a link costs no SystemC process and a frame hop costs two cheap callbacks.
+class Link : public sc_core::sc_module, private core::Timed {
  public:
   Link(sc_core::sc_module_name name, const LinkConfig& config);
 
@@ -80,6 +83,8 @@ class Link : public sc_core::sc_module {
   void attach(int side, LinkEndpoint& endpoint, int port);
   // The endpoint on `side` has something new to send.
   void wake(int side);
+  // The same, when the sender knows nothing can leave before `at`.
+  void wake_at(int side, core::TimePs at);
 
   const LinkConfig& config() const { return config_; }
   // Time to serialize `bytes` of wire bytes at the link rate.
@@ -96,8 +101,6 @@ class Link : public sc_core::sc_module {
   const DirectionStats& stats(int side) const { return directions_[side].stats; }
 
  private:
-  SC_HAS_PROCESS(Link);
-
   // One direction: the transmitter of `from` and the frames in flight towards `to`.
   struct Direction {
     LinkEndpoint* from = nullptr;
@@ -105,28 +108,27 @@ class Link : public sc_core::sc_module {
     int from_port = 0, to_port = 0;
     core::TimePs tx_free_ps = 0;
     bool tx_scheduled = false;  // a transmit attempt is pending at scheduled_ps
-    core::TimePs scheduled_ps = 0;
+    core::TimePs scheduled_ps = 0;  // callbacks for other times are stale and do nothing
     struct InFlight {
       core::TimePs arrival_ps;
       Packet* packet;
     };
     std::deque<InFlight> in_flight;  // in order: one transmitter, one propagation delay
-    sc_core::sc_event transmit_event, deliver_event;
     core::Random random;
     DirectionStats stats{};
   };
 
+  enum Tag : std::uint32_t { kTransmit0, kTransmit1, kDeliver0, kDeliver1 };
+  void fire(std::uint32_t tag) override;
   void transmit(int side);
   void deliver(int side);
-  void transmit0() { transmit(0); }
-  void transmit1() { transmit(1); }
-  void deliver0() { deliver(0); }
-  void deliver1() { deliver(1); }
-  void schedule_transmit(Direction& d, core::TimePs at);
+  void schedule_transmit(int side, core::TimePs at);
   void make_stats(int side);
 
   LinkConfig config_;
+  core::EventQueue* queue_;
   core::TimePs propagation_ps_;
+  double ps_per_byte_;  // serialization arithmetic done once, not per frame
   Direction directions_[2];
 };
 

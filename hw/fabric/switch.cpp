@@ -293,7 +293,10 @@ void Switch::enqueue(Packet* p, int in_port, int out_port, int priority, std::ui
 
   raise_to(*out.stats.max_queue_bytes, buffer_.port_queue_bytes(out_port));
   raise_to(*high_water_, buffer_.used());
-  if (out.next_call_ps > eligible) wake(out_port);
+  if (out.next_call_ps > eligible) {
+    out.next_call_ps = eligible;
+    out.link->wake_at(out.side, eligible);
+  }
 }
 
 void Switch::wake(int port) {

@@ -20,7 +20,7 @@ SystemCeilings compute_ceilings(const SystemConfig& system) {
                        : 0;
   c.scale_out_ports = c.chips * c.scale_out_ports_per_chip;
   c.roce_efficiency =
-      fabric::WireFormat{}.goodput_fraction(static_cast<std::uint32_t>(system.chip.nic.mtu));
+      fabric::WireFormat{}.goodput_fraction(static_cast<std::uint32_t>(system.chip.nic.roce.mtu));
   c.scale_up_line = core::Bandwidth{port_bps * c.scale_up_ports_per_chip};
   c.scale_up_goodput = core::Bandwidth{c.scale_up_line.bits_per_second * c.roce_efficiency};
   c.scale_out_line = core::Bandwidth{port_bps * c.scale_out_ports_per_chip};

@@ -11,6 +11,7 @@
 #include "hw/core/config_binding.h"
 #include "hw/core/config_tree.h"
 #include "hw/fabric/link.h"
+#include "hw/fabric/switch.h"
 
 namespace podsim::system {
 
@@ -49,6 +50,7 @@ struct NetworkConfig {
   core::Bandwidth uplink_rate{};
   fabric::CableConfig endpoint_cable{core::Duration{1000000}};
   fabric::CableConfig switch_cable{core::Duration{1000000}};
+  fabric::SwitchConfig switch_config;
 
   template <class V>
   void describe(V& v) {
@@ -69,6 +71,8 @@ struct NetworkConfig {
               core::Spec("chip-to-leaf links: 1us by default, as in network.md's anchors"));
     v.section("switch_cable", switch_cable,
               core::Spec("switch-to-switch links: 1us by default (network.md 2)"));
+    v.section("switch", switch_config,
+              core::Spec("every switch's parameters (ports and ECMP seed are set per switch)"));
   }
 };
 

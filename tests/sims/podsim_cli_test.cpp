@@ -274,7 +274,7 @@ TEST(PodsimConfig, SchemaListsEveryKeyAsAMarkdownTable) {
   const auto r = podsim({"config", "--schema"});
   ASSERT_EQ(r.exit_status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("| key | type | default | range | meaning | source |"));
-  EXPECT_THAT(r.out, HasSubstr("| `chip.nic.mtu` | integer | 4096 | >= 256, <= 4096 |"));
+  EXPECT_THAT(r.out, HasSubstr("| `chip.nic.roce.mtu` | integer | 4096 | >= 256, <= 4096 |"));
   EXPECT_THAT(r.out, HasSubstr("| `chip.nic.ports` | integer | required |"));
 }
 

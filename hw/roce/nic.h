@@ -1,0 +1,297 @@
+// A RoCE v2 NIC with one or more Ethernet ports, the Reliable Connected service and DCQCN.
+// Captures: verbs (QPs, posted sends and receives, completion queues); segmentation to the path
+// MTU with real BTH/RETH/AETH/ImmDt headers; payload read from and written to memory through a
+// TLM socket (one bulk transaction per packet, whose delay decides when the packet is ready or
+// placed); a TX pipeline latency when a QP (re)starts sending and an RX pipeline latency on every
+// packet received; cumulative, coalesced ACKs; go-back-N on NAK, implied NAK and timeout; the
+// retransmission timer and retry limit with error completions and flushing; RDMA READ; ECN
+// (data sent ECT(0), CE answered by at most one CNP per cnp_interval per QP) and DCQCN pacing per
+// QP; PFC pause frames received per port and priority; per port, control frames (ACK, NAK, CNP)
+// before data, and round-robin over QPs with a packet ready and a pacing time that has come.
+// Ignores: memory keys and protection (every address the memory accepts is valid), RNR retry (a
+// SEND with no receive posted fails the requester's WQE with kRnrRetryExceeded), atomics,
+// limits on outstanding READs, sending PFC frames, CNPs for ACKs, the NIC's internal bandwidth
+// (the link and the memory are the only throughput limits), and QP destruction.
+//
+// Timing: a packet is handed to the link no earlier than it is ready. A QP that starts sending
+// (post to an idle QP, a go-back-N restart, a READ request arriving) readies its first packet
+// after tx_pipeline_latency plus the payload read; each later packet is read while the one before
+// it leaves, so a stream runs at line rate with the pipeline latency paid once. A received packet
+// is handled rx_pipeline_latency after its tail arrives; its payload is written then, and its
+// ACK (or receive completion) waits for the write. Both NICs of a QP must use the same mode
+// (functional or timing only).
+//
+// Verbs are called from a process or between sc_start() calls, not during elaboration (payload
+// reads need the bound memory socket). Per-packet work (the RX pipeline, timers) runs as
+// callbacks of the shared core::EventQueue, so a NIC has no SystemC process of its own.
+#pragma once
+
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <systemc>
+#include <tlm>
+#include <vector>
+
+#include "hw/core/event_queue.h"
+#include "hw/core/stats.h"
+#include "hw/core/trace.h"
+#include "hw/core/units.h"
+#include "hw/fabric/link.h"
+#include "hw/fabric/packet.h"
+#include "hw/roce/completion_queue.h"
+#include "hw/roce/dcqcn.h"
+#include "hw/roce/requester.h"
+#include "hw/roce/responder.h"
+#include "hw/roce/ring.h"
+#include "hw/roce/roce_config.h"
+#include "hw/roce/verbs.h"
+
+namespace podsim::roce {
+
+class Nic : public sc_core::sc_module, public fabric::LinkEndpoint, private core::Timed {
+ public:
+  tlm_utils::simple_initiator_socket<Nic> memory_socket;
+
+  // Throws std::invalid_argument on a bad configuration (naming the key) or port count.
+  Nic(sc_core::sc_module_name name, int ports, const RoceConfig& config);
+  ~Nic() override;
+
+  // Connects `port` to side `side` of `link`; the port's IPv4 and MAC addresses derive from
+  // `address`. Each port once, before its QPs are created.
+  void attach(int port, fabric::Link& link, int side, fabric::EndpointId address);
+
+  // ---- Verbs. A bad call throws std::invalid_argument naming the NIC, the call and the problem.
+  // A new QP sending from `port`; returns its QPN. The CQs must outlive the NIC's use of them.
+  std::uint32_t create_qp(int port, CompletionQueue& send_cq, CompletionQueue& recv_cq);
+  // Connects a QP to `remote_qpn` at endpoint `remote`. `send_psn` is this side's first PSN and
+  // `expected_psn` the peer's (IBTA sq_psn and rq_psn); the peer must use them the other way round.
+  void connect_qp(std::uint32_t qpn, fabric::EndpointId remote, std::uint32_t remote_qpn,
+                  std::uint32_t send_psn = 0, std::uint32_t expected_psn = 0);
+  void post_send(std::uint32_t qpn, const SendRequest& request);
+  // Allowed before connect_qp, as in IBTA's INIT state.
+  void post_recv(std::uint32_t qpn, const RecvRequest& request);
+
+  enum class QpState : std::uint8_t { kInit, kConnected, kError };
+  QpState qp_state(std::uint32_t qpn) const;
+  // DCQCN's current rate of the QP in bit/s (the port's line rate when not limited).
+  double qp_rate(std::uint32_t qpn);
+  // The requester's retransmission state, for tests and tools.
+  const Requester& requester(std::uint32_t qpn) const;
+
+  int ports() const { return static_cast<int>(ports_.size()); }
+  fabric::EndpointId address(int port) const;
+  const RoceConfig& config() const { return config_; }
+
+  struct PortStats {
+    core::Counter* tx_packets;
+    core::Counter* tx_bytes;  // wire bytes
+    core::Counter* rx_packets;
+    core::Counter* rx_bytes;
+    core::Counter* data_packets_sent;  // requests and READ responses, retransmissions included
+    core::Counter* data_bytes_sent;    // their payload
+    core::Counter* data_packets_received;
+    core::Counter* acks_sent;
+    core::Counter* acks_received;
+    core::Counter* naks_sent;
+    core::Counter* naks_received;
+    core::Counter* retransmitted_packets;
+    core::Counter* timeouts;
+    core::Counter* duplicates_received;
+    core::Counter* out_of_sequence_received;
+    core::Counter* cnps_sent;
+    core::Counter* cnps_received;
+    core::Counter* pfc_pauses_received;
+    core::Counter* dropped;  // for an unknown QP or a QP not connected
+  };
+  const PortStats& port_stats(int port) const;
+  core::Counter& completions() const { return *completions_; }
+  core::Counter& completion_errors() const { return *completion_errors_; }
+
+  // ---- fabric::LinkEndpoint
+  fabric::Packet* next_to_send(int port, core::TimePs now, core::TimePs& retry_at) override;
+  void receive(fabric::Packet* packet, int port) override;
+
+ private:
+  static constexpr std::uint32_t kFirstQpn = 2;  // QP0 and QP1 are IBTA's management QPs
+  static constexpr core::TimePs kNever = std::numeric_limits<core::TimePs>::max();
+  // The two packet sources of a QP: its requester, and its responder's READ responses.
+  enum FlowKind : int { kRequesterFlow = 0, kResponderFlow = 1 };
+
+  // One packet source's packet being read from memory, and its place in the port's round robin.
+  struct Flow {
+    fabric::Packet* staged = nullptr;
+    core::TimePs ready_ps = 0;
+    Requester::Tx tx;  // requester flow: what the staged packet is
+    bool linked = false;
+    int prev = -1, next = -1;  // flow ids (qp index * 2 + kind) in the port's ring
+  };
+
+  // A READ the responder is answering.
+  struct ReadWork {
+    std::uint64_t first_seq = 0;  // responder sequence number of the first response
+    std::uint64_t address = 0;
+    std::uint64_t length = 0;
+    std::uint32_t packets = 0;
+    std::uint32_t next = 0;  // responses staged so far
+  };
+
+  struct Qp {
+    Qp(std::uint32_t qpn, int port, CompletionQueue& send_cq, CompletionQueue& recv_cq,
+       const RoceConfig& config, double line_rate);
+    std::uint32_t qpn;
+    int port;
+    CompletionQueue* send_cq;
+    CompletionQueue* recv_cq;
+    QpState state = QpState::kInit;
+    fabric::EndpointId remote = fabric::kNoEndpoint;
+    std::uint32_t remote_qpn = 0, remote_ip = 0;
+    std::uint64_t remote_mac = 0;
+    std::uint16_t udp_source = 0;
+
+    Requester requester;
+    Responder responder;
+    Dcqcn dcqcn;
+    Flow flow[2];
+    core::TimePs next_send_ps = 0;  // DCQCN pacing
+
+    // Responder: where the message in progress goes.
+    Ring<RecvRequest> receives;
+    bool in_send = false;  // a SEND's first packet took `receive`
+    RecvRequest receive;
+    std::uint64_t write_address = 0;
+    std::uint64_t message_bytes = 0;
+    Ring<ReadWork> reads;
+    // An ACK or NAK waiting for READ responses with lower PSNs to leave first.
+    bool ack_deferred = false;
+    fabric::AckSyndrome deferred_syndrome = fabric::AckSyndrome::kAck;
+    std::uint32_t deferred_psn = 0;
+    core::TimePs deferred_ready_ps = 0;
+    bool cnp_sent = false;
+    core::TimePs last_cnp_ps = 0;
+
+    bool timer_queued = false;  // a timeout entry for this QP is in the timer heap
+    core::TrackId track{};
+    core::TimePs last_span_end = 0;
+    core::TimeWeighted* rate_level = nullptr;
+  };
+
+  // A frame the port sends before data.
+  struct Control {
+    enum class Kind : std::uint8_t { kAck, kCnp };
+    Kind kind = Kind::kAck;
+    fabric::AckSyndrome syndrome = fabric::AckSyndrome::kAck;
+    std::uint32_t qp = 0;  // index
+    std::uint32_t psn = 0, msn = 0;
+    core::TimePs ready_ps = 0;
+  };
+
+  struct Port {
+    fabric::Link* link = nullptr;
+    int side = 0;
+    fabric::EndpointId address = fabric::kNoEndpoint;
+    std::uint32_t ip = 0;
+    std::uint64_t mac = 0;
+    core::Bandwidth rate{};
+    Ring<Control> control;
+    core::TimePs paused_until[8] = {};
+    int rr = -1;  // the flow offered the link next
+    int linked = 0;
+    PortStats stats{};
+  };
+
+  // Work the NIC does at a future time.
+  struct Timed {
+    enum class Kind : std::uint8_t { kTimeout, kRetire, kReceiveCompletion, kFail };
+    core::TimePs at = 0;
+    std::uint64_t order = 0;  // ties break in scheduling order
+    Kind kind = Kind::kRetire;
+    std::uint32_t qp = 0;
+    Completion completion;  // kReceiveCompletion; kFail carries its status here
+    bool operator>(const Timed& o) const { return at != o.at ? at > o.at : order > o.order; }
+  };
+
+  struct Arrival {
+    fabric::Packet* packet = nullptr;
+    int port = 0;
+    core::TimePs at = 0;
+  };
+
+  // ---- nic.cpp: verbs, sending, timers
+  Qp& qp_of(std::uint32_t qpn, const char* call);
+  const Qp& qp_of(std::uint32_t qpn, const char* call) const;
+  [[noreturn]] void reject(const char* call, const std::string& problem) const;
+  void check_send(const Qp& qp, const SendRequest& request) const;
+  std::uint32_t index_of(const Qp& qp) const { return qp.qpn - kFirstQpn; }
+
+  enum Tag : std::uint32_t { kArrival, kTimer };
+  void fire(std::uint32_t tag) override;
+  void wake(int port) { ports_[port].link->wake(ports_[port].side); }
+  // Nothing new on the port can leave before `at`.
+  void wake_at(int port, core::TimePs at) { ports_[port].link->wake_at(ports_[port].side, at); }
+  void kick(Qp& qp, FlowKind kind, core::TimePs issue_ps);
+  void restart_requester(Qp& qp);
+  void discard(Flow& flow);
+  bool stage(Qp& qp, FlowKind kind, core::TimePs issue_ps);
+  bool stage_request(Qp& qp, core::TimePs issue_ps);
+  bool stage_response(Qp& qp, core::TimePs issue_ps);
+  fabric::Packet* new_packet(const Qp& qp, int priority) const;
+  fabric::Packet* next_data(Port& port, core::TimePs now, core::TimePs& retry);
+  fabric::Packet* take(Qp& qp, FlowKind kind, core::TimePs now);
+  fabric::Packet* build_control(const Control& c);
+  void link_flow(Qp& qp, FlowKind kind);
+  void unlink_flow(Port& port, int flow);
+  Flow& flow_of(int id) { return qps_[static_cast<std::size_t>(id / 2)].flow[id % 2]; }
+
+  // Memory: a bulk transfer issued at `at`; false if the memory rejected it.
+  bool transfer(tlm::tlm_command command, std::uint64_t address, std::uint8_t* data,
+                std::uint32_t length, core::TimePs at, core::TimePs& done);
+
+  void schedule(core::TimePs at, Timed::Kind kind, std::uint32_t qp,
+                const Completion& completion = {});
+  void on_timer();
+  void run(const Timed& t);
+  void ensure_timer(Qp& qp);
+  void on_timeout(Qp& qp, core::TimePs now);
+  void retire(Qp& qp);
+  void complete_send(Qp& qp, const SendWqe& wqe, CompletionStatus status);
+  void deliver(CompletionQueue& cq, const Completion& c);
+  void fail_qp(Qp& qp, CompletionStatus send_status);
+
+  // ---- nic_receive.cpp: received packets
+  void on_arrival();
+  void process(fabric::Packet* packet, int port);
+  void on_pfc(const fabric::Packet& packet, int port);
+  void on_request(Qp& qp, fabric::Packet& packet);
+  void take_request(Qp& qp, fabric::Packet& packet);
+  bool place_send(Qp& qp, fabric::Packet& packet, std::uint64_t& address);
+  void take_read_request(Qp& qp, const fabric::Packet& packet);
+  void reexecute_read(Qp& qp, const fabric::Packet& packet);
+  void on_acknowledge(Qp& qp, const fabric::Packet& packet);
+  void on_read_response(Qp& qp, fabric::Packet& packet);
+  void after_progress(Qp& qp, const Requester::Progress& progress);
+  void on_cnp(Qp& qp);
+  void maybe_send_cnp(Qp& qp);
+  void send_ack(Qp& qp, fabric::AckSyndrome syndrome, std::uint32_t psn, core::TimePs ready_ps);
+  void flush_deferred_ack(Qp& qp, core::TimePs ready_ps);
+  void receive_completion(Qp& qp, const RecvRequest& r, CompletionOpcode op,
+                          CompletionStatus status, std::uint64_t bytes, const fabric::Packet* imm,
+                          core::TimePs at);
+
+  RoceConfig config_;
+  std::uint64_t rto_ps_;
+  std::vector<Port> ports_;
+  std::deque<Qp> qps_;  // by index = QPN - kFirstQpn; a deque keeps references stable
+  core::EventQueue* queue_;
+  Ring<Arrival> arrivals_;     // one queue callback each, in arrival order
+  std::vector<Timed> timers_;  // a min-heap on (at, order)
+  std::uint64_t timer_order_ = 0;
+  core::TimePs timer_armed_ps_ = kNever;  // the queue callback that runs timers; others are stale
+  tlm::tlm_generic_payload trans_;
+  core::Counter* completions_;
+  core::Counter* completion_errors_;
+};
+
+}  // namespace podsim::roce

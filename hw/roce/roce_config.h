@@ -1,0 +1,150 @@
+// Configuration of a RoCE v2 NIC: path MTU, acknowledgement coalescing, retransmission, pipeline
+// latencies, traffic classes, and DCQCN congestion control.
+// Captures: every number the NIC model uses, each with its source (network.md unless noted).
+// Ignores: per-QP overrides (every QP of a NIC shares these values) and the chip-level NIC
+// description (port count and speed live in the chip and system configs; the port speed is the
+// rate of the link a port is attached to).
+#pragma once
+
+#include <cstdint>
+
+#include "hw/core/config_binding.h"
+#include "hw/core/units.h"
+
+namespace podsim::roce {
+
+// DCQCN reaction point (sender) and notification point (receiver) parameters. Defaults are the
+// "dcqcn" set of HPCC's ns-3 simulator (network.md 2) where it has one.
+struct DcqcnConfig {
+  bool enabled = true;
+  core::Duration alpha_update_period{1000000};     // 1 us
+  core::Duration rate_decrease_period{4000000};    // 4 us
+  core::Duration rate_increase_period{300000000};  // 300 us
+  core::ByteSize byte_counter{10000000};           // 10 MB
+  double g = 1.0 / 256;
+  int fast_recovery_rounds = 1;
+  core::Bandwidth additive_increase{20e6};  // 20 Mb/s
+  core::Bandwidth hyper_increase{200e6};    // 200 Mb/s
+  core::Bandwidth min_rate{1e9};            // 1 Gb/s
+  double initial_alpha = 1.0;
+
+  template <class V>
+  void describe(V& v) {
+    v.field("enabled", enabled,
+            core::Spec("run DCQCN: receivers send CNPs for CE-marked data, senders pace QPs")
+                .source("network.md 2: DCQCN is the RoCE congestion control of both anchors"));
+    v.field("alpha_update_period", alpha_update_period,
+            core::Spec("alpha decays by (1-g) per period without a CNP")
+                .positive()
+                .source("network.md 2, HPCC run.py dcqcn: 1us (DCQCN paper 55us)"));
+    v.field("rate_decrease_period", rate_decrease_period,
+            core::Spec("at most one rate cut per period; later CNPs wait for the next")
+                .positive()
+                .source("network.md 2, HPCC dcqcn: 4us; NVIDIA rate_reduce_monitor_period 4us"));
+    v.field("rate_increase_period", rate_increase_period,
+            core::Spec("rate-increase timer")
+                .positive()
+                .source("network.md 2, HPCC dcqcn: 300us (DCQCN paper 55us)"));
+    v.field("byte_counter", byte_counter,
+            core::Spec("bytes sent per byte-counter increase event; 0 disables the counter")
+                .source("network.md 2: DCQCN paper 10MB (HPCC's simulator has none; NVIDIA "
+                        "rpg_byte_reset 32767B)"));
+    v.field("g", g,
+            core::Spec("alpha gain").range(0, 1).source("network.md 2: 1/256 (HPCC, paper)"));
+    v.field("fast_recovery_rounds", fast_recovery_rounds,
+            core::Spec("F: increase events spent in fast recovery after a cut")
+                .range(0, 1000)
+                .source("network.md 2: HPCC dcqcn 1 (paper 5)"));
+    v.field("additive_increase", additive_increase,
+            core::Spec("AI: target-rate step of additive increase")
+                .min(0)
+                .source("network.md 2: HPCC 5Mb/s per 25Gb/s of line rate, 20Mb/s at 100G"));
+    v.field("hyper_increase", hyper_increase,
+            core::Spec("HAI: target-rate step of hyper increase")
+                .min(0)
+                .source("network.md 2: HPCC 50Mb/s per 25Gb/s of line rate, 200Mb/s at 100G"));
+    v.field("min_rate", min_rate,
+            core::Spec("floor of the sending rate")
+                .positive()
+                .source("network.md 2: HPCC 1Gb/s (NVIDIA rpg_min_rate 1Mb/s)"));
+    v.field("initial_alpha", initial_alpha,
+            core::Spec("alpha before the first CNP")
+                .range(0, 1)
+                .source("DCQCN paper 1; NVIDIA initial_alpha 1023/1024 (network.md 2)"));
+  }
+};
+
+struct RoceConfig {
+  int mtu = 4096;
+  int ack_every = 1;
+  int retransmit_timeout = 14;  // exponent t: 4.096us x 2^t
+  int retry_limit = 7;
+  core::Duration nak_interval{500000000};      // 500 us
+  core::Duration tx_pipeline_latency{500000};  // 500 ns
+  core::Duration rx_pipeline_latency{500000};  // 500 ns
+  int data_priority = 3;
+  int control_priority = 6;
+  core::Duration cnp_interval{4000000};  // 4 us
+  bool functional = true;
+  DcqcnConfig dcqcn;
+
+  // 4.096 us x 2^t in picoseconds; 0 when t is 0 (IBTA: no timeout).
+  std::uint64_t retransmit_timeout_ps() const {
+    return retransmit_timeout == 0 ? 0 : std::uint64_t{4096000} << retransmit_timeout;
+  }
+
+  template <class V>
+  void describe(V& v) {
+    v.field("mtu", mtu,
+            core::Spec("path MTU: payload bytes per packet (256, 512, 1024, 2048 or 4096)")
+                .range(256, 4096)
+                .source("network.md 2: 4096B, IBTA RoCEv2"));
+    v.field("ack_every", ack_every,
+            core::Spec("responder sends one ACK per this many packets (and on AckReq)")
+                .range(1, 1 << 20)
+                .source("network.md 2: one per packet, HPCC L2_ACK_INTERVAL 1"));
+    v.field("retransmit_timeout", retransmit_timeout,
+            core::Spec("local ACK timeout exponent t: timeout = 4.096us x 2^t; 0 = never")
+                .range(0, 31)
+                .source("IBTA 9.7.6.1.3; 14 (67ms) is the perftest default, NCCL uses 18 and "
+                        "HCCL 20 (network.md 1)"));
+    v.field("retry_limit", retry_limit,
+            core::Spec("retransmissions after timeouts before the WQE fails (retry_cnt)")
+                .range(0, 7)
+                .source("IBTA retry_cnt, 3 bits; 7 as perftest and NCCL set it"));
+    v.field("nak_interval", nak_interval,
+            core::Spec("a gap still open this long after its NAK is NAKed again; 0 = once")
+                .min(0)
+                .source("network.md 2: NAK rate-limit 500us (HPCC rdma-hw.cc)"));
+    v.field("tx_pipeline_latency", tx_pipeline_latency,
+            core::Spec("doorbell or retransmission restart to first packet ready, before the "
+                       "payload read")
+                .min(0)
+                .source("network.md 1: RNIC TX+RX pipelines ~1us per NIC; split evenly"));
+    v.field("rx_pipeline_latency", rx_pipeline_latency,
+            core::Spec("packet tail received to payload write issued / ACK processed")
+                .min(0)
+                .source("network.md 1: RNIC TX+RX pipelines ~1us per NIC; split evenly"));
+    v.field("data_priority", data_priority,
+            core::Spec("802.1p class of data packets (the lossless RoCE class)")
+                .range(0, 7)
+                .source("network.md 2: lossless class for RDMA; 3 is the common RoCE class"));
+    v.field("control_priority", control_priority,
+            core::Spec("802.1p class of ACK, NAK and CNP")
+                .range(0, 7)
+                .source("network.md 2: NVIDIA CNP prio 6; HPCC sends ACKs at high priority"));
+    v.field("cnp_interval", cnp_interval,
+            core::Spec("minimum time between CNPs a receiver sends to one QP")
+                .min(0)
+                .source("network.md 2: NVIDIA min_time_between_cnps 2-4us (DCQCN paper 50us)"));
+    v.field("functional", functional,
+            core::Spec("move payload bytes (false: timing only, memories must be timing only)"));
+    v.section("dcqcn", dcqcn, core::Spec("DCQCN congestion control"));
+  }
+
+  void check(core::ConfigChecks& c) const {
+    if ((mtu & (mtu - 1)) != 0) c.fail("mtu", "must be 256, 512, 1024, 2048 or 4096");
+  }
+};
+
+}  // namespace podsim::roce

@@ -1,0 +1,60 @@
+// A whole system as SystemC modules, elaborated from its topology: per chip a RoCE NIC with all
+// of its ports and the memory its payload moves through, a switch per switch node with its
+// forwarding table, and a link per cable.
+// Captures: every port wired as the topology says, endpoint addresses, per-component seeds
+// mixed from the run seed (so switches and links draw independent streams, and one seed
+// reproduces a run). Ignores: the chips' engines (TPC, MME, DMA), which arrive with their
+// models; until then the memory behind each NIC is a MemoryTarget with the chip's HBM bandwidth
+// (or, for a host without HBM, its PCIe bandwidth).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <systemc>
+
+#include "hw/core/memory_target.h"
+#include "hw/fabric/link.h"
+#include "hw/fabric/switch.h"
+#include "hw/roce/nic.h"
+#include "hw/system/system_config.h"
+#include "hw/system/topology.h"
+
+namespace podsim::system {
+
+struct ModelOptions {
+  std::uint64_t seed = 1;
+};
+
+class SystemModel : public sc_core::sc_module {
+ public:
+  SystemModel(sc_core::sc_module_name name, const SystemConfig& config, Topology topology,
+              const ModelOptions& options);
+
+  const SystemConfig& config() const { return config_; }
+  const Topology& topology() const { return topology_; }
+  int chips() const { return topology_.chips; }
+  roce::Nic& nic(int chip) { return *nics_[static_cast<std::size_t>(chip)]; }
+  core::MemoryTarget& memory(int chip) { return *memories_[static_cast<std::size_t>(chip)]; }
+  // The switch of a topology node, or nullptr when the node is a NIC.
+  fabric::Switch* switch_of_node(int node) { return switches_[static_cast<std::size_t>(node)].get(); }
+  fabric::Link& link(int index) { return *links_[static_cast<std::size_t>(index)]; }
+  std::size_t links() const { return links_.size(); }
+  // Endpoint address of a chip's port.
+  fabric::EndpointId address(int chip, int port) const;
+
+ private:
+  void build_chips(const ModelOptions& options);
+  void build_switches(const ModelOptions& options);
+  void build_links(const ModelOptions& options);
+  core::MemoryTargetConfig memory_config() const;
+
+  SystemConfig config_;
+  Topology topology_;
+  std::vector<std::unique_ptr<core::MemoryTarget>> memories_;
+  std::vector<std::unique_ptr<roce::Nic>> nics_;
+  std::vector<std::unique_ptr<fabric::Switch>> switches_;  // indexed by topology node
+  std::vector<std::unique_ptr<fabric::Link>> links_;
+};
+
+}  // namespace podsim::system

@@ -1,0 +1,266 @@
+// `podsim net`: perftest-style traffic between chips or hosts (ib_write_bw / ib_write_lat
+// patterns, incast, permutation, all-to-all) with per-flow and aggregate goodput, completion
+// times, latency percentiles, and the fabric's drops, pauses, ECN marks, CNPs and retransmits.
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "hw/core/kernel.h"
+#include "hw/core/stats.h"
+#include "hw/core/trace.h"
+#include "sims/command.h"
+#include "sims/net_workload.h"
+
+namespace podsim::sims {
+namespace {
+
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
+// What the fabric counted, summed over every switch, NIC and link.
+struct FabricTotals {
+  std::uint64_t packet_hops = 0, drops = 0, pauses_sent = 0, ecn_marks = 0;
+  std::uint64_t cnps = 0, retransmitted = 0, timeouts = 0, lost_on_links = 0;
+  // Wire bytes per direction of switch-to-switch links: how evenly ECMP spread the load.
+  double uplink_mean_bytes = 0, uplink_max_bytes = 0;
+};
+
+void add_uplink_load(system::SystemModel& model, FabricTotals& t) {
+  using Kind = system::TopologyNode::Kind;
+  const auto& topo = model.topology();
+  std::uint64_t total = 0, count = 0, most = 0;
+  for (std::size_t i = 0; i < topo.links.size(); ++i) {
+    const auto& l = topo.links[i];
+    if (topo.nodes[static_cast<std::size_t>(l.a.node)].kind != Kind::kSwitch ||
+        topo.nodes[static_cast<std::size_t>(l.b.node)].kind != Kind::kSwitch) {
+      continue;
+    }
+    for (int side = 0; side < 2; ++side) {
+      const auto bytes = model.link(static_cast<int>(i)).stats(side).bytes->value();
+      total += bytes;
+      most = std::max(most, bytes);
+      ++count;
+    }
+  }
+  t.uplink_mean_bytes = count ? static_cast<double>(total) / static_cast<double>(count) : 0;
+  t.uplink_max_bytes = static_cast<double>(most);
+}
+
+FabricTotals totals(system::SystemModel& model) {
+  FabricTotals t;
+  for (std::size_t i = 0; i < model.links(); ++i) {
+    for (int side = 0; side < 2; ++side) {
+      const auto& s = model.link(static_cast<int>(i)).stats(side);
+      t.packet_hops += s.frames->value();
+      t.lost_on_links += s.lost->value() + s.corrupted->value();
+    }
+  }
+  for (std::size_t n = 0; n < model.topology().nodes.size(); ++n) {
+    auto* sw = model.switch_of_node(static_cast<int>(n));
+    if (!sw) continue;
+    for (int p = 0; p < sw->ports(); ++p) {
+      const auto& s = sw->port_stats(p);
+      t.drops += s.drops_buffer->value() + s.drops_no_route->value() + s.drops_headroom->value();
+      t.pauses_sent += s.pfc_pause_sent->value();
+      t.ecn_marks += s.ecn_marks->value();
+    }
+  }
+  for (int c = 0; c < model.chips(); ++c) {
+    auto& nic = model.nic(c);
+    for (int p = 0; p < nic.ports(); ++p) {
+      const auto& s = nic.port_stats(p);
+      t.cnps += s.cnps_sent->value();
+      t.retransmitted += s.retransmitted_packets->value();
+      t.timeouts += s.timeouts->value();
+    }
+  }
+  add_uplink_load(model, t);
+  return t;
+}
+
+double goodput_gbps(const FlowResult& f) {
+  const double seconds = static_cast<double>(f.end_ps - f.start_ps) * 1e-12;
+  return seconds > 0 ? static_cast<double>(f.bytes) * 8 / seconds / 1e9 : 0;
+}
+
+core::TimePs percentile(std::vector<core::TimePs> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const auto rank = static_cast<std::size_t>(p / 100 * static_cast<double>(values.size() - 1) + 0.5);
+  return values[std::min(rank, values.size() - 1)];
+}
+
+double us(core::TimePs ps) { return static_cast<double>(ps) * 1e-6; }
+
+class NetCommand : public Command {
+ public:
+  explicit NetCommand(CLI::App& app) {
+    subcommand = app.add_subcommand(
+        "net", "perftest-style traffic: pair (ib_write_bw/lat), incast, permutation, all-to-all");
+    subcommand->add_option("--pattern", pattern_, "pair, incast, permutation or all-to-all")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"pair", "incast", "permutation", "all-to-all"}));
+    subcommand->add_option("--bytes", bytes_text_, "bytes each flow writes (or each message, with --iters)")
+        ->capture_default_str();
+    subcommand->add_option("--mtu", mtu_, "RoCE path MTU (default: the chip's)");
+    subcommand->add_option("--qps", plan_.qps, "queue pairs per flow")->capture_default_str();
+    subcommand->add_option("--from", plan_.from, "pair: sending chip")->capture_default_str();
+    subcommand->add_option("--to", plan_.to, "pair: receiving chip")->capture_default_str();
+    subcommand->add_option("--senders", plan_.senders, "incast: chips 1..N send to chip 0")
+        ->capture_default_str();
+    subcommand->add_option("--rail", plan_.rail, "scale-out port used between boxes")
+        ->capture_default_str();
+    subcommand->add_option("--iters", plan_.iters,
+                           "pair: sequential messages timed one by one (ib_write_lat)")
+        ->capture_default_str();
+    subcommand->add_flag("--timing-only", timing_only_, "move no payload bytes (large studies)");
+  }
+
+  bool simulates() const override { return true; }
+
+  int run(const GlobalOptions& options) override {
+    auto overrides = options.overrides;
+    if (mtu_ > 0) overrides.push_back(fmt::format("chip.nic.roce.mtu={}", mtu_));
+    if (timing_only_) overrides.push_back("chip.nic.roce.functional=false");
+    const auto system = system::load_system(options.system, overrides);
+    plan_.pattern = parse_pattern();
+    plan_.bytes = parse_bytes();
+    plan_.seed = options.seed;
+    if (plan_.qps < 1) throw UsageError("--qps must be at least 1");
+    if (plan_.iters < 0) throw UsageError("--iters must not be negative");
+    auto topology = system::build_topology(system.config, &system.tree);
+    std::vector<FlowResult> flows;
+    try {
+      flows = plan_flows(plan_, topology, system.config);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    if (!options.trace_file.empty()) core::trace_writer().open(options.trace_file);
+    const double cpu_before = cpu_seconds();
+    system::SystemModel model("system", system.config, std::move(topology), {options.seed});
+    NetWorkload workload("net", model, plan_, std::move(flows));
+    const double cpu_elaborated = cpu_seconds();
+    sc_core::sc_start();
+    const double cpu_after = cpu_seconds();
+    return report(options, model, workload, cpu_elaborated - cpu_before, cpu_after - cpu_elaborated);
+  }
+
+ private:
+  NetPattern parse_pattern() const {
+    if (pattern_ == "pair") return NetPattern::kPair;
+    if (pattern_ == "incast") return NetPattern::kIncast;
+    if (pattern_ == "permutation") return NetPattern::kPermutation;
+    return NetPattern::kAllToAll;
+  }
+
+  std::uint64_t parse_bytes() const {
+    std::string error;
+    const auto size = core::parse_byte_size(bytes_text_, &error);
+    if (!size) throw UsageError("--bytes " + bytes_text_ + ": " + error);
+    if (size->bytes == 0) throw UsageError("--bytes must be greater than zero");
+    return size->bytes;
+  }
+
+  int report(const GlobalOptions& options, system::SystemModel& model, const NetWorkload& w,
+             double elaboration_cpu, double run_cpu) const {
+    const auto& flows = w.flows();
+    const auto fabric = totals(model);
+    core::TimePs first = ~core::TimePs{0}, last = 0;
+    std::uint64_t bytes = 0, wrong = 0;
+    std::vector<core::TimePs> completion;
+    bool ok = w.finished();
+    for (const auto& f : flows) {
+      first = std::min(first, f.start_ps);
+      last = std::max(last, f.end_ps);
+      bytes += f.bytes;
+      wrong += f.wrong_bytes;
+      completion.push_back(f.end_ps - f.start_ps);
+      ok = ok && f.ok && f.wrong_bytes == 0;
+    }
+    const double aggregate = static_cast<double>(bytes) * 8 / (static_cast<double>(last - first) * 1e-12) / 1e9;
+    const auto& latencies = w.latencies().empty() ? completion : w.latencies();
+    print_table(flows);
+    fmt::print("aggregate  {} flows, {} in {:.3f} us: {:.2f} Gb/s\n", flows.size(),
+               core::to_string(core::ByteSize{bytes}), us(last - first), aggregate);
+    fmt::print("{}  p50 {:.3f} us, p99 {:.3f} us, max {:.3f} us\n",
+               w.latencies().empty() ? "completion" : "latency   ", us(percentile(latencies, 50)),
+               us(percentile(latencies, 99)), us(percentile(latencies, 100)));
+    fmt::print("fabric     drops {}, pause frames {}, ECN marks {}, CNPs {}, retransmitted {}, "
+               "timeouts {}, lost on links {}\n",
+               fabric.drops, fabric.pauses_sent, fabric.ecn_marks, fabric.cnps,
+               fabric.retransmitted, fabric.timeouts, fabric.lost_on_links);
+    if (fabric.uplink_mean_bytes > 0) {
+      fmt::print("uplinks    switch-to-switch load per direction: max {:.2f}x the mean\n",
+                 fabric.uplink_max_bytes / fabric.uplink_mean_bytes);
+    }
+    fmt::print("data       {}\n", !model.config().chip.nic.roce.functional
+                                      ? std::string("not checked (timing only)")
+                                      : wrong == 0 ? std::string("ok, every byte matches")
+                                                   : fmt::format("{} bytes WRONG", wrong));
+    fmt::print("simulator  {} packet-hops in {:.2f} s CPU ({:.2f} M/s), elaboration {:.2f} s\n",
+               fabric.packet_hops, run_cpu, run_cpu > 0 ? fabric.packet_hops / run_cpu / 1e6 : 0.0,
+               elaboration_cpu);
+    if (!options.stats_file.empty()) core::stats_registry().write(options.stats_file, core::now_ps());
+    if (!options.trace_file.empty()) core::trace_writer().close();
+    if (!options.json_file.empty()) {
+      write_output_file(options.json_file,
+                        to_json(flows, w, fabric, aggregate, first, last, run_cpu, elaboration_cpu).dump(2) + "\n");
+    }
+    return ok ? 0 : 1;
+  }
+
+  static void print_table(const std::vector<FlowResult>& flows) {
+    constexpr std::size_t kShown = 16;
+    fmt::print("{:>6} {:>6} {:>6} {:>12} {:>12} {:>14}\n", "flow", "src", "dst", "bytes",
+               "time (us)", "goodput (Gb/s)");
+    for (std::size_t i = 0; i < std::min(kShown, flows.size()); ++i) {
+      const auto& f = flows[i];
+      fmt::print("{:>6} {:>6} {:>6} {:>12} {:>12.3f} {:>14.2f}{}\n", i, f.src_chip, f.dst_chip,
+                 f.bytes, us(f.end_ps - f.start_ps), goodput_gbps(f), f.ok ? "" : "  FAILED");
+    }
+    if (flows.size() > kShown) fmt::print("{:>6} (and {} more; --json has all)\n", "...", flows.size() - kShown);
+  }
+
+  static nlohmann::json to_json(const std::vector<FlowResult>& flows, const NetWorkload& w,
+                                const FabricTotals& t, double aggregate, core::TimePs first,
+                                core::TimePs last, double run_cpu, double elaboration_cpu) {
+    nlohmann::json j;
+    for (const auto& f : flows) {
+      j["flows"].push_back({{"src", f.src_chip}, {"dst", f.dst_chip}, {"src_port", f.src_port},
+                            {"dst_port", f.dst_port}, {"bytes", f.bytes},
+                            {"start_ps", f.start_ps}, {"end_ps", f.end_ps},
+                            {"goodput_gbps", goodput_gbps(f)}, {"ok", f.ok},
+                            {"wrong_bytes", f.wrong_bytes}});
+    }
+    j["latencies_ps"] = w.latencies();
+    j["aggregate_goodput_gbps"] = aggregate;
+    j["duration_ps"] = last - first;
+    j["fabric"] = {{"packet_hops", t.packet_hops}, {"drops", t.drops},
+                   {"pause_frames", t.pauses_sent}, {"ecn_marks", t.ecn_marks},
+                   {"cnps", t.cnps}, {"retransmitted", t.retransmitted},
+                   {"timeouts", t.timeouts}, {"lost_on_links", t.lost_on_links},
+                   {"uplink_mean_bytes", t.uplink_mean_bytes},
+                   {"uplink_max_bytes", t.uplink_max_bytes}};
+    j["simulator"] = {{"run_cpu_seconds", run_cpu}, {"elaboration_cpu_seconds", elaboration_cpu}};
+    return j;
+  }
+
+  std::string pattern_ = "pair";
+  std::string bytes_text_ = "1MiB";
+  int mtu_ = 0;
+  bool timing_only_ = false;
+  NetPlan plan_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> add_net_command(CLI::App& app) { return std::make_unique<NetCommand>(app); }
+
+}  // namespace podsim::sims

@@ -1,0 +1,154 @@
+// DCQCN's rate cut, alpha, decrease period, increase stages, byte counter and recovery.
+#include "hw/roce/dcqcn.h"
+
+#include <gtest/gtest.h>
+
+namespace podsim::roce {
+namespace {
+
+constexpr double kLine = 100e9;
+constexpr core::TimePs kUs = 1000000;
+
+double decay(double alpha, int periods) {
+  for (int i = 0; i < periods; ++i) alpha *= 1 - 1.0 / 256;
+  return alpha;
+}
+
+TEST(Dcqcn, StartsAtLineRateWithInitialAlpha) {
+  Dcqcn d(DcqcnConfig{}, kLine);
+  d.advance(10 * kUs);
+  EXPECT_EQ(d.rate(), kLine);
+  EXPECT_FALSE(d.limited());
+  EXPECT_EQ(d.alpha(1000 * kUs), 1.0);  // alpha runs from the first CNP on
+}
+
+TEST(Dcqcn, CnpCutsRateByHalfAlpha) {
+  Dcqcn d(DcqcnConfig{}, kLine);
+  d.on_cnp(5 * kUs);
+  EXPECT_EQ(d.rate(), 50e9);  // Rc (1 - 1/2)
+  EXPECT_EQ(d.target_rate(), kLine);
+  EXPECT_EQ(d.alpha(5 * kUs), 1.0);  // (1 - g) 1 + g
+  EXPECT_EQ(d.cuts(), 1u);
+}
+
+TEST(Dcqcn, AlphaDecaysPerPeriodAndSetsTheNextCut) {
+  Dcqcn d(DcqcnConfig{}, kLine);
+  d.on_cnp(0);
+  const double a = decay(1.0, 10);
+  EXPECT_DOUBLE_EQ(d.alpha(10 * kUs + 999), a);
+  d.on_cnp(10 * kUs + 999);
+  EXPECT_DOUBLE_EQ(d.target_rate(), 50e9);
+  EXPECT_DOUBLE_EQ(d.rate(), 50e9 * (1 - a / 2));
+  EXPECT_DOUBLE_EQ(d.alpha(10 * kUs + 999), (1 - 1.0 / 256) * a + 1.0 / 256);
+}
+
+TEST(Dcqcn, AtMostOneCutPerDecreasePeriod) {
+  Dcqcn d(DcqcnConfig{}, kLine);
+  d.on_cnp(0);
+  d.on_cnp(1 * kUs);
+  d.on_cnp(2 * kUs);
+  EXPECT_EQ(d.cuts(), 1u);
+  EXPECT_EQ(d.rate(), 50e9);
+  d.advance(4 * kUs - 1);
+  EXPECT_EQ(d.cuts(), 1u);
+  d.advance(4 * kUs);  // the CNPs inside the period are applied when it ends
+  EXPECT_EQ(d.cuts(), 2u);
+  EXPECT_DOUBLE_EQ(d.rate(), 50e9 * (1 - decay(1.0, 4) / 2));
+}
+
+TEST(Dcqcn, FastRecoveryThenAdditiveIncrease) {
+  DcqcnConfig c;  // F = 1, timer 300 us, byte counter 10 MB (not reached)
+  Dcqcn d(c, kLine);
+  d.on_cnp(0);
+  d.advance(300 * kUs - 1);
+  EXPECT_EQ(d.rate(), 50e9);
+  d.advance(300 * kUs);
+  EXPECT_EQ(d.rate(), 75e9);  // fast recovery towards Rt
+  EXPECT_EQ(d.target_rate(), kLine);
+  d.advance(600 * kUs);
+  EXPECT_EQ(d.rate(), 87.5e9);  // additive increase; Rt stays capped at the line rate
+}
+
+TEST(Dcqcn, AdditiveIncreaseRaisesTheTarget) {
+  DcqcnConfig c;
+  c.fast_recovery_rounds = 0;
+  c.additive_increase = core::Bandwidth{1e9};
+  Dcqcn d(c, kLine);
+  d.on_cnp(0);
+  d.on_cnp(4 * kUs);  // Rt = 50 Gb/s
+  const double rc = d.rate();
+  d.advance(304 * kUs);
+  EXPECT_DOUBLE_EQ(d.target_rate(), 51e9);
+  EXPECT_DOUBLE_EQ(d.rate(), (51e9 + rc) / 2);
+}
+
+TEST(Dcqcn, TimerOnlyGoesToHyperIncrease) {
+  DcqcnConfig c;
+  c.fast_recovery_rounds = 0;
+  c.byte_counter = core::ByteSize{0};
+  c.hyper_increase = core::Bandwidth{1e9};
+  Dcqcn d(c, kLine);
+  d.on_cnp(0);
+  d.on_cnp(4 * kUs);
+  d.advance(304 * kUs);
+  EXPECT_DOUBLE_EQ(d.target_rate(), 51e9);  // i = 1
+  d.advance(604 * kUs);
+  EXPECT_DOUBLE_EQ(d.target_rate(), 53e9);  // i = 2
+}
+
+TEST(Dcqcn, ByteCounterDrivesIncreaseEvents) {
+  DcqcnConfig c;
+  c.byte_counter = core::ByteSize{1000000};
+  Dcqcn d(c, kLine);
+  d.on_cnp(0);
+  d.on_sent(999999, 10 * kUs);
+  EXPECT_EQ(d.rate(), 50e9);
+  d.on_sent(1, 11 * kUs);
+  EXPECT_EQ(d.rate(), 75e9);  // B = 1 <= F: fast recovery
+}
+
+TEST(Dcqcn, RateNeverFallsBelowTheMinimum) {
+  DcqcnConfig c;
+  c.min_rate = core::Bandwidth{40e9};
+  Dcqcn d(c, kLine);
+  d.on_cnp(0);
+  d.on_cnp(4 * kUs);
+  EXPECT_EQ(d.rate(), 40e9);
+}
+
+TEST(Dcqcn, RecoversToExactlyTheLineRate) {
+  Dcqcn d(DcqcnConfig{}, kLine);
+  d.on_cnp(0);
+  d.advance(20000 * kUs);
+  EXPECT_EQ(d.rate(), kLine);
+  EXPECT_FALSE(d.limited());
+}
+
+TEST(Dcqcn, LazyEvaluationEqualsStepping) {
+  Dcqcn lazy(DcqcnConfig{}, kLine), stepped(DcqcnConfig{}, kLine);
+  const core::TimePs cnps[] = {3 * kUs, 5 * kUs, 900 * kUs, 2000 * kUs};
+  for (const core::TimePs t : cnps) {
+    for (core::TimePs s = 0; s < t; s += kUs / 2) stepped.advance(s);
+    stepped.on_cnp(t);
+    lazy.on_cnp(t);
+  }
+  for (core::TimePs s = 0; s <= 5000 * kUs; s += kUs) stepped.advance(s);
+  lazy.advance(5000 * kUs);
+  EXPECT_EQ(lazy.rate(), stepped.rate());
+  EXPECT_EQ(lazy.target_rate(), stepped.target_rate());
+  EXPECT_EQ(lazy.cuts(), stepped.cuts());
+}
+
+TEST(Dcqcn, ObserverSeesEveryChange) {
+  Dcqcn d(DcqcnConfig{}, kLine);
+  core::TimeWeighted level;
+  d.observe(&level, 0);
+  d.on_cnp(100 * kUs);
+  d.advance(400 * kUs);  // back to 75 Gb/s at 400 us
+  EXPECT_EQ(level.level(), 75.0);
+  // 100 us at 100, 300 us at 50, 100 us at 75 over the first 500 us.
+  EXPECT_DOUBLE_EQ(level.average(500 * kUs), (100.0 * 100 + 50.0 * 300 + 75.0 * 100) / 500);
+}
+
+}  // namespace
+}  // namespace podsim::roce

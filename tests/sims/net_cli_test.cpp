@@ -1,0 +1,138 @@
+// `podsim net` end to end on modeled systems: incast with and without PFC, DCQCN fairness,
+// ECMP spread on a fat tree, lossy links, determinism, and bad arguments.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/test_support.h"
+
+namespace podsim {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kLeaf8 =
+    "name: leaf8\n"
+    "description: eight hosts on one leaf switch\n"
+    "chip: roce-host\n"
+    "box: {chips: 1, wiring: none}\n"
+    "boxes: 8\n"
+    "scale_out: {ports_per_chip: 1}\n"
+    "network: {kind: leaf-spine, leaf_down_ports: 8}\n";
+
+// DCQCN timers of the DCQCN paper (network.md 2), with which two flows share a port fairly.
+const std::vector<std::string> kPaperDcqcn = {
+    "--set", "chip.nic.roce.dcqcn.alpha_update_period=50us",
+    "--set", "chip.nic.roce.dcqcn.rate_decrease_period=50us",
+    "--set", "chip.nic.roce.dcqcn.rate_increase_period=55us",
+    "--set", "chip.nic.roce.dcqcn.fast_recovery_rounds=5",
+    "--set", "chip.nic.roce.cnp_interval=50us"};
+
+class NetCli : public ::testing::Test {
+ protected:
+  // Runs podsim net with --json and returns the parsed results (exit status must be 0).
+  nlohmann::json net(std::vector<std::string> args) {
+    const auto json = dir_ / "net.json";
+    args.insert(args.begin(), "net");
+    args.insert(args.end(), {"--json", json.string(), "-q"});
+    last_ = test::run_program(PODSIM_BINARY, args);
+    EXPECT_EQ(last_.exit_status, 0) << last_.out << last_.err;
+    return nlohmann::json::parse(test::read_text(json));
+  }
+  std::string leaf8() { return dir_.write("leaf8.yaml", kLeaf8).string(); }
+
+  test::TempDir dir_;
+  test::RunResult last_;
+};
+
+TEST_F(NetCli, PfcMakesSevenToOneIncastLosslessAtLineRate) {
+  const auto j = net({"--system", leaf8(), "--pattern", "incast", "--senders", "7", "--bytes",
+                      "4MiB", "--timing-only", "--set", "chip.nic.roce.dcqcn.enabled=false"});
+  EXPECT_EQ(j["fabric"]["drops"], 0);
+  EXPECT_GT(j["fabric"]["pause_frames"].get<int>(), 0);
+  EXPECT_GE(j["aggregate_goodput_gbps"].get<double>(), 97.0);  // of the 100 Gb/s line
+  EXPECT_EQ(j["flows"].size(), 7u);
+}
+
+TEST_F(NetCli, WithoutPfcASmallBufferDropsAndTheFlowsRecover) {
+  const auto j = net({"--system", leaf8(), "--pattern", "incast", "--senders", "7", "--bytes",
+                      "1MiB", "--timing-only", "--set", "network.switch.pfc.enabled=false", "--set",
+                      "network.switch.buffer=256KiB", "--set", "chip.nic.roce.retransmit_timeout=8"});
+  EXPECT_GT(j["fabric"]["drops"].get<int>(), 0);
+  EXPECT_GT(j["fabric"]["retransmitted"].get<int>(), 0);
+  for (const auto& f : j["flows"]) EXPECT_TRUE(f["ok"].get<bool>());
+}
+
+TEST_F(NetCli, DcqcnSharesAPortFairlyBetweenTwoFlows) {
+  std::vector<std::string> args = {"--system", leaf8(), "--pattern", "incast", "--senders", "2",
+                                   "--bytes", "32MiB", "--timing-only"};
+  args.insert(args.end(), kPaperDcqcn.begin(), kPaperDcqcn.end());
+  const auto j = net(args);
+  EXPECT_GT(j["fabric"]["cnps"].get<int>(), 0);
+  const double fair = 100.0 * 4096 / 4178 / 2;  // half the goodput ceiling
+  for (const auto& f : j["flows"]) {
+    EXPECT_NEAR(f["goodput_gbps"].get<double>(), fair, 0.1 * fair) << f.dump();
+  }
+}
+
+TEST_F(NetCli, EcmpSpreadsAPermutationOverTheFatTree) {
+  const auto j = net({"--system", "fattree-k16", "--pattern", "permutation", "--bytes", "256KiB",
+                      "--qps", "32", "--timing-only"});
+  const double mean = j["fabric"]["uplink_mean_bytes"], most = j["fabric"]["uplink_max_bytes"];
+  EXPECT_GT(mean, 0);
+  EXPECT_LE(most, 2 * mean);
+  EXPECT_EQ(j["flows"].size(), 1024u);
+}
+
+TEST_F(NetCli, LossyInBoxLinkStillDeliversEveryByte) {
+  const auto j = net({"--system", "hls2", "--pattern", "pair", "--bytes", "8MiB", "--set",
+                      "box.cable.loss_rate=0.01"});
+  EXPECT_GT(j["fabric"]["lost_on_links"].get<int>(), 0);
+  EXPECT_GE(j["fabric"]["retransmitted"].get<int>(), j["fabric"]["lost_on_links"].get<int>() / 2);
+  EXPECT_EQ(j["flows"][0]["wrong_bytes"], 0);
+  EXPECT_THAT(last_.out, HasSubstr("ok, every byte matches"));
+}
+
+TEST_F(NetCli, PairLatencyIsReportedPerMessage) {
+  const auto j = net({"--system", "hls2", "--pattern", "pair", "--bytes", "8B", "--iters", "10"});
+  ASSERT_EQ(j["latencies_ps"].size(), 10u);
+  // Every message takes the same time on an idle link.
+  EXPECT_EQ(j["latencies_ps"][0], j["latencies_ps"][9]);
+  EXPECT_THAT(last_.out, HasSubstr("latency     p50"));
+}
+
+TEST_F(NetCli, SameSeedGivesByteIdenticalStats) {
+  std::vector<std::string> stats;
+  for (int run = 0; run < 2; ++run) {
+    const auto file = dir_ / ("s" + std::to_string(run) + ".json");
+    net({"--system", leaf8(), "--pattern", "permutation", "--bytes", "256KiB", "--seed", "5",
+         "--stats", file.string()});
+    stats.push_back(test::read_text(file));
+  }
+  EXPECT_EQ(stats[0], stats[1]);
+  EXPECT_THAT(stats[0], HasSubstr("rail0_leaf0"));
+  const auto other = net({"--system", leaf8(), "--pattern", "permutation", "--bytes", "256KiB",
+                          "--seed", "6"});
+  const auto first = net({"--system", leaf8(), "--pattern", "permutation", "--bytes", "256KiB",
+                          "--seed", "5"});
+  EXPECT_NE(other["flows"], first["flows"]);  // another seed, another permutation
+}
+
+TEST_F(NetCli, BadArgumentsExitWithStatus2) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"net", "--pattern", "ring"},
+        {"net", "--pattern", "incast", "--senders", "8"},
+        {"net", "--from", "3", "--to", "3"},
+        {"net", "--to", "9"},
+        {"net", "--bytes", "0B"},
+        {"net", "--qps", "0"},
+        {"net", "--system", "hls2-pod128", "--to", "100", "--rail", "5"}}) {
+    const auto r = test::run_program(PODSIM_BINARY, args);
+    EXPECT_EQ(r.exit_status, 2) << args.back() << r.err;
+    EXPECT_FALSE(r.err.empty());
+  }
+}
+
+}  // namespace
+}  // namespace podsim
