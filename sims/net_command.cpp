@@ -8,6 +8,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "hw/core/event_queue.h"
 #include "hw/core/kernel.h"
 #include "hw/core/stats.h"
 #include "hw/core/trace.h"
@@ -248,7 +249,9 @@ class NetCommand : public Command {
                    {"timeouts", t.timeouts}, {"lost_on_links", t.lost_on_links},
                    {"uplink_mean_bytes", t.uplink_mean_bytes},
                    {"uplink_max_bytes", t.uplink_max_bytes}};
-    j["simulator"] = {{"run_cpu_seconds", run_cpu}, {"elaboration_cpu_seconds", elaboration_cpu}};
+    j["simulator"] = {{"run_cpu_seconds", run_cpu},
+                      {"elaboration_cpu_seconds", elaboration_cpu},
+                      {"event_queue_callbacks", core::event_queue().fired()}};
     return j;
   }
 

@@ -16,7 +16,7 @@ void EventQueue::schedule(TimePs at, Timed& target, std::uint32_t tag) {
   const TimePs now = now_ps();
   at = std::max(at, now);
   heap_.push_back({at, next_order_++, &target, tag});
-  std::push_heap(heap_.begin(), heap_.end(), later);
+  std::push_heap(heap_.begin(), heap_.end(), Later{});
   // Inside run() the loop picks the entry up; otherwise wake the process in time for it.
   if (!running_ && at < armed_ps_) {
     armed_ps_ = at;
@@ -29,7 +29,7 @@ void EventQueue::run() {
   armed_ps_ = ~TimePs{0};
   running_ = true;
   while (!heap_.empty() && heap_.front().at <= now) {
-    std::pop_heap(heap_.begin(), heap_.end(), later);
+    std::pop_heap(heap_.begin(), heap_.end(), Later{});
     const Entry e = heap_.back();
     heap_.pop_back();
     ++fired_;

@@ -42,9 +42,12 @@ class EventQueue : public sc_core::sc_module {
     Timed* target;
     std::uint32_t tag;
   };
-  static bool later(const Entry& a, const Entry& b) {
-    return a.at != b.at ? a.at > b.at : a.order > b.order;
-  }
+  // A function object, not a function pointer, so the heap algorithms inline the comparison.
+  struct Later {
+    bool operator()(const Entry& a, const Entry& b) const {
+      return a.at != b.at ? a.at > b.at : a.order > b.order;
+    }
+  };
   void run();
   void arm(TimePs now);
 
