@@ -11,13 +11,13 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 
 #include <systemc>
 
 #include "hw/core/config_binding.h"
 #include "hw/core/event_queue.h"
 #include "hw/core/random.h"
+#include "hw/core/ring.h"
 #include "hw/core/stats.h"
 #include "hw/core/units.h"
 #include "hw/fabric/packet.h"
@@ -113,7 +113,7 @@ class Link : public sc_core::sc_module, private core::Timed {
       core::TimePs arrival_ps;
       Packet* packet;
     };
-    std::deque<InFlight> in_flight;  // in order: one transmitter, one propagation delay
+    core::Ring<InFlight> in_flight;  // in order: one transmitter, one propagation delay
     core::Random random;
     DirectionStats stats{};
   };

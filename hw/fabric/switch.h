@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "hw/core/config_binding.h"
+#include "hw/core/ring.h"
 #include "hw/core/random.h"
 #include "hw/core/stats.h"
 #include "hw/core/trace.h"
@@ -239,33 +240,6 @@ class SharedBuffer {
   std::vector<Ingress> ingress_;
 };
 
-// A FIFO on a power-of-two ring that only grows, so a queue in steady state never allocates.
-template <class T>
-class RingQueue {
- public:
-  bool empty() const { return size_ == 0; }
-  std::size_t size() const { return size_; }
-  T& front() { return slots_[head_]; }
-  void push_back(const T& value) {
-    if (size_ == slots_.size()) grow();
-    slots_[(head_ + size_) & (slots_.size() - 1)] = value;
-    ++size_;
-  }
-  void pop_front() {
-    head_ = (head_ + 1) & (slots_.size() - 1);
-    --size_;
-  }
-
- private:
-  void grow() {
-    std::vector<T> bigger(slots_.empty() ? 16 : slots_.size() * 2);
-    for (std::size_t i = 0; i < size_; ++i) bigger[i] = slots_[(head_ + i) & (slots_.size() - 1)];
-    slots_.swap(bigger);
-    head_ = 0;
-  }
-  std::vector<T> slots_;
-  std::size_t head_ = 0, size_ = 0;
-};
 
 // ---------------------------------------------------------------------------------------------
 // The module
@@ -341,7 +315,7 @@ class Switch : public sc_core::sc_module, public LinkEndpoint {
   Packet* make_pfc_frame(int port, core::TimePs now);
   void mark_ecn(Packet* p, int port, int priority);
   void wake(int port);
-  RingQueue<QueuedFrame>& queue(int port, int priority) {
+  core::Ring<QueuedFrame>& queue(int port, int priority) {
     return queues_[static_cast<std::size_t>(port) * config_.priorities + priority];
   }
 
@@ -352,7 +326,7 @@ class Switch : public sc_core::sc_module, public LinkEndpoint {
   RouteTable routes_;
   SharedBuffer buffer_;
   std::vector<Port> ports_;
-  std::vector<RingQueue<QueuedFrame>> queues_;
+  std::vector<core::Ring<QueuedFrame>> queues_;
   core::Random random_;
   core::Counter* high_water_ = nullptr;
   core::TrackId track_;

@@ -45,7 +45,7 @@
 #include "hw/roce/dcqcn.h"
 #include "hw/roce/requester.h"
 #include "hw/roce/responder.h"
-#include "hw/roce/ring.h"
+#include "hw/core/ring.h"
 #include "hw/roce/roce_config.h"
 #include "hw/roce/verbs.h"
 
@@ -158,12 +158,12 @@ class Nic : public sc_core::sc_module, public fabric::LinkEndpoint, private core
     core::TimePs next_send_ps = 0;  // DCQCN pacing
 
     // Responder: where the message in progress goes.
-    Ring<RecvRequest> receives;
+    core::Ring<RecvRequest> receives;
     bool in_send = false;  // a SEND's first packet took `receive`
     RecvRequest receive;
     std::uint64_t write_address = 0;
     std::uint64_t message_bytes = 0;
-    Ring<ReadWork> reads;
+    core::Ring<ReadWork> reads;
     // An ACK or NAK waiting for READ responses with lower PSNs to leave first.
     bool ack_deferred = false;
     fabric::AckSyndrome deferred_syndrome = fabric::AckSyndrome::kAck;
@@ -195,7 +195,7 @@ class Nic : public sc_core::sc_module, public fabric::LinkEndpoint, private core
     std::uint32_t ip = 0;
     std::uint64_t mac = 0;
     core::Bandwidth rate{};
-    Ring<Control> control;
+    core::Ring<Control> control;
     core::TimePs paused_until[8] = {};
     int rr = -1;  // the flow offered the link next
     int linked = 0;
@@ -285,7 +285,7 @@ class Nic : public sc_core::sc_module, public fabric::LinkEndpoint, private core
   std::vector<Port> ports_;
   std::deque<Qp> qps_;  // by index = QPN - kFirstQpn; a deque keeps references stable
   core::EventQueue* queue_;
-  Ring<Arrival> arrivals_;     // one queue callback each, in arrival order
+  core::Ring<Arrival> arrivals_;     // one queue callback each, in arrival order
   std::vector<Timed> timers_;  // a min-heap on (at, order)
   std::uint64_t timer_order_ = 0;
   core::TimePs timer_armed_ps_ = kNever;  // the queue callback that runs timers; others are stale

@@ -16,7 +16,7 @@
 
 #include "hw/core/units.h"
 #include "hw/roce/psn.h"
-#include "hw/roce/ring.h"
+#include "hw/core/ring.h"
 #include "hw/roce/verbs.h"
 
 namespace podsim::roce {
@@ -131,7 +131,7 @@ class Requester {
   int retry_limit_;
   PsnSpace space_;
 
-  Ring<SendWqe> sq_;
+  core::Ring<SendWqe> sq_;
   std::uint64_t retired_ = 0;   // number of the WQE at the ring's front
   std::uint64_t next_seq_ = 0;  // first sequence number of the next WQE posted
   std::uint64_t una_ = 0;       // oldest unacknowledged sequence number

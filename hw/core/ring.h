@@ -1,9 +1,9 @@
-// A FIFO over a growable circular buffer, for the NIC's per-packet queues (control frames,
-// received packets, send and receive work, READ responses).
+// A FIFO over a growable circular buffer, for per-packet queues (frames in flight on a link,
+// switch egress queues, the NIC's control frames, received packets and work requests).
 // Captures: push at the back, pop at either end, indexed access from the front. Capacity doubles
 // when full and is never given back, so a queue allocates only while it reaches its high-water
 // mark; std::deque would allocate and free a block every few hundred elements forever.
-// Ignores: thread safety; iterators (indexing is enough for the NIC).
+// Ignores: thread safety; iterators (indexing is enough).
 #pragma once
 
 #include <cassert>
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-namespace podsim::roce {
+namespace podsim::core {
 
 template <class T>
 class Ring {
@@ -65,4 +65,4 @@ class Ring {
   std::size_t size_ = 0;
 };
 
-}  // namespace podsim::roce
+}  // namespace podsim::core
