@@ -33,6 +33,15 @@ Link::Link(sc_core::sc_module_name name, const LinkConfig& config)
   queue_ = &core::event_queue();
 }
 
+Link::~Link() {
+  for (auto& d : directions_) {
+    while (!d.in_flight.empty()) {
+      packet_pool().release(d.in_flight.front().packet);
+      d.in_flight.pop_front();
+    }
+  }
+}
+
 void Link::fire(std::uint32_t tag) {
   switch (tag) {
     case kTransmit0:

@@ -78,6 +78,8 @@ class LinkEndpoint {
 class Link : public sc_core::sc_module, private core::Timed {
  public:
   Link(sc_core::sc_module_name name, const LinkConfig& config);
+  // Frames still on the wire when a run stops early go back to the pool.
+  ~Link() override;
 
   // Connects side 0 or 1 of the link to an endpoint's port; both sides before simulation.
   void attach(int side, LinkEndpoint& endpoint, int port);

@@ -200,6 +200,15 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchConfig& config)
   track_ = core::trace_writer().track(this->name());
 }
 
+Switch::~Switch() {
+  for (auto& q : queues_) {
+    while (!q.empty()) {
+      packet_pool().release(q.front().packet);
+      q.pop_front();
+    }
+  }
+}
+
 void Switch::make_stats() {
   for (int i = 0; i < config_.ports; ++i) {
     core::StatsGroup g(std::string(name()) + ".port" + std::to_string(i));

@@ -247,6 +247,8 @@ class SharedBuffer {
 class Switch : public sc_core::sc_module, public LinkEndpoint {
  public:
   Switch(sc_core::sc_module_name name, const SwitchConfig& config);
+  // Frames still queued when a run stops early go back to the pool.
+  ~Switch() override;
 
   // Connects `port` to side `side` of `link` (and the link to this port).
   void attach(int port, Link& link, int side);

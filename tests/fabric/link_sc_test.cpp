@@ -147,6 +147,24 @@ TEST(Link, LossAndCorruptionAreSeededAndCounted) {
   EXPECT_EQ(packet_pool().live(), 0u);
 }
 
+// Regression: a run stopped while frames were on the wire left them out of the pool, and the
+// pool's check at exit aborted the process.
+TEST(Link, FramesInFlightWhenARunStopsGoBackToThePool) {
+  const auto live_before = packet_pool().live();
+  {
+    Link link("link", hundred_gig(core::Duration{1000000}));
+    TestEndpoint a, b;
+    link.attach(0, a, 0);
+    link.attach(1, b, 0);
+    a.to_send = 5;
+    link.wake(0);
+    sc_core::sc_start(sc_core::sc_time(500, sc_core::SC_NS));  // all five still propagating
+    EXPECT_TRUE(b.arrivals.empty());
+    EXPECT_EQ(packet_pool().live(), live_before + 2);  // two left in 500 ns; more were not sent
+  }
+  EXPECT_EQ(packet_pool().live(), live_before);
+}
+
 TEST(Link, AttachingASideTwiceIsAnError) {
   Link link("link", hundred_gig(core::Duration{0}));
   TestEndpoint a, b;
