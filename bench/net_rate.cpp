@@ -1,6 +1,7 @@
 // Packet-level network speed: how many packet-hops podsim simulates per second of CPU on a
-// permutation over a k=16 fat tree (1024 hosts) and a k=32 one (8192 hosts), and how long and
-// how much memory elaborating the 2048-chip hls2-rack32x system takes. Each case runs the
+// permutation over a k=16 fat tree (1024 hosts) and a k=32 one (8192 hosts), on one link
+// between two chips (for context: the same per-hop work with everything in cache), and how long
+// and how much memory elaborating the 2048-chip hls2-rack32x system takes. Each case runs the
 // podsim binary in its own process (a SystemC kernel elaborates once per process) and reads its
 // --json output; peak memory comes from the child's rusage.
 //
@@ -95,6 +96,8 @@ int main(int argc, char** argv) {
                                      "--set", "boxes=8192"});
     const Run k16 = run_podsim(podsim, k16_args);
     const Run k32 = run_podsim(podsim, k32_args);
+    const Run pair = run_podsim(podsim, {"net", "--system", "hls2", "--pattern", "pair", "--bytes",
+                                         "1GiB", "--timing-only"});
     const Run rack = run_podsim(podsim, {"net", "--system", "hls2-rack32x", "--pattern", "pair",
                                          "--bytes", "8B", "--timing-only"});
     const double rate16 = hops_per_cpu_second(k16), rate32 = hops_per_cpu_second(k32);
@@ -104,6 +107,8 @@ int main(int argc, char** argv) {
          ">= 0.7 x the k16 rate"},
         {"fattree-k32 rate relative to fattree-k16", rate32 / rate16, "ratio", ">= 0.7"},
         {"fattree-k16 permutation peak memory", k16.max_rss_gib, "GiB", "-"},
+        {"single-link pair (cache-resident) packet-hops per cpu second",
+         hops_per_cpu_second(pair) / 1e6, "M/s", "- (context)"},
         {"hls2-rack32x (2048 chips) elaboration cpu time",
          rack.result["simulator"]["elaboration_cpu_seconds"].get<double>(), "s", "< 10"},
         {"hls2-rack32x (2048 chips) peak memory", rack.max_rss_gib, "GiB", "< 2"},

@@ -15,8 +15,7 @@ EventQueue::EventQueue(sc_core::sc_module_name name) : sc_module(name) {
 void EventQueue::schedule(TimePs at, Timed& target, std::uint32_t tag) {
   const TimePs now = now_ps();
   at = std::max(at, now);
-  heap_.push_back({at, next_order_++, &target, tag});
-  std::push_heap(heap_.begin(), heap_.end(), Later{});
+  push({at, (next_order_++ << kTagBits) | tag, &target});
   // Inside run() the loop picks the entry up; otherwise wake the process in time for it.
   if (!running_ && at < armed_ps_) {
     armed_ps_ = at;
@@ -29,14 +28,46 @@ void EventQueue::run() {
   armed_ps_ = ~TimePs{0};
   running_ = true;
   while (!heap_.empty() && heap_.front().at <= now) {
-    std::pop_heap(heap_.begin(), heap_.end(), Later{});
-    const Entry e = heap_.back();
-    heap_.pop_back();
+    const Entry e = pop();
     ++fired_;
-    e.target->fire(e.tag);
+    e.target->fire(static_cast<std::uint32_t>(e.order_tag & ((1u << kTagBits) - 1)));
   }
   running_ = false;
   arm(now);
+}
+
+void EventQueue::push(const Entry& e) {
+  std::size_t i = heap_.size();
+  heap_.push_back(e);
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 4;
+    if (!before(e, heap_[parent])) break;
+    heap_[i] = heap_[parent];
+    i = parent;
+  }
+  heap_[i] = e;
+}
+
+EventQueue::Entry EventQueue::pop() {
+  const Entry top = heap_.front();
+  const Entry last = heap_.back();
+  heap_.pop_back();
+  const std::size_t n = heap_.size();
+  std::size_t i = 0;
+  while (true) {
+    const std::size_t first = 4 * i + 1;
+    if (first >= n) break;
+    std::size_t best = first;
+    const std::size_t end = std::min(first + 4, n);
+    for (std::size_t c = first + 1; c < end; ++c) {
+      if (before(heap_[c], heap_[best])) best = c;
+    }
+    if (!before(heap_[best], last)) break;
+    heap_[i] = heap_[best];
+    i = best;
+  }
+  if (n > 0) heap_[i] = last;
+  return top;
 }
 
 void EventQueue::arm(TimePs now) {
