@@ -22,6 +22,8 @@ demo: build
 	$(BUILD_DIR)/sims/podsim info --system hls2
 	@echo
 	$(BUILD_DIR)/sims/podsim selftest --system hls2
+	@echo
+	$(BUILD_DIR)/sims/podsim net --system hls2 --pattern pair --bytes 64MiB
 
 test: build
 	cd $(BUILD_DIR) && ctest -j $(JOBS) --output-on-failure
