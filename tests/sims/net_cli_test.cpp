@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/chrome_trace_check.h"
 #include "tests/support/test_support.h"
 
 namespace podsim {
@@ -117,6 +118,15 @@ TEST_F(NetCli, SameSeedGivesByteIdenticalStats) {
   const auto first = net({"--system", leaf8(), "--pattern", "permutation", "--bytes", "256KiB",
                           "--seed", "5"});
   EXPECT_NE(other["flows"], first["flows"]);  // another seed, another permutation
+}
+
+TEST_F(NetCli, TraceOfARunIsAValidPerfettoTimeline) {
+  const auto trace = dir_ / "net.trace.json";
+  net({"--system", leaf8(), "--pattern", "incast", "--senders", "3", "--bytes", "256KiB",
+       "--trace", trace.string()});
+  const auto t = nlohmann::json::parse(test::read_text(trace));
+  EXPECT_THAT(test::check_chrome_trace(t), ::testing::IsEmpty());
+  EXPECT_GT(t["traceEvents"].size(), 3u);
 }
 
 TEST_F(NetCli, BadArgumentsExitWithStatus2) {
