@@ -14,6 +14,7 @@
 #include "hw/core/trace.h"
 #include "sims/command.h"
 #include "sims/net_workload.h"
+#include "sims/progress.h"
 
 namespace podsim::sims {
 namespace {
@@ -146,7 +147,9 @@ class NetCommand : public Command {
     if (!options.trace_file.empty()) core::trace_writer().open(options.trace_file);
     const double cpu_before = cpu_seconds();
     system::SystemModel model("system", system.config, std::move(topology), {options.seed});
-    NetWorkload workload("net", model, plan_, std::move(flows));
+    ProgressBar progress("net", !options.quiet);
+    NetWorkload workload("net", model, plan_, std::move(flows),
+                         [&progress](double done) { progress.update(done); });
     const double cpu_elaborated = cpu_seconds();
     sc_core::sc_start();
     const double cpu_after = cpu_seconds();

@@ -101,8 +101,13 @@ std::vector<FlowResult> plan_flows(const NetPlan& plan, const system::Topology& 
 }
 
 NetWorkload::NetWorkload(sc_core::sc_module_name name, system::SystemModel& model,
-                         const NetPlan& plan, std::vector<FlowResult> flows)
-    : sc_module(name), model_(model), plan_(plan), flows_(std::move(flows)) {
+                         const NetPlan& plan, std::vector<FlowResult> flows,
+                         std::function<void(double)> progress)
+    : sc_module(name),
+      model_(model),
+      plan_(plan),
+      flows_(std::move(flows)),
+      progress_(std::move(progress)) {
   SC_THREAD(run);
 }
 
@@ -166,7 +171,7 @@ std::uint32_t NetWorkload::open_qp(const FlowResult& flow, roce::CompletionQueue
 }
 
 void NetWorkload::run_bulk() {
-  std::size_t pending = 0;
+  std::size_t pending = 0, posted = 0;
   sc_core::sc_event all_done;
   for (std::size_t f = 0; f < flows_.size(); ++f) {
     auto& flow = flows_[f];
@@ -188,14 +193,16 @@ void NetWorkload::run_bulk() {
         wr.length = len;
         src.post_send(sqpn, wr);
         ++pending;
+        ++posted;
         offset += len;
         left -= len;
       }
     }
-    cq.set_callback([this, f, &pending, &all_done](const roce::Completion& c) {
+    cq.set_callback([this, f, &pending, &posted, &all_done](const roce::Completion& c) {
       flows_[f].end_ps = core::now_ps();
       flows_[f].ok = flows_[f].ok && c.status == roce::CompletionStatus::kSuccess;
       if (--pending == 0) all_done.notify(sc_core::SC_ZERO_TIME);
+      if (progress_) progress_(1.0 - static_cast<double>(pending) / static_cast<double>(posted));
     });
   }
   if (pending > 0) wait(all_done);
@@ -220,6 +227,7 @@ void NetWorkload::run_latency() {
     const auto c = *cq.poll();
     flow.ok = flow.ok && c.status == roce::CompletionStatus::kSuccess;
     latencies_.push_back(core::now_ps() - posted);
+    if (progress_) progress_(static_cast<double>(i + 1) / plan_.iters);
   }
   flow.end_ps = core::now_ps();
 }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,8 +48,9 @@ std::vector<FlowResult> plan_flows(const NetPlan& plan, const system::Topology& 
 
 class NetWorkload : public sc_core::sc_module {
  public:
+  // `progress` hears the fraction of messages completed (for a progress bar); may be empty.
   NetWorkload(sc_core::sc_module_name name, system::SystemModel& model, const NetPlan& plan,
-              std::vector<FlowResult> flows);
+              std::vector<FlowResult> flows, std::function<void(double)> progress = {});
 
   const std::vector<FlowResult>& flows() const { return flows_; }
   // Per-message latencies of a pair run with iters > 0.
@@ -72,7 +74,8 @@ class NetWorkload : public sc_core::sc_module {
   std::vector<FlowResult> flows_;
   std::vector<core::TimePs> latencies_;
   std::vector<std::unique_ptr<roce::CompletionQueue>> cqs_;
-  roce::CompletionQueue idle_cq_;  // receive side of WRITEs: nothing completes there
+  roce::CompletionQueue idle_cq_;
+  std::function<void(double)> progress_;  // receive side of WRITEs: nothing completes there
   bool finished_ = false;
 };
 
