@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -47,7 +48,25 @@ void set_up_logging(const GlobalOptions& o) {
   core::install_report_handler();
 }
 
+// An output file must be creatable before anything runs, so a long simulation never ends in a
+// write error.
+void check_writable(const char* flag, const std::string& file) {
+  if (file.empty()) return;
+  const auto dir = std::filesystem::absolute(file).parent_path();
+  if (!std::filesystem::is_directory(dir) || ::access(dir.c_str(), W_OK) != 0) {
+    throw UsageError(fmt::format("{} {}: cannot create the file: '{}' is not a writable directory",
+                                 flag, file, dir.string()));
+  }
+}
+
 void check_outputs_apply(const GlobalOptions& o, const Command& command, const std::string& name) {
+  check_writable("--json", o.json_file);
+  check_writable("--stats", o.stats_file);
+  check_writable("--trace", o.trace_file);
+  const auto ext = std::filesystem::path(o.stats_file).extension();
+  if (!o.stats_file.empty() && ext != ".json" && ext != ".csv") {
+    throw UsageError(fmt::format("--stats {}: use a .json or .csv file", o.stats_file));
+  }
   if (command.simulates()) return;
   for (const auto& [flag, file] : {std::pair{"--stats", o.stats_file}, {"--trace", o.trace_file}}) {
     if (!file.empty()) {

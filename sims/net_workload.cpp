@@ -88,6 +88,11 @@ std::vector<FlowResult> plan_flows(const NetPlan& plan, const system::Topology& 
       }
       break;
   }
+  if (plan.iters > 0 && plan.bytes > kMaxMessage) {
+    throw std::invalid_argument(fmt::format("--bytes {}: with --iters each message is at most 1GiB",
+                                            core::to_string(core::ByteSize{plan.bytes})));
+  }
+  std::vector<std::uint32_t> sent(static_cast<std::size_t>(n)), received(static_cast<std::size_t>(n));
   std::vector<FlowResult> flows;
   for (const auto& [a, b] : pairs) {
     FlowResult f;
@@ -95,7 +100,19 @@ std::vector<FlowResult> plan_flows(const NetPlan& plan, const system::Topology& 
     f.dst_chip = b;
     std::tie(f.src_port, f.dst_port) = ports_between(a, b, plan.rail, t, s);
     f.bytes = plan.bytes;
+    f.src_slot = sent[static_cast<std::size_t>(a)]++;
+    f.dst_slot = received[static_cast<std::size_t>(b)]++;
     flows.push_back(f);
+  }
+  // Each chip sends from the lower half of its memory and receives into the upper half.
+  const std::uint64_t half = system::chip_memory_config(s).size.bytes / 2;
+  const std::uint32_t most = std::max(*std::max_element(sent.begin(), sent.end()),
+                                      *std::max_element(received.begin(), received.end()));
+  if (plan.bytes > half / most) {
+    throw std::invalid_argument(fmt::format(
+        "--bytes {}: a chip sends or receives {} flow{} of that size, more than the {} bytes of "
+        "each half of its memory (one for sending, one for receiving)",
+        core::to_string(core::ByteSize{plan.bytes}), most, most == 1 ? "" : "s", half));
   }
   return flows;
 }
@@ -111,16 +128,25 @@ NetWorkload::NetWorkload(sc_core::sc_module_name name, system::SystemModel& mode
   SC_THREAD(run);
 }
 
-// Each source chip sends from its own region, each destination receives each flow in a slot of
-// its own, so no two flows share bytes.
 std::uint64_t NetWorkload::src_address(std::size_t flow) const {
-  return (flow % 64) * plan_.bytes % model_.memory(flows_[flow].src_chip).config().size.bytes;
+  return std::uint64_t{flows_[flow].src_slot} * plan_.bytes;
 }
 
 std::uint64_t NetWorkload::dst_address(std::size_t flow) const {
-  const auto size = model_.memory(flows_[flow].dst_chip).config().size.bytes;
-  const std::uint64_t slot = static_cast<std::uint64_t>(flows_[flow].src_chip);
-  return size / 2 + (slot * plan_.bytes) % (size / 2 - plan_.bytes + 1);
+  const auto half = model_.memory(flows_[flow].dst_chip).config().size.bytes / 2;
+  return half + std::uint64_t{flows_[flow].dst_slot} * plan_.bytes;
+}
+
+template <class Visit>
+void NetWorkload::for_each_chunk(std::size_t flow, Visit visit) const {
+  constexpr std::uint64_t kChunk = 1 << 20;
+  std::vector<std::uint8_t> chunk(std::min(kChunk, plan_.bytes));
+  core::Random random(plan_.seed * 1000003 + flow);
+  for (std::uint64_t offset = 0; offset < plan_.bytes; offset += kChunk) {
+    const std::uint64_t len = std::min(kChunk, plan_.bytes - offset);
+    for (std::uint64_t i = 0; i < len; ++i) chunk[i] = static_cast<std::uint8_t>(random.next());
+    visit(offset, chunk.data(), len);
+  }
 }
 
 void NetWorkload::run() {
@@ -135,21 +161,23 @@ void NetWorkload::run() {
 }
 
 void NetWorkload::fill_sources() {
-  std::vector<std::uint8_t> data(plan_.bytes);
   for (std::size_t f = 0; f < flows_.size(); ++f) {
-    core::Random random(plan_.seed * 1000003 + f);
-    for (auto& b : data) b = static_cast<std::uint8_t>(random.next());
-    model_.memory(flows_[f].src_chip).backing().write(src_address(f), data.data(), data.size());
+    auto& memory = model_.memory(flows_[f].src_chip).backing();
+    for_each_chunk(f, [&](std::uint64_t offset, const std::uint8_t* data, std::uint64_t len) {
+      memory.write(src_address(f) + offset, data, len);
+    });
   }
 }
 
 void NetWorkload::check_destinations() {
-  std::vector<std::uint8_t> expected(plan_.bytes), got(plan_.bytes);
+  std::vector<std::uint8_t> got;
   for (std::size_t f = 0; f < flows_.size(); ++f) {
-    core::Random random(plan_.seed * 1000003 + f);
-    for (auto& b : expected) b = static_cast<std::uint8_t>(random.next());
-    model_.memory(flows_[f].dst_chip).backing().read(dst_address(f), got.data(), got.size());
-    for (std::size_t i = 0; i < got.size(); ++i) flows_[f].wrong_bytes += got[i] != expected[i];
+    const auto& memory = model_.memory(flows_[f].dst_chip).backing();
+    for_each_chunk(f, [&](std::uint64_t offset, const std::uint8_t* expected, std::uint64_t len) {
+      got.resize(len);
+      memory.read(dst_address(f) + offset, got.data(), len);
+      for (std::uint64_t i = 0; i < len; ++i) flows_[f].wrong_bytes += got[i] != expected[i];
+    });
   }
 }
 
@@ -170,9 +198,14 @@ std::uint32_t NetWorkload::open_qp(const FlowResult& flow, roce::CompletionQueue
   return sqpn;
 }
 
+void NetWorkload::on_completion(std::size_t f, const roce::Completion& c) {
+  flows_[f].end_ps = core::now_ps();
+  flows_[f].ok = flows_[f].ok && c.status == roce::CompletionStatus::kSuccess;
+  if (--pending_ == 0) all_done_.notify(sc_core::SC_ZERO_TIME);
+  if (progress_) progress_(1.0 - static_cast<double>(pending_) / static_cast<double>(posted_));
+}
+
 void NetWorkload::run_bulk() {
-  std::size_t pending = 0, posted = 0;
-  sc_core::sc_event all_done;
   for (std::size_t f = 0; f < flows_.size(); ++f) {
     auto& flow = flows_[f];
     auto& src = model_.nic(flow.src_chip);
@@ -192,20 +225,15 @@ void NetWorkload::run_bulk() {
         wr.remote_address = dst_address(f) + offset;
         wr.length = len;
         src.post_send(sqpn, wr);
-        ++pending;
-        ++posted;
+        ++pending_;
+        ++posted_;
         offset += len;
         left -= len;
       }
     }
-    cq.set_callback([this, f, &pending, &posted, &all_done](const roce::Completion& c) {
-      flows_[f].end_ps = core::now_ps();
-      flows_[f].ok = flows_[f].ok && c.status == roce::CompletionStatus::kSuccess;
-      if (--pending == 0) all_done.notify(sc_core::SC_ZERO_TIME);
-      if (progress_) progress_(1.0 - static_cast<double>(pending) / static_cast<double>(posted));
-    });
+    cq.set_callback([this, f](const roce::Completion& c) { on_completion(f, c); });
   }
-  if (pending > 0) wait(all_done);
+  if (pending_ > 0) wait(all_done_);
 }
 
 void NetWorkload::run_latency() {

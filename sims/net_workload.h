@@ -36,13 +36,17 @@ struct NetPlan {
 struct FlowResult {
   int src_chip = 0, dst_chip = 0;
   int src_port = 0, dst_port = 0;
+  // The flow's region: slot k of its source chip's send half of memory and of its destination
+  // chip's receive half, so no two flows share bytes.
+  std::uint32_t src_slot = 0, dst_slot = 0;
   std::uint64_t bytes = 0;
   core::TimePs start_ps = 0, end_ps = 0;
   bool ok = false;
   std::uint64_t wrong_bytes = 0;
 };
 
-// Builds the flows of a plan; throws UsageError-worthy std::invalid_argument on bad plans.
+// Builds the flows of a plan, each with its own memory regions; throws std::invalid_argument
+// naming the option at fault when the plan does not fit the system (chips, rails, memory).
 std::vector<FlowResult> plan_flows(const NetPlan& plan, const system::Topology& topology,
                                    const system::SystemConfig& config);
 
@@ -60,12 +64,16 @@ class NetWorkload : public sc_core::sc_module {
  private:
   SC_HAS_PROCESS(NetWorkload);
   void run();
+  void on_completion(std::size_t flow, const roce::Completion& c);
   void run_bulk();
   void run_latency();
   void fill_sources();
   void check_destinations();
   std::uint64_t src_address(std::size_t flow) const;
   std::uint64_t dst_address(std::size_t flow) const;
+  // The seeded bytes of a flow, generated a chunk at a time so huge flows need no huge buffer.
+  template <class Visit>
+  void for_each_chunk(std::size_t flow, Visit visit) const;
   roce::CompletionQueue& new_cq();
   std::uint32_t open_qp(const FlowResult& flow, roce::CompletionQueue& send_cq);
 
@@ -75,7 +83,9 @@ class NetWorkload : public sc_core::sc_module {
   std::vector<core::TimePs> latencies_;
   std::vector<std::unique_ptr<roce::CompletionQueue>> cqs_;
   roce::CompletionQueue idle_cq_;
-  std::function<void(double)> progress_;  // receive side of WRITEs: nothing completes there
+  std::function<void(double)> progress_;
+  std::size_t pending_ = 0, posted_ = 0;  // messages in flight, and posted in all
+  sc_core::sc_event all_done_;  // receive side of WRITEs: nothing completes there
   bool finished_ = false;
 };
 

@@ -17,6 +17,7 @@
 #include "hw/core/memory_target.h"
 #include "hw/core/stats.h"
 #include "hw/core/trace.h"
+#include "hw/system/system_model.h"
 #include "sims/command.h"
 #include "sims/progress.h"
 
@@ -118,8 +119,8 @@ class SelftestCommand : public Command {
   explicit SelftestCommand(CLI::App& app) {
     subcommand = app.add_subcommand(
         "selftest",
-        "Stream a seeded pattern through a memory with the chip's HBM bandwidth, read it back, "
-        "and check data and timing");
+        "Stream a seeded pattern through a memory with the chip's HBM bandwidth (PCIe for a "
+        "host), read it back, and check data and timing");
     subcommand->add_option("--bytes", bytes_text_, "bytes to write and read back")
         ->capture_default_str();
     subcommand->add_option("--chunk", chunk_text_, "bytes per bulk transaction")
@@ -135,13 +136,18 @@ class SelftestCommand : public Command {
     const StreamPlan plan{size_option("--bytes", bytes_text_), size_option("--chunk", chunk_text_),
                           options.seed};
     if (plan.chunk > plan.bytes) throw UsageError("--chunk must not exceed --bytes");
+    // The pattern is kept whole in host memory to check it; TLM lengths are 32-bit.
+    if (plan.bytes > kMaxBytes) throw UsageError("--bytes must be at most 4GiB");
+    if (plan.chunk > kMaxChunk) throw UsageError("--chunk must be at most 1GiB");
     std::string error;
     const auto latency = core::parse_duration(latency_text_, &error);
-    if (!latency || latency->ps < 0) throw UsageError("--latency " + latency_text_ + ": " + error);
+    if (!latency) throw UsageError("--latency " + latency_text_ + ": " + error);
+    if (latency->ps < 0) throw UsageError("--latency " + latency_text_ + ": must not be negative");
 
-    core::MemoryTargetConfig memory;
-    memory.size = core::ByteSize{std::max(plan.bytes, system.config.chip.hbm.capacity.bytes)};
-    memory.bandwidth = system.config.chip.hbm.bandwidth;
+    // The memory the chip's NIC would use: HBM, or host memory over PCIe for a host.
+    core::MemoryTargetConfig memory = system::chip_memory_config(system.config);
+    memory.size = core::ByteSize{std::max(plan.bytes, memory.size.bytes)};
+    memory.functional = true;
     memory.latency = *latency;
     if (!options.trace_file.empty()) core::trace_writer().open(options.trace_file);
 
@@ -203,6 +209,7 @@ class SelftestCommand : public Command {
     return ok ? 0 : 1;
   }
 
+  static constexpr std::uint64_t kMaxBytes = 4ull << 30, kMaxChunk = 1ull << 30;
   std::string bytes_text_ = "64MiB";
   std::string chunk_text_ = "1MiB";
   std::string latency_text_ = "100ns";

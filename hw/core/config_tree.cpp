@@ -1,6 +1,7 @@
 #include "hw/core/config_tree.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -108,8 +109,10 @@ long sequence_index(std::string_view segment, std::size_t size) {
   if (segment.empty() || segment.find_first_not_of("0123456789") != std::string_view::npos) {
     return -1;
   }
-  const long index = std::stol(std::string(segment));
-  return index < static_cast<long>(size) ? index : -1;
+  unsigned long index = 0;
+  const auto [end, ec] = std::from_chars(segment.data(), segment.data() + segment.size(), index);
+  if (ec != std::errc() || end != segment.data() + segment.size()) return -1;
+  return index < size ? static_cast<long>(index) : -1;
 }
 }  // namespace
 

@@ -35,10 +35,10 @@ struct CableConfig {
   core::Duration propagation() const;
   template <class V>
   void describe(V& v) {
-    v.field("delay", delay, core::Spec("propagation delay (overrides length)").min(0).source(
+    v.field("delay", delay, core::Spec("propagation delay (overrides length)").range(0, 1e15).source(
                                 "network.md 2: 1us inter-switch, ~0.1us in-box"));
     v.field("length", length,
-            core::Spec("cable length; 5 ns per meter when delay is not given").min(0).source(
+            core::Spec("cable length; 5 ns per meter when delay is not given").range(0, 1e6).source(
                 "network.md 1: copper/fiber ~5 ns/m"));
     v.field("loss_rate", loss_rate, core::Spec("probability a frame is lost").range(0, 1));
     v.field("corruption_rate", corruption_rate,

@@ -122,6 +122,11 @@ struct SystemConfig {
                  std::to_string(scale_out.ports_per_chip) + " scale-out) but the chip has " +
                  std::to_string(chip.nic.ports));
     }
+    if (!(chip.hbm.bandwidth.bits_per_second > 0) && !(chip.pcie.bandwidth.bits_per_second > 0)) {
+      c.fail("chip.hbm.bandwidth",
+             "the NIC moves payload through memory: give chip.hbm.bandwidth (or, for a host, "
+             "chip.pcie.bandwidth)");
+    }
     if (boxes > 1 && network.kind == NetworkKind::kNone) {
       c.fail("network.kind", "several boxes need a scale-out network to reach each other");
     }

@@ -31,8 +31,8 @@ SystemModel::SystemModel(sc_core::sc_module_name name, const SystemConfig& confi
   build_links(options);
 }
 
-core::MemoryTargetConfig SystemModel::memory_config() const {
-  const auto& chip = config_.chip;
+core::MemoryTargetConfig chip_memory_config(const SystemConfig& config) {
+  const auto& chip = config.chip;
   core::MemoryTargetConfig memory;
   // A host without HBM moves payload over PCIe to host memory; a sparse store costs nothing
   // for its nominal size.
@@ -40,16 +40,11 @@ core::MemoryTargetConfig SystemModel::memory_config() const {
   memory.bandwidth = has_hbm ? chip.hbm.bandwidth : chip.pcie.bandwidth;
   memory.size = has_hbm ? chip.hbm.capacity : core::ByteSize{64ull << 30};
   memory.functional = chip.nic.roce.functional;
-  if (!(memory.bandwidth.bits_per_second > 0)) {
-    throw std::invalid_argument("chip " + chip.name +
-                                ": the NIC needs memory bandwidth: give chip.hbm.bandwidth or "
-                                "chip.pcie.bandwidth");
-  }
   return memory;
 }
 
 void SystemModel::build_chips(const ModelOptions&) {
-  const auto memory = memory_config();
+  const auto memory = chip_memory_config(config_);
   for (int chip = 0; chip < topology_.chips; ++chip) {
     const auto& node = topology_.nodes[static_cast<std::size_t>(topology_.nic_of_chip(chip))];
     const std::string base = module_name(node.name.substr(0, node.name.rfind('.')));

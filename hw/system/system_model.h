@@ -22,6 +22,9 @@
 
 namespace podsim::system {
 
+// The memory behind a chip's NIC: HBM when the chip has it, else host memory over PCIe.
+core::MemoryTargetConfig chip_memory_config(const SystemConfig& config);
+
 struct ModelOptions {
   std::uint64_t seed = 1;
 };
@@ -47,7 +50,6 @@ class SystemModel : public sc_core::sc_module {
   void build_chips(const ModelOptions& options);
   void build_switches(const ModelOptions& options);
   void build_links(const ModelOptions& options);
-  core::MemoryTargetConfig memory_config() const;
 
   SystemConfig config_;
   Topology topology_;

@@ -1,5 +1,9 @@
 #include "hw/system/topology.h"
 
+#include <stdexcept>
+
+#include "hw/fabric/switch.h"
+
 #include <algorithm>
 #include <deque>
 #include <fmt/format.h>
@@ -26,6 +30,7 @@ class Builder {
         break;
     }
     check_switch_ports();
+    check_switch_configs();
     compute_routes();
     return std::move(t_);
   }
@@ -117,6 +122,11 @@ class Builder {
                        chips, down, down - chips % down, chips));
     }
     const int leaves = chips / down;
+    if (up == 0 && leaves > 1) {
+      fail("network.leaf_up_ports",
+           fmt::format("{} leaves per rail need uplinks to reach each other (or use leaves of {} "
+                       "ports)", leaves, chips));
+    }
     int spines = 0, links_per_pair = 0;
     if (up > 0) {
       if (net.spine_ports <= 0) fail("network.spine_ports", "leaf uplinks need spine switches");
@@ -205,6 +215,25 @@ class Builder {
       const auto open = std::count(wired.begin(), wired.end(), -1);
       if (open > 0) {
         fail("network", fmt::format("switch {} has {} unwired ports", t_.nodes[n].name, open));
+      }
+    }
+  }
+
+  // Each switch's parameters hold for its own port count (the buffer must cover every port's
+  // PFC reserve and headroom).
+  void check_switch_configs() const {
+    std::vector<int> checked;
+    for (const auto& node : t_.nodes) {
+      if (node.kind != TopologyNode::Kind::kSwitch) continue;
+      if (std::find(checked.begin(), checked.end(), node.ports) != checked.end()) continue;
+      checked.push_back(node.ports);
+      fabric::SwitchConfig sw = s_.network.switch_config;
+      sw.ports = node.ports;
+      try {
+        core::validate_config(sw);
+      } catch (const std::invalid_argument& e) {
+        fail("network.switch", fmt::format("for switch {} with {} ports: {}", node.name,
+                                           node.ports, e.what()));
       }
     }
   }

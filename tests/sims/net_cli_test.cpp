@@ -129,6 +129,51 @@ TEST_F(NetCli, TraceOfARunIsAValidPerfettoTimeline) {
   EXPECT_GT(t["traceEvents"].size(), 3u);
 }
 
+// Regression: flows from one chip shared source bytes once it sent more than 64 of them, and
+// destinations' slots wrapped into each other, so correct transfers were reported WRONG.
+TEST_F(NetCli, ManyFlowsPerChipKeepTheirBytesApart) {
+  const auto j = net({"--system", "hls2", "--set", "boxes=9", "--set", "network.kind=leaf-spine",
+                      "--set", "network.leaf_down_ports=72", "--pattern", "all-to-all", "--bytes",
+                      "1KiB"});
+  EXPECT_EQ(j["flows"].size(), 72u * 71);
+  for (const auto& f : j["flows"]) ASSERT_EQ(f["wrong_bytes"], 0) << f.dump();
+}
+
+// Regression: these inputs ended in "internal error" (exit 1) or a silent failure.
+TEST_F(NetCli, InputsThatDoNotFitAreUsageErrors) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"net", "--set", "chip.hbm.capacity=7MiB", "--pattern", "incast", "--bytes", "1MiB"},
+       "more than the 3670016 bytes of each half of its memory"},
+      {{"net", "--bytes", "100TiB"}, "--bytes 100TiB"},
+      {{"net", "--iters", "1", "--bytes", "3GiB"}, "each message is at most 1GiB"},
+      {{"net", "--stats", "/nonexistent/x.json"}, "not a writable directory"},
+      {{"net", "--stats", "stats.txt"}, "use a .json or .csv file"},
+      {{"net", "--trace", "/nonexistent/t.json"}, "not a writable directory"},
+      {{"selftest", "--bytes", "4GiB", "--chunk", "4GiB"}, "--chunk must be at most 1GiB"},
+      {{"selftest", "--latency", "-5ns"}, "must not be negative"},
+      {{"net", "--set", "chip.hbm.bandwidth=0bps", "--set", "chip.pcie.bandwidth=0bps"},
+       "key 'chip.hbm.bandwidth'"},
+      {{"net", "--system", "hls2-rack8x", "--set", "network.switch.buffer=2MiB"},
+       "for switch rail0.leaf0 with 128 ports"},
+      {{"net", "--system", "hls2-rack8x", "--set", "network.leaf_up_ports=0"},
+       "8 leaves per rail need uplinks"},
+      {{"config", "--set", "x=[1,2]", "--set", "x.99999999999999999999=3"}, "is not an index"},
+      {{"net", "--set", "box.cable.delay=0ns", "--set", "box.cable.length=1e300m"},
+       "must be at most 1000000m"},
+  };
+  for (const auto& [args, message] : cases) {
+    const auto r = test::run_program(PODSIM_BINARY, args);
+    EXPECT_EQ(r.exit_status, 2) << args.back() << "\n" << r.err;
+    EXPECT_THAT(r.err, HasSubstr(message)) << args.back();
+  }
+}
+
+TEST_F(NetCli, SelftestRunsOnAHostWithoutHbm) {
+  const auto r = test::run_program(PODSIM_BINARY, {"selftest", "--system", "fattree-k16", "-q"});
+  EXPECT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("of 32.00 GB/s configured"));  // the host's PCIe
+}
+
 TEST_F(NetCli, BadArgumentsExitWithStatus2) {
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"net", "--pattern", "ring"},
