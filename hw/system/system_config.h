@@ -64,7 +64,10 @@ struct NetworkConfig {
     v.field("leaf_up_ports", leaf_up_ports,
             core::Spec("leaf-spine: uplinks per leaf (0: a single tier)").range(0, 4096));
     v.field("spine_ports", spine_ports, core::Spec("leaf-spine: ports per spine").range(0, 4096));
-    v.field("fat_tree_k", fat_tree_k, core::Spec("fat-tree: switch radix k (even)").range(0, 128));
+    // Every switch keeps a forwarding entry per endpoint: k = 48 is 27648 hosts and 2880
+    // switches, a few hundred MB of tables.
+    v.field("fat_tree_k", fat_tree_k,
+            core::Spec("fat-tree: switch radix k (even; at most 48)").range(0, 48));
     v.field("uplink_rate", uplink_rate,
             core::Spec("rate of switch-to-switch links; 0 means the NIC port speed").min(0));
     v.section("endpoint_cable", endpoint_cable,
