@@ -12,10 +12,10 @@ EventQueue::EventQueue(sc_core::sc_module_name name) : sc_module(name) {
   dont_initialize();
 }
 
-void EventQueue::schedule(TimePs at, Timed& target, std::uint32_t tag) {
+void EventQueue::schedule(TimePs at, Timed& target, std::uint32_t tag, const void* hot) {
   const TimePs now = now_ps();
   at = std::max(at, now);
-  push({at, (next_order_++ << kTagBits) | tag, &target});
+  push({at, (next_order_++ << kTagBits) | tag, &target, hot});
   // Inside run() the loop picks the entry up; otherwise wake the process in time for it.
   if (!running_ && at < armed_ps_) {
     armed_ps_ = at;
@@ -29,6 +29,10 @@ void EventQueue::run() {
   running_ = true;
   while (!heap_.empty() && heap_.front().at <= now) {
     const Entry e = pop();
+    if (!heap_.empty()) {
+      __builtin_prefetch(heap_.front().target);
+      if (heap_.front().hot) __builtin_prefetch(heap_.front().hot);
+    }
     ++fired_;
     e.target->fire(static_cast<std::uint32_t>(e.order_tag & ((1u << kTagBits) - 1)));
   }

@@ -29,19 +29,22 @@ class EventQueue : public sc_core::sc_module {
  public:
   explicit EventQueue(sc_core::sc_module_name name);
 
-  // Runs target->fire(tag) at `at` (not before now). Tags must fit in 24 bits.
-  void schedule(TimePs at, Timed& target, std::uint32_t tag);
+  // Runs target->fire(tag) at `at` (not before now). Tags must fit in 24 bits. `hot` names the
+  // state the callback touches first: it is prefetched while the callback before it runs, which
+  // hides one cache miss per callback in systems too large for the cache.
+  void schedule(TimePs at, Timed& target, std::uint32_t tag, const void* hot = nullptr);
   std::size_t pending() const { return heap_.size(); }
   std::uint64_t fired() const { return fired_; }
 
  private:
   SC_HAS_PROCESS(EventQueue);
-  // 24 bytes: the scheduling order (unique, so it breaks ties) shares a word with the tag; its
+  // The scheduling order (unique, so it breaks ties) shares a word with the tag; its
   // 40 bits last 10^12 schedules, days of CPU at the measured rates.
   struct Entry {
     TimePs at;
     std::uint64_t order_tag;  // order << 24 | tag
     Timed* target;
+    const void* hot;
   };
   static constexpr int kTagBits = 24;
   static bool before(const Entry& a, const Entry& b) {

@@ -97,7 +97,7 @@ void Link::schedule_transmit(int side, core::TimePs at) {
   if (d.tx_scheduled && d.scheduled_ps <= at) return;
   d.tx_scheduled = true;
   d.scheduled_ps = at;
-  queue_->schedule(at, *this, kTransmit0 + static_cast<std::uint32_t>(side));
+  queue_->schedule(at, *this, kTransmit0 + static_cast<std::uint32_t>(side), &d);
 }
 
 void Link::transmit(int side) {
@@ -131,7 +131,9 @@ void Link::transmit(int side) {
       d.to->cut_through(d.to_port)
           ? now + serialization_ps(std::min(wire, kHeaderWireBytes)) + propagation_ps_
           : p->tail_arrival_ps;
-  if (d.in_flight.empty()) queue_->schedule(arrival, *this, kDeliver0 + static_cast<std::uint32_t>(side));
+  if (d.in_flight.empty()) {
+    queue_->schedule(arrival, *this, kDeliver0 + static_cast<std::uint32_t>(side), p);
+  }
   d.in_flight.push_back({arrival, p});
 }
 
@@ -150,7 +152,7 @@ void Link::deliver(int side) {
   }
   if (!d.in_flight.empty()) {
     queue_->schedule(d.in_flight.front().arrival_ps, *this,
-                     kDeliver0 + static_cast<std::uint32_t>(side));
+                     kDeliver0 + static_cast<std::uint32_t>(side), d.in_flight.front().packet);
   }
 }
 
