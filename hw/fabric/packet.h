@@ -67,59 +67,59 @@ enum class AckSyndrome : std::uint8_t {
 // ECN codepoint in the IP header.
 enum class Ecn : std::uint8_t { kNotEct = 0, kEct1 = 1, kEct0 = 2, kCe = 3 };
 
-struct Packet {
-  FrameKind kind = FrameKind::kRoce;
+// Fields a packet hop reads (forwarding, framing, timing) come first, so that a hop through a
+// switch touches one cache line of the packet; the rest of the headers follow.
+struct alignas(64) Packet {
+  // Simulation bookkeeping, not on the wire. When the frame's last bit reaches the current node:
+  // a cut-through switch receives the frame when its header arrives and may start forwarding,
+  // but its egress cannot finish before this.
+  core::TimePs tail_arrival_ps = 0;
 
-  // Ethernet
-  std::uint64_t src_mac = 0, dst_mac = 0;
+  // IP (IPv4 form; IPv6 packets embed the same endpoint ids) and UDP
+  std::uint32_t src_ip = 0, dst_ip = 0;
+  std::uint16_t src_port = 0;  // flow entropy for ECMP
+  std::uint16_t dst_port = kRoceV2UdpPort;
+  std::uint32_t payload_bytes = 0;
+
+  FrameKind kind = FrameKind::kRoce;
   bool vlan = false;
   std::uint8_t priority = 0;  // 802.1p class: selects queue, PFC class and lossless handling
-
-  // IP
   bool ipv6 = false;
-  std::uint32_t src_ip = 0, dst_ip = 0;  // IPv4 form; IPv6 packets embed the same endpoint ids
   std::uint8_t dscp = 0;
   Ecn ecn = Ecn::kEct0;
 
-  // UDP
-  std::uint16_t src_port = 0;  // flow entropy for ECMP
-  std::uint16_t dst_port = kRoceV2UdpPort;
-
-  // BTH
+  // BTH, and which optional transport headers follow it
   Opcode opcode = Opcode::kSendOnly;
   bool ack_request = false;
-  std::uint32_t dest_qp = 0;  // 24 bits
-  std::uint32_t psn = 0;      // 24 bits
+  bool has_reth = false;       // first or only packet of a WRITE; READ request
+  bool has_aeth = false;       // ACK, NAK, READ responses that end or begin a message
+  bool has_immediate = false;  // the last or only packet of a with-immediate operation
+  bool corrupted = false;      // a link flipped bits: the receiving MAC's FCS check fails
+  std::uint32_t dest_qp = 0;   // 24 bits
+  std::uint32_t psn = 0;       // 24 bits
+  std::uint32_t hops = 0;
 
-  // RETH (first or only packet of a WRITE; READ request)
-  bool has_reth = false;
+  // Ethernet addresses
+  std::uint64_t src_mac = 0, dst_mac = 0;
+
+  // RETH
   std::uint64_t remote_address = 0;
   std::uint32_t rkey = 0;
   std::uint32_t dma_length = 0;
 
-  // AETH (ACK, NAK, READ responses that end or begin a message)
-  bool has_aeth = false;
+  // AETH
   AckSyndrome syndrome = AckSyndrome::kAck;
   std::uint32_t msn = 0;
 
-  // ImmDt (the last or only packet of a with-immediate operation)
-  bool has_immediate = false;
+  // ImmDt
   std::uint32_t immediate = 0;
 
   // PFC (802.1Qbb): per-priority pause times in quanta of 512 bit times; 0 resumes.
   std::uint8_t pfc_enable = 0;
   std::uint16_t pfc_quanta[8] = {};
 
-  std::uint32_t payload_bytes = 0;
-  std::vector<std::uint8_t> payload;  // functional mode only; empty otherwise
-
-  // Simulation bookkeeping, not on the wire.
-  bool corrupted = false;       // a link flipped bits: the receiving MAC's FCS check fails
-  std::uint32_t hops = 0;
   core::TimePs created_ps = 0;
-  // When the frame's last bit reaches the current node. A cut-through switch receives the frame
-  // when its header arrives and may start forwarding; its egress still cannot finish before this.
-  core::TimePs tail_arrival_ps = 0;
+  std::vector<std::uint8_t> payload;  // functional mode only; empty otherwise
 
   EndpointId source() const { return endpoint_of_ipv4(src_ip); }
   EndpointId destination() const { return endpoint_of_ipv4(dst_ip); }
