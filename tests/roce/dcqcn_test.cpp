@@ -15,7 +15,7 @@ double decay(double alpha, int periods) {
 }
 
 TEST(Dcqcn, StartsAtLineRateWithInitialAlpha) {
-  Dcqcn d(DcqcnConfig{}, kLine);
+  Dcqcn d(DcqcnConfig::hpcc(), kLine);
   d.advance(10 * kUs);
   EXPECT_EQ(d.rate(), kLine);
   EXPECT_FALSE(d.limited());
@@ -23,7 +23,7 @@ TEST(Dcqcn, StartsAtLineRateWithInitialAlpha) {
 }
 
 TEST(Dcqcn, CnpCutsRateByHalfAlpha) {
-  Dcqcn d(DcqcnConfig{}, kLine);
+  Dcqcn d(DcqcnConfig::hpcc(), kLine);
   d.on_cnp(5 * kUs);
   EXPECT_EQ(d.rate(), 50e9);  // Rc (1 - 1/2)
   EXPECT_EQ(d.target_rate(), kLine);
@@ -32,7 +32,7 @@ TEST(Dcqcn, CnpCutsRateByHalfAlpha) {
 }
 
 TEST(Dcqcn, AlphaDecaysPerPeriodAndSetsTheNextCut) {
-  Dcqcn d(DcqcnConfig{}, kLine);
+  Dcqcn d(DcqcnConfig::hpcc(), kLine);
   d.on_cnp(0);
   const double a = decay(1.0, 10);
   EXPECT_DOUBLE_EQ(d.alpha(10 * kUs + 999), a);
@@ -43,7 +43,7 @@ TEST(Dcqcn, AlphaDecaysPerPeriodAndSetsTheNextCut) {
 }
 
 TEST(Dcqcn, AtMostOneCutPerDecreasePeriod) {
-  Dcqcn d(DcqcnConfig{}, kLine);
+  Dcqcn d(DcqcnConfig::hpcc(), kLine);
   d.on_cnp(0);
   d.on_cnp(1 * kUs);
   d.on_cnp(2 * kUs);
@@ -57,7 +57,7 @@ TEST(Dcqcn, AtMostOneCutPerDecreasePeriod) {
 }
 
 TEST(Dcqcn, FastRecoveryThenAdditiveIncrease) {
-  DcqcnConfig c;  // F = 1, timer 300 us, byte counter 10 MB (not reached)
+  DcqcnConfig c = DcqcnConfig::hpcc();  // F = 1, timer 300 us, byte counter 10 MB (not reached)
   Dcqcn d(c, kLine);
   d.on_cnp(0);
   d.advance(300 * kUs - 1);
@@ -70,7 +70,7 @@ TEST(Dcqcn, FastRecoveryThenAdditiveIncrease) {
 }
 
 TEST(Dcqcn, AdditiveIncreaseRaisesTheTarget) {
-  DcqcnConfig c;
+  DcqcnConfig c = DcqcnConfig::hpcc();
   c.fast_recovery_rounds = 0;
   c.additive_increase = core::Bandwidth{1e9};
   Dcqcn d(c, kLine);
@@ -83,7 +83,7 @@ TEST(Dcqcn, AdditiveIncreaseRaisesTheTarget) {
 }
 
 TEST(Dcqcn, TimerOnlyGoesToHyperIncrease) {
-  DcqcnConfig c;
+  DcqcnConfig c = DcqcnConfig::hpcc();
   c.fast_recovery_rounds = 0;
   c.byte_counter = core::ByteSize{0};
   c.hyper_increase = core::Bandwidth{1e9};
@@ -97,7 +97,7 @@ TEST(Dcqcn, TimerOnlyGoesToHyperIncrease) {
 }
 
 TEST(Dcqcn, ByteCounterDrivesIncreaseEvents) {
-  DcqcnConfig c;
+  DcqcnConfig c = DcqcnConfig::hpcc();
   c.byte_counter = core::ByteSize{1000000};
   Dcqcn d(c, kLine);
   d.on_cnp(0);
@@ -108,7 +108,7 @@ TEST(Dcqcn, ByteCounterDrivesIncreaseEvents) {
 }
 
 TEST(Dcqcn, RateNeverFallsBelowTheMinimum) {
-  DcqcnConfig c;
+  DcqcnConfig c = DcqcnConfig::hpcc();
   c.min_rate = core::Bandwidth{40e9};
   Dcqcn d(c, kLine);
   d.on_cnp(0);
@@ -117,7 +117,7 @@ TEST(Dcqcn, RateNeverFallsBelowTheMinimum) {
 }
 
 TEST(Dcqcn, RecoversToExactlyTheLineRate) {
-  Dcqcn d(DcqcnConfig{}, kLine);
+  Dcqcn d(DcqcnConfig::hpcc(), kLine);
   d.on_cnp(0);
   d.advance(20000 * kUs);
   EXPECT_EQ(d.rate(), kLine);
@@ -125,7 +125,7 @@ TEST(Dcqcn, RecoversToExactlyTheLineRate) {
 }
 
 TEST(Dcqcn, LazyEvaluationEqualsStepping) {
-  Dcqcn lazy(DcqcnConfig{}, kLine), stepped(DcqcnConfig{}, kLine);
+  Dcqcn lazy(DcqcnConfig::hpcc(), kLine), stepped(DcqcnConfig::hpcc(), kLine);
   const core::TimePs cnps[] = {3 * kUs, 5 * kUs, 900 * kUs, 2000 * kUs};
   for (const core::TimePs t : cnps) {
     for (core::TimePs s = 0; s < t; s += kUs / 2) stepped.advance(s);
@@ -140,7 +140,7 @@ TEST(Dcqcn, LazyEvaluationEqualsStepping) {
 }
 
 TEST(Dcqcn, ObserverSeesEveryChange) {
-  Dcqcn d(DcqcnConfig{}, kLine);
+  Dcqcn d(DcqcnConfig::hpcc(), kLine);
   core::TimeWeighted level;
   d.observe(&level, 0);
   d.on_cnp(100 * kUs);

@@ -47,9 +47,12 @@ core::MemoryTargetConfig memory_config(bool functional, std::uint64_t size = 256
   return c;
 }
 
+// The DCQCN tests below were written against HPCC's timers and NVIDIA's CNP interval.
 RoceConfig roce_config(bool functional) {
   RoceConfig c;
   c.functional = functional;
+  c.dcqcn = DcqcnConfig::hpcc();
+  c.cnp_interval = core::Duration{4000000};
   return c;
 }
 
