@@ -77,6 +77,7 @@ void Link::attach(int side, LinkEndpoint& endpoint, int port) {
   directions_[side].from_port = port;
   directions_[1 - side].to = &endpoint;
   directions_[1 - side].to_port = port;
+  directions_[1 - side].to_cut_through = endpoint.cut_through(port);
 }
 
 core::TimePs Link::serialization_ps(std::uint32_t wire_bytes) const {
@@ -128,7 +129,7 @@ void Link::transmit(int side) {
   p->hops++;
   p->tail_arrival_ps = tx_end + propagation_ps_;
   const core::TimePs arrival =
-      d.to->cut_through(d.to_port)
+      d.to_cut_through
           ? now + serialization_ps(std::min(wire, kHeaderWireBytes)) + propagation_ps_
           : p->tail_arrival_ps;
   if (d.in_flight.empty()) {

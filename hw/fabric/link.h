@@ -69,7 +69,8 @@ class LinkEndpoint {
   // A frame arrived on `port`: its tail, or its head for a cut-through receiver. The endpoint
   // owns the packet from here and returns it to packet_pool() when done.
   virtual void receive(Packet* packet, int port) = 0;
-  // True when frames should be delivered as their header arrives.
+  // True when frames should be delivered as their header arrives. Asked once, when the link
+  // attaches, so the answer must not change afterwards.
   virtual bool cut_through(int /*port*/) const { return false; }
 };
 
@@ -108,6 +109,7 @@ class Link : public sc_core::sc_module, private core::Timed {
     LinkEndpoint* from = nullptr;
     LinkEndpoint* to = nullptr;
     int from_port = 0, to_port = 0;
+    bool to_cut_through = false;  // the receiver's cut_through(), cached off the per-frame path
     core::TimePs tx_free_ps = 0;
     bool tx_scheduled = false;  // a transmit attempt is pending at scheduled_ps
     core::TimePs scheduled_ps = 0;  // callbacks for other times are stale and do nothing

@@ -15,9 +15,6 @@ SystemCeilings compute_ceilings(const SystemConfig& system) {
   c.scale_out_ports_per_chip = system.scale_out.ports_per_chip;
   c.unused_ports_per_chip =
       system.chip.nic.ports - c.scale_up_ports_per_chip - c.scale_out_ports_per_chip;
-  c.in_box_links = box.wiring == BoxWiring::kAllToAll
-                       ? box.chips * (box.chips - 1) / 2 * box.links_per_peer
-                       : 0;
   c.scale_out_ports = c.chips * c.scale_out_ports_per_chip;
   c.roce_efficiency =
       fabric::WireFormat{}.goodput_fraction(static_cast<std::uint32_t>(system.chip.nic.roce.mtu));

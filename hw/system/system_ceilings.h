@@ -17,7 +17,6 @@ struct SystemCeilings {
   int scale_up_ports_per_chip = 0;
   int scale_out_ports_per_chip = 0;
   int unused_ports_per_chip = 0;
-  int in_box_links = 0;          // point-to-point links inside one box
   int scale_out_ports = 0;       // in the whole system
   double roce_efficiency = 0;    // payload share of the line rate at the configured MTU
   core::Bandwidth scale_up_line;       // per chip, one direction
