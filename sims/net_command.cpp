@@ -95,7 +95,8 @@ double goodput_gbps(const FlowResult& f) {
 core::TimePs percentile(std::vector<core::TimePs> values, double p) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
-  const auto rank = static_cast<std::size_t>(p / 100 * static_cast<double>(values.size() - 1) + 0.5);
+  const auto rank =
+      static_cast<std::size_t>(p / 100 * static_cast<double>(values.size() - 1) + 0.5);
   return values[std::min(rank, values.size() - 1)];
 }
 
@@ -109,7 +110,9 @@ class NetCommand : public Command {
     subcommand->add_option("--pattern", pattern_, "pair, incast, permutation or all-to-all")
         ->capture_default_str()
         ->check(CLI::IsMember({"pair", "incast", "permutation", "all-to-all"}));
-    subcommand->add_option("--bytes", bytes_text_, "bytes each flow writes (or each message, with --iters)")
+    subcommand
+        ->add_option("--bytes", bytes_text_,
+                     "bytes each flow writes (or each message, with --iters)")
         ->capture_default_str();
     subcommand->add_option("--mtu", mtu_, "RoCE path MTU (default: the chip's)");
     subcommand->add_option("--qps", plan_.qps, "queue pairs per flow")->capture_default_str();
@@ -119,8 +122,9 @@ class NetCommand : public Command {
         ->capture_default_str();
     subcommand->add_option("--rail", plan_.rail, "scale-out port used between boxes")
         ->capture_default_str();
-    subcommand->add_option("--iters", plan_.iters,
-                           "pair: sequential messages timed one by one (ib_write_lat)")
+    subcommand
+        ->add_option("--iters", plan_.iters,
+                     "pair: sequential messages timed one by one (ib_write_lat)")
         ->capture_default_str();
     subcommand->add_flag("--timing-only", timing_only_, "move no payload bytes (large studies)");
   }
@@ -153,7 +157,8 @@ class NetCommand : public Command {
     const double cpu_elaborated = cpu_seconds();
     sc_core::sc_start();
     const double cpu_after = cpu_seconds();
-    return report(options, model, workload, cpu_elaborated - cpu_before, cpu_after - cpu_elaborated);
+    return report(options, model, workload, cpu_elaborated - cpu_before,
+                  cpu_after - cpu_elaborated);
   }
 
  private:
@@ -188,7 +193,8 @@ class NetCommand : public Command {
       completion.push_back(f.end_ps - f.start_ps);
       ok = ok && f.ok && f.wrong_bytes == 0;
     }
-    const double aggregate = static_cast<double>(bytes) * 8 / (static_cast<double>(last - first) * 1e-12) / 1e9;
+    const double aggregate =
+        static_cast<double>(bytes) * 8 / (static_cast<double>(last - first) * 1e-12) / 1e9;
     const auto& latencies = w.latencies().empty() ? completion : w.latencies();
     print_table(flows);
     fmt::print("aggregate  {} flows, {} in {:.3f} us: {:.2f} Gb/s\n", flows.size(),
@@ -196,26 +202,30 @@ class NetCommand : public Command {
     fmt::print("{}  p50 {:.3f} us, p99 {:.3f} us, max {:.3f} us\n",
                w.latencies().empty() ? "completion" : "latency   ", us(percentile(latencies, 50)),
                us(percentile(latencies, 99)), us(percentile(latencies, 100)));
-    fmt::print("fabric     drops {}, pause frames {}, ECN marks {}, CNPs {}, retransmitted {}, "
-               "timeouts {}, lost on links {}\n",
-               fabric.drops, fabric.pauses_sent, fabric.ecn_marks, fabric.cnps,
-               fabric.retransmitted, fabric.timeouts, fabric.lost_on_links);
+    fmt::print(
+        "fabric     drops {}, pause frames {}, ECN marks {}, CNPs {}, retransmitted {}, "
+        "timeouts {}, lost on links {}\n",
+        fabric.drops, fabric.pauses_sent, fabric.ecn_marks, fabric.cnps, fabric.retransmitted,
+        fabric.timeouts, fabric.lost_on_links);
     if (fabric.uplink_mean_bytes > 0) {
       fmt::print("uplinks    switch-to-switch load per direction: max {:.2f}x the mean\n",
                  fabric.uplink_max_bytes / fabric.uplink_mean_bytes);
     }
     fmt::print("data       {}\n", !model.config().chip.nic.roce.functional
                                       ? std::string("not checked (timing only)")
-                                      : wrong == 0 ? std::string("ok, every byte matches")
-                                                   : fmt::format("{} bytes WRONG", wrong));
+                                  : wrong == 0 ? std::string("ok, every byte matches")
+                                               : fmt::format("{} bytes WRONG", wrong));
     fmt::print("simulator  {} packet-hops in {:.2f} s CPU ({:.2f} M/s), elaboration {:.2f} s\n",
                fabric.packet_hops, run_cpu, run_cpu > 0 ? fabric.packet_hops / run_cpu / 1e6 : 0.0,
                elaboration_cpu);
-    if (!options.stats_file.empty()) core::stats_registry().write(options.stats_file, core::now_ps());
+    if (!options.stats_file.empty())
+      core::stats_registry().write(options.stats_file, core::now_ps());
     if (!options.trace_file.empty()) core::trace_writer().close();
     if (!options.json_file.empty()) {
-      write_output_file(options.json_file,
-                        to_json(flows, w, fabric, aggregate, first, last, run_cpu, elaboration_cpu).dump(2) + "\n");
+      write_output_file(
+          options.json_file,
+          to_json(flows, w, fabric, aggregate, first, last, run_cpu, elaboration_cpu).dump(2) +
+              "\n");
     }
     return ok ? 0 : 1;
   }
@@ -229,7 +239,8 @@ class NetCommand : public Command {
       fmt::print("{:>6} {:>6} {:>6} {:>12} {:>12.3f} {:>14.2f}{}\n", i, f.src_chip, f.dst_chip,
                  f.bytes, us(f.end_ps - f.start_ps), goodput_gbps(f), f.ok ? "" : "  FAILED");
     }
-    if (flows.size() > kShown) fmt::print("{:>6} (and {} more; --json has all)\n", "...", flows.size() - kShown);
+    if (flows.size() > kShown)
+      fmt::print("{:>6} (and {} more; --json has all)\n", "...", flows.size() - kShown);
   }
 
   static nlohmann::json to_json(const std::vector<FlowResult>& flows, const NetWorkload& w,
@@ -237,24 +248,35 @@ class NetCommand : public Command {
                                 core::TimePs last, double run_cpu, double elaboration_cpu) {
     nlohmann::json j;
     for (const auto& f : flows) {
-      j["flows"].push_back({{"src", f.src_chip}, {"dst", f.dst_chip}, {"src_port", f.src_port},
-                            {"dst_port", f.dst_port}, {"bytes", f.bytes},
-                            {"start_ps", f.start_ps}, {"end_ps", f.end_ps},
-                            {"goodput_gbps", goodput_gbps(f)}, {"ok", f.ok},
+      j["flows"].push_back({{"src", f.src_chip},
+                            {"dst", f.dst_chip},
+                            {"src_port", f.src_port},
+                            {"dst_port", f.dst_port},
+                            {"bytes", f.bytes},
+                            {"start_ps", f.start_ps},
+                            {"end_ps", f.end_ps},
+                            {"goodput_gbps", goodput_gbps(f)},
+                            {"ok", f.ok},
                             {"wrong_bytes", f.wrong_bytes}});
     }
     j["latencies_ps"] = w.latencies();
     j["aggregate_goodput_gbps"] = aggregate;
     j["duration_ps"] = last - first;
-    j["fabric"] = {{"packet_hops", t.packet_hops}, {"drops", t.drops},
-                   {"pause_frames", t.pauses_sent}, {"ecn_marks", t.ecn_marks},
-                   {"cnps", t.cnps}, {"retransmitted", t.retransmitted},
-                   {"timeouts", t.timeouts}, {"lost_on_links", t.lost_on_links},
+    j["fabric"] = {{"packet_hops", t.packet_hops},
+                   {"drops", t.drops},
+                   {"pause_frames", t.pauses_sent},
+                   {"ecn_marks", t.ecn_marks},
+                   {"cnps", t.cnps},
+                   {"retransmitted", t.retransmitted},
+                   {"timeouts", t.timeouts},
+                   {"lost_on_links", t.lost_on_links},
                    {"uplink_mean_bytes", t.uplink_mean_bytes},
                    {"uplink_max_bytes", t.uplink_max_bytes}};
     j["simulator"] = {{"run_cpu_seconds", run_cpu},
                       {"elaboration_cpu_seconds", elaboration_cpu},
-                      {"event_queue_callbacks", core::event_queue().fired()}};
+                      {"event_queue_callbacks", core::event_queue().fired()},
+                      {"peak_pending_callbacks", core::event_queue().peak_pending()},
+                      {"peak_packets", fabric::packet_pool().peak_live()}};
     return j;
   }
 
@@ -267,6 +289,8 @@ class NetCommand : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> add_net_command(CLI::App& app) { return std::make_unique<NetCommand>(app); }
+std::unique_ptr<Command> add_net_command(CLI::App& app) {
+  return std::make_unique<NetCommand>(app);
+}
 
 }  // namespace podsim::sims

@@ -15,7 +15,8 @@ EventQueue::EventQueue(sc_core::sc_module_name name) : sc_module(name) {
 void EventQueue::schedule(TimePs at, Timed& target, std::uint32_t tag, const void* hot) {
   const TimePs now = now_ps();
   at = std::max(at, now);
-  push({at, (next_order_++ << kTagBits) | tag, &target, hot});
+  insert({at, (next_order_++ << kTagBits) | tag, &target, hot});
+  peak_pending_ = std::max(peak_pending_, pending());
   // Inside run() the loop picks the entry up; otherwise wake the process in time for it.
   if (!running_ && at < armed_ps_) {
     armed_ps_ = at;
@@ -23,60 +24,64 @@ void EventQueue::schedule(TimePs at, Timed& target, std::uint32_t tag, const voi
   }
 }
 
+// Into the window when it sorts before the window's last entry, or when nothing waits in
+// later_ and the window is not full; otherwise into later_. Either way every window entry stays
+// before every entry of later_, and later_ only receives times at or after its last one out.
+void EventQueue::insert(const Entry& e) {
+  if (window_.empty() || !before(e, window_.back())) {
+    if (later_.empty() && window_.size() < kWindow) {
+      window_.push_back(e);
+    } else {
+      later_.push(e);
+    }
+    return;
+  }
+  window_.push_back(e);
+  std::size_t i = window_.size() - 1;
+  for (; i > 0 && before(e, window_[i - 1]); --i) window_[i] = window_[i - 1];
+  window_[i] = e;
+}
+
+// The earliest entry, refilling the window.
+EventQueue::Entry EventQueue::take_front() {
+  const Entry front = window_.front();
+  window_.pop_front();
+  while (window_.size() < kWindow && !later_.empty()) window_.push_back(later_.pop());
+  return front;
+}
+
+void EventQueue::prefetch_ahead() const {
+  const std::size_t n = window_.size();
+  if (n > kStageAt[0]) {
+    const Entry& e = window_[kStageAt[0]];
+    __builtin_prefetch(e.target);
+    if (e.hot) __builtin_prefetch(e.hot);
+  }
+  for (int stage = 1; stage <= Timed::kPrefetchStages; ++stage) {
+    if (n > kStageAt[stage]) {
+      const Entry& e = window_[kStageAt[stage]];
+      e.target->prefetch(e.tag(), stage);
+    }
+  }
+}
+
 void EventQueue::run() {
   const TimePs now = now_ps();
   armed_ps_ = ~TimePs{0};
   running_ = true;
-  while (!heap_.empty() && heap_.front().at <= now) {
-    const Entry e = pop();
-    if (!heap_.empty()) {
-      __builtin_prefetch(heap_.front().target);
-      if (heap_.front().hot) __builtin_prefetch(heap_.front().hot);
-    }
+  while (!window_.empty() && window_.front().at <= now) {
+    const Entry e = take_front();
+    prefetch_ahead();
     ++fired_;
-    e.target->fire(static_cast<std::uint32_t>(e.order_tag & ((1u << kTagBits) - 1)));
+    e.target->fire(e.tag());
   }
   running_ = false;
   arm(now);
 }
 
-void EventQueue::push(const Entry& e) {
-  std::size_t i = heap_.size();
-  heap_.push_back(e);
-  while (i > 0) {
-    const std::size_t parent = (i - 1) / 4;
-    if (!before(e, heap_[parent])) break;
-    heap_[i] = heap_[parent];
-    i = parent;
-  }
-  heap_[i] = e;
-}
-
-EventQueue::Entry EventQueue::pop() {
-  const Entry top = heap_.front();
-  const Entry last = heap_.back();
-  heap_.pop_back();
-  const std::size_t n = heap_.size();
-  std::size_t i = 0;
-  while (true) {
-    const std::size_t first = 4 * i + 1;
-    if (first >= n) break;
-    std::size_t best = first;
-    const std::size_t end = std::min(first + 4, n);
-    for (std::size_t c = first + 1; c < end; ++c) {
-      if (before(heap_[c], heap_[best])) best = c;
-    }
-    if (!before(heap_[best], last)) break;
-    heap_[i] = heap_[best];
-    i = best;
-  }
-  if (n > 0) heap_[i] = last;
-  return top;
-}
-
 void EventQueue::arm(TimePs now) {
-  if (heap_.empty()) return;
-  armed_ps_ = heap_.front().at;
+  if (window_.empty()) return;
+  armed_ps_ = window_.front().at;
   wake_.notify(to_sc_time(Duration{static_cast<std::int64_t>(armed_ps_ - now)}));
 }
 

@@ -1,8 +1,16 @@
 // One SystemC process that runs many lightweight timed callbacks, for the per-packet hot path.
 // A kernel event per packet and link costs a few cache misses each (event, process, kernel
-// heap node) once a system has tens of thousands of links; here a callback is 24 bytes in one
-// contiguous heap, and a single SC_METHOD wakes at the earliest due time and runs every callback
-// due then, in (time, order of scheduling) order, so runs stay deterministic.
+// heap node) once a system has tens of thousands of links; here a callback is 32 bytes in a
+// radix queue whose accesses are all sequential, and a single SC_METHOD wakes at the earliest
+// due time and runs every callback due then, in (time, order of scheduling) order, so runs stay
+// deterministic.
+//
+// Large systems do not fit in the cache, and a callback's state sits behind a chain of pointers
+// (link, port, queue head, packet), each a miss that waits for the one before. The queue keeps
+// its next callbacks in a small sorted window and asks each target, a few callbacks ahead of
+// firing it, to prefetch its state one level of the chain per stage; the misses of many
+// upcoming callbacks then overlap instead of following one another.
+//
 // Captures: timed callbacks at picosecond resolution, interleaved with ordinary SystemC
 // processes at the same simulated times. Ignores: cancellation (a target that reschedules keeps
 // its own notion of which call is current and ignores stale ones) and delta-cycle ordering
@@ -10,10 +18,11 @@
 #pragma once
 
 #include <cstdint>
+#include <systemc>
 #include <vector>
 
-#include <systemc>
-
+#include "hw/core/radix_queue.h"
+#include "hw/core/ring.h"
 #include "hw/core/units.h"
 
 namespace podsim::core {
@@ -23,6 +32,12 @@ class Timed {
   virtual ~Timed() = default;
   // Called at the scheduled time with the tag given to EventQueue::schedule.
   virtual void fire(std::uint32_t tag) = 0;
+  static constexpr int kPrefetchStages = 4;
+  // Called for stages 1 to kPrefetchStages, in order, a few callbacks before fire(tag): prefetch
+  // what fire() will read, following one more level of pointers each stage (stage 1 may read the
+  // state named `hot` at scheduling, which was prefetched before it). A hint only: it must not
+  // change anything, and may be skipped or come for a callback that turns out stale.
+  virtual void prefetch(std::uint32_t /*tag*/, int /*stage*/) const {}
 };
 
 class EventQueue : public sc_core::sc_module {
@@ -30,11 +45,11 @@ class EventQueue : public sc_core::sc_module {
   explicit EventQueue(sc_core::sc_module_name name);
 
   // Runs target->fire(tag) at `at` (not before now). Tags must fit in 24 bits. `hot` names the
-  // state the callback touches first: it is prefetched while the callback before it runs, which
-  // hides one cache miss per callback in systems too large for the cache.
+  // state the callback touches first; it is prefetched ahead of the target's own stages.
   void schedule(TimePs at, Timed& target, std::uint32_t tag, const void* hot = nullptr);
-  std::size_t pending() const { return heap_.size(); }
+  std::size_t pending() const { return later_.size() + window_.size(); }
   std::uint64_t fired() const { return fired_; }
+  std::size_t peak_pending() const { return peak_pending_; }
 
  private:
   SC_HAS_PROCESS(EventQueue);
@@ -45,20 +60,32 @@ class EventQueue : public sc_core::sc_module {
     std::uint64_t order_tag;  // order << 24 | tag
     Timed* target;
     const void* hot;
+    std::uint32_t tag() const {
+      return static_cast<std::uint32_t>(order_tag & ((1u << kTagBits) - 1));
+    }
   };
   static constexpr int kTagBits = 24;
+  // How many callbacks the window holds when the queue has them, and where in it each
+  // prefetch stage runs (positions from its front): far enough apart that one stage's misses
+  // have landed when the next stage reads them.
+  static constexpr std::size_t kWindow = 16;
+  static constexpr std::size_t kStageAt[Timed::kPrefetchStages + 1] = {14, 11, 8, 5, 2};
+
   static bool before(const Entry& a, const Entry& b) {
     return a.at != b.at ? a.at < b.at : a.order_tag < b.order_tag;
   }
-  // A 4-ary heap: half the depth of a binary one, and a node's children share a cache line or
-  // two, which matters when tens of thousands of callbacks are pending.
-  void push(const Entry& e);
-  Entry pop();
+  void insert(const Entry& e);
+  Entry take_front();
+  void prefetch_ahead() const;
   void run();
   void arm(TimePs now);
 
-  std::vector<Entry> heap_;
+  // The earliest callbacks, sorted, each before every callback in later_. It may grow past
+  // kWindow when callbacks are scheduled for the next few moments; it is refilled to kWindow.
+  Ring<Entry> window_;
+  RadixQueue<Entry> later_;
   std::uint64_t next_order_ = 0, fired_ = 0;
+  std::size_t peak_pending_ = 0;
   TimePs armed_ps_ = ~TimePs{0};  // when wake_ is due; all-ones when not armed
   bool running_ = false;
   sc_core::sc_event wake_;

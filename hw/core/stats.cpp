@@ -107,6 +107,19 @@ Counter& StatsRegistry::counter(const std::string& name, std::string unit,
   return counters_.back();
 }
 
+void StatsRegistry::attach(const std::string& name, Counter& counter, std::string unit,
+                           std::string description) {
+  add(name, Kind::kCounter, std::move(unit), std::move(description)).stat = &counter;
+}
+
+void StatsRegistry::forget(const std::string& prefix) {
+  const std::string below = prefix + ".";
+  auto it = entries_.lower_bound(below);
+  while (it != entries_.end() && it->first.compare(0, below.size(), below) == 0) {
+    it = entries_.erase(it);
+  }
+}
+
 Accumulator& StatsRegistry::accumulator(const std::string& name, std::string unit,
                                         std::string description) {
   Entry& entry = add(name, Kind::kAccumulator, std::move(unit), std::move(description));

@@ -11,7 +11,7 @@
 namespace podsim::fabric {
 
 namespace {
-constexpr double kPicosecondsPerMeter = 5000;  // network.md 1: ~5 ns/m in copper and fiber
+constexpr double kPicosecondsPerMeter = 5000;       // network.md 1: ~5 ns/m in copper and fiber
 constexpr std::uint32_t kHeaderWireBytes = 8 + 64;  // preamble+SFD and the first 64 bytes
 constexpr core::TimePs kNever = std::numeric_limits<core::TimePs>::max();
 }  // namespace
@@ -28,18 +28,15 @@ Link::Link(sc_core::sc_module_name name, const LinkConfig& config)
   ps_per_byte_ = 8e12 / config_.rate.bits_per_second;
   for (int side = 0; side < 2; ++side) {
     directions_[side].random.reseed(core::Random::mix(config_.seed * 2 + side));
+    directions_[side].faulty = config_.cable.loss_rate > 0 || config_.cable.corruption_rate > 0;
     make_stats(side);
   }
   queue_ = &core::event_queue();
 }
 
 Link::~Link() {
-  for (auto& d : directions_) {
-    while (!d.in_flight.empty()) {
-      packet_pool().release(d.in_flight.front().packet);
-      d.in_flight.pop_front();
-    }
-  }
+  for (auto& d : directions_) release_all(d.in_flight);
+  core::stats_registry().forget(name());
 }
 
 void Link::fire(std::uint32_t tag) {
@@ -58,20 +55,52 @@ void Link::fire(std::uint32_t tag) {
   }
 }
 
+// Stage 1 reads the direction and prefetches the endpoint object (and the frame arriving);
+// the endpoint's own stages follow one stage later. Transmit: the sender's port state, then its
+// next frame. Deliver: the receiver's port, then where the receiver will put the frame.
+void Link::prefetch(std::uint32_t tag, int stage) const {
+  const Direction& d = directions_[tag & 1];
+  const bool deliver = tag >= kDeliver0;
+  const LinkEndpoint* endpoint = deliver ? d.to : d.from;
+  if (!endpoint) return;
+  const Packet* p = d.in_flight.front();
+  if (stage == 1) {
+    __builtin_prefetch(&d.frames, 1);  // the counters' line
+    __builtin_prefetch(endpoint);
+    __builtin_prefetch(reinterpret_cast<const char*>(endpoint) + 64);
+    if (deliver && p) __builtin_prefetch(p);
+    return;
+  }
+  if (!deliver) {
+    endpoint->prefetch_send(d.from_port, stage - 1);
+    if (stage == 4 && d.in_flight.back()) __builtin_prefetch(d.in_flight.back(), 1);
+    return;
+  }
+  if (!p) return;
+  // Frames that arrive back to back are delivered by one callback.
+  if (stage == 2 && p->next) __builtin_prefetch(p->next);
+  endpoint->prefetch_receive(d.to_port, stage == 2 ? nullptr : p, stage - 1);
+}
+
 void Link::make_stats(int side) {
   core::StatsGroup group(std::string(name()) + (side == 0 ? ".a_to_b" : ".b_to_a"));
-  auto& s = directions_[side].stats;
-  s.frames = &group.counter("frames", "1", "frames put on the wire");
-  s.bytes = &group.counter("wire_bytes", "B", "bytes on the wire, preamble and gap included");
-  s.lost = &group.counter("lost", "1", "frames dropped by loss injection");
-  s.corrupted = &group.counter("corrupted", "1", "frames that failed the receiver's FCS check");
-  s.busy_ps = &group.counter("busy_ps", "ps", "time spent serializing");
+  Direction& d = directions_[side];
+  auto& s = d.stats;
+  s.frames = &group.attach("frames", d.frames, "1", "frames put on the wire");
+  s.bytes =
+      &group.attach("wire_bytes", d.bytes, "B", "bytes on the wire, preamble and gap included");
+  s.lost = &group.attach("lost", d.lost, "1", "frames dropped by loss injection");
+  s.corrupted =
+      &group.attach("corrupted", d.corrupted, "1", "frames that failed the receiver's FCS check");
+  s.busy_ps = &group.attach("busy_ps", d.busy_ps, "ps", "time spent serializing");
 }
 
 void Link::attach(int side, LinkEndpoint& endpoint, int port) {
-  if (side != 0 && side != 1) throw std::invalid_argument(std::string(name()) + ": side must be 0 or 1");
+  if (side != 0 && side != 1)
+    throw std::invalid_argument(std::string(name()) + ": side must be 0 or 1");
   if (directions_[side].from) {
-    throw std::logic_error(std::string(name()) + ": side " + std::to_string(side) + " attached twice");
+    throw std::logic_error(std::string(name()) + ": side " + std::to_string(side) +
+                           " attached twice");
   }
   directions_[side].from = &endpoint;
   directions_[side].from_port = port;
@@ -116,44 +145,47 @@ void Link::transmit(int side) {
   const std::uint32_t wire = p->wire_bytes();
   const core::TimePs tx_end = std::max(now + serialization_ps(wire), p->tail_arrival_ps);
   d.tx_free_ps = tx_end;
-  d.stats.frames->add();
-  d.stats.bytes->add(wire);
-  d.stats.busy_ps->add(tx_end - now);
-  schedule_transmit(side, tx_end);
+  d.frames.add();
+  d.bytes.add(wire);
+  d.busy_ps.add(tx_end - now);
+  if (retry != kNever) schedule_transmit(side, std::max(retry, tx_end));
+  if (d.faulty && lost_or_corrupted(d, p)) return;
+  p->tail_arrival_ps = tx_end + propagation_ps_;
+  p->due_ps = d.to_cut_through
+                  ? now + serialization_ps(std::min(wire, kHeaderWireBytes)) + propagation_ps_
+                  : p->tail_arrival_ps;
+  if (d.in_flight.empty()) {
+    queue_->schedule(p->due_ps, *this, kDeliver0 + static_cast<std::uint32_t>(side), &d);
+  }
+  d.in_flight.push_back(p);
+}
+
+// Draws the cable's faults for one frame: true when the frame is lost (and released).
+bool Link::lost_or_corrupted(Direction& d, Packet* p) {
   if (d.random.chance(config_.cable.loss_rate)) {
-    d.stats.lost->add();
+    d.lost.add();
     packet_pool().release(p);
-    return;
+    return true;
   }
   p->corrupted = d.random.chance(config_.cable.corruption_rate);
-  p->hops++;
-  p->tail_arrival_ps = tx_end + propagation_ps_;
-  const core::TimePs arrival =
-      d.to_cut_through
-          ? now + serialization_ps(std::min(wire, kHeaderWireBytes)) + propagation_ps_
-          : p->tail_arrival_ps;
-  if (d.in_flight.empty()) {
-    queue_->schedule(arrival, *this, kDeliver0 + static_cast<std::uint32_t>(side), p);
-  }
-  d.in_flight.push_back({arrival, p});
+  return false;
 }
 
 void Link::deliver(int side) {
   Direction& d = directions_[side];
   const core::TimePs now = core::now_ps();
-  while (!d.in_flight.empty() && d.in_flight.front().arrival_ps <= now) {
-    Packet* p = d.in_flight.front().packet;
-    d.in_flight.pop_front();
+  while (!d.in_flight.empty() && d.in_flight.front()->due_ps <= now) {
+    Packet* p = d.in_flight.pop_front();
     if (p->corrupted) {
-      d.stats.corrupted->add();
+      d.corrupted.add();
       packet_pool().release(p);
       continue;
     }
     d.to->receive(p, d.to_port);
   }
   if (!d.in_flight.empty()) {
-    queue_->schedule(d.in_flight.front().arrival_ps, *this,
-                     kDeliver0 + static_cast<std::uint32_t>(side), d.in_flight.front().packet);
+    queue_->schedule(d.in_flight.front()->due_ps, *this,
+                     kDeliver0 + static_cast<std::uint32_t>(side), &d);
   }
 }
 

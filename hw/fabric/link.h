@@ -11,7 +11,6 @@
 #pragma once
 
 #include <cstdint>
-
 #include <systemc>
 
 #include "hw/core/config_binding.h"
@@ -35,11 +34,14 @@ struct CableConfig {
   core::Duration propagation() const;
   template <class V>
   void describe(V& v) {
-    v.field("delay", delay, core::Spec("propagation delay (overrides length)").range(0, 1e15).source(
-                                "network.md 2: 1us inter-switch, ~0.1us in-box"));
+    v.field("delay", delay,
+            core::Spec("propagation delay (overrides length)")
+                .range(0, 1e15)
+                .source("network.md 2: 1us inter-switch, ~0.1us in-box"));
     v.field("length", length,
-            core::Spec("cable length; 5 ns per meter when delay is not given").range(0, 1e6).source(
-                "network.md 1: copper/fiber ~5 ns/m"));
+            core::Spec("cable length; 5 ns per meter when delay is not given")
+                .range(0, 1e6)
+                .source("network.md 1: copper/fiber ~5 ns/m"));
     v.field("loss_rate", loss_rate, core::Spec("probability a frame is lost").range(0, 1));
     v.field("corruption_rate", corruption_rate,
             core::Spec("probability a frame is corrupted").range(0, 1));
@@ -53,7 +55,8 @@ struct LinkConfig {
 
   template <class V>
   void describe(V& v) {
-    v.field("rate", rate, core::Spec("line rate of each direction").positive().source("IEEE 802.3"));
+    v.field("rate", rate,
+            core::Spec("line rate of each direction").positive().source("IEEE 802.3"));
     v.section("cable", cable, core::Spec("delay and reliability"));
   }
 };
@@ -63,8 +66,10 @@ class LinkEndpoint {
  public:
   virtual ~LinkEndpoint() = default;
   // The transmitter of `port` is free: hand over the next frame, or nullptr when nothing may be
-  // sent now. When something is waiting on time (a PFC pause, a rate limiter), set `retry_at` to
-  // when to ask again; otherwise the endpoint calls Link::wake() when it has more to send.
+  // sent now. `retry_at` comes in as never: lower it to when to ask again (`now` for as soon as
+  // the frame handed over is out; a later time when something waits on time, such as a PFC
+  // pause or a rate limiter). Left at never, the link does not ask again until the endpoint
+  // calls Link::wake(): an endpoint with nothing else queued saves the link a call per burst.
   virtual Packet* next_to_send(int port, core::TimePs now, core::TimePs& retry_at) = 0;
   // A frame arrived on `port`: its tail, or its head for a cut-through receiver. The endpoint
   // owns the packet from here and returns it to packet_pool() when done.
@@ -72,6 +77,13 @@ class LinkEndpoint {
   // True when frames should be delivered as their header arrives. Asked once, when the link
   // attaches, so the answer must not change afterwards.
   virtual bool cut_through(int /*port*/) const { return false; }
+
+  // Hints from the link's prefetch stages (see core::Timed::prefetch), ahead of a call to
+  // next_to_send or receive on `port`, in stages 1 to 3: stage 1 may read the endpoint's own
+  // object, each later stage what the stage before prefetched. `packet` (stages 2 and 3 of
+  // receive) is in cache. They must not change anything.
+  virtual void prefetch_send(int /*port*/, int /*stage*/) const {}
+  virtual void prefetch_receive(int /*port*/, const Packet* /*packet*/, int /*stage*/) const {}
 };
 
 // Per-frame work runs as callbacks of the shared core::EventQueue rather than as kernel events of
@@ -104,29 +116,32 @@ class Link : public sc_core::sc_module, private core::Timed {
   const DirectionStats& stats(int side) const { return directions_[side].stats; }
 
  private:
-  // One direction: the transmitter of `from` and the frames in flight towards `to`.
-  struct Direction {
+  // One direction: the transmitter of `from` and the frames in flight towards `to`. What every
+  // frame touches comes first, counters included, so a frame costs one or two cache lines here.
+  struct alignas(64) Direction {
     LinkEndpoint* from = nullptr;
     LinkEndpoint* to = nullptr;
     int from_port = 0, to_port = 0;
     bool to_cut_through = false;  // the receiver's cut_through(), cached off the per-frame path
+    bool tx_scheduled = false;    // a transmit attempt is pending at scheduled_ps
+    bool faulty = false;          // loss or corruption is configured: draw for each frame
     core::TimePs tx_free_ps = 0;
-    bool tx_scheduled = false;  // a transmit attempt is pending at scheduled_ps
     core::TimePs scheduled_ps = 0;  // callbacks for other times are stale and do nothing
-    struct InFlight {
-      core::TimePs arrival_ps;
-      Packet* packet;
-    };
-    core::Ring<InFlight> in_flight;  // in order: one transmitter, one propagation delay
+    // In order (one transmitter, one propagation delay); due_ps is each one's arrival at `to`.
+    PacketFifo in_flight;
+    core::Counter frames, bytes, busy_ps;
+    core::Counter lost, corrupted;
     core::Random random;
     DirectionStats stats{};
   };
 
   enum Tag : std::uint32_t { kTransmit0, kTransmit1, kDeliver0, kDeliver1 };
   void fire(std::uint32_t tag) override;
+  void prefetch(std::uint32_t tag, int stage) const override;
   void transmit(int side);
   void deliver(int side);
   void schedule_transmit(int side, core::TimePs at);
+  bool lost_or_corrupted(Direction& d, Packet* p);
   void make_stats(int side);
 
   LinkConfig config_;

@@ -8,6 +8,7 @@
 // allocates nothing (the payload vector keeps its capacity across reuse).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -67,8 +68,9 @@ enum class AckSyndrome : std::uint8_t {
 // ECN codepoint in the IP header.
 enum class Ecn : std::uint8_t { kNotEct = 0, kEct1 = 1, kEct0 = 2, kCe = 3 };
 
-// Fields a packet hop reads (forwarding, framing, timing) come first, so that a hop through a
-// switch touches one cache line of the packet; the rest of the headers follow.
+// Fields a packet hop reads (forwarding, framing, timing, the queue it waits in) fill the first
+// cache line, so that a hop through a switch touches one line of the packet; the rest of the
+// headers follow.
 struct alignas(64) Packet {
   // Simulation bookkeeping, not on the wire. When the frame's last bit reaches the current node:
   // a cut-through switch receives the frame when its header arrives and may start forwarding,
@@ -85,7 +87,6 @@ struct alignas(64) Packet {
   bool vlan = false;
   std::uint8_t priority = 0;  // 802.1p class: selects queue, PFC class and lossless handling
   bool ipv6 = false;
-  std::uint8_t dscp = 0;
   Ecn ecn = Ecn::kEct0;
 
   // BTH, and which optional transport headers follow it
@@ -97,7 +98,15 @@ struct alignas(64) Packet {
   bool corrupted = false;      // a link flipped bits: the receiving MAC's FCS check fails
   std::uint32_t dest_qp = 0;   // 24 bits
   std::uint32_t psn = 0;       // 24 bits
-  std::uint32_t hops = 0;
+
+  // Where the packet waits (simulation bookkeeping): the node holding it links it into one
+  // PacketFifo at a time and says when it is due there (arrival at the far end of a link,
+  // egress eligibility in a switch) and, in a switch, which port it came in on.
+  std::uint16_t in_port = 0;
+  Packet* next = nullptr;
+  core::TimePs due_ps = 0;
+
+  std::uint8_t dscp = 0;
 
   // Ethernet addresses
   std::uint64_t src_mac = 0, dst_mac = 0;
@@ -139,9 +148,42 @@ struct alignas(64) Packet {
   }
 };
 
+static_assert(offsetof(Packet, due_ps) + sizeof(core::TimePs) <= 64,
+              "a hop's fields must stay in the packet's first cache line");
+
+// A FIFO of packets linked through Packet::next, for queues on the per-hop path (frames in
+// flight on a link, switch egress queues): pushing and popping touch only the packets at the
+// ends, with no separate array of slots to miss in the cache.
+class PacketFifo {
+ public:
+  bool empty() const { return head_ == nullptr; }
+  Packet* front() const { return head_; }
+  Packet* back() const { return head_ ? tail_ : nullptr; }
+  void push_back(Packet* p) {
+    p->next = nullptr;
+    (head_ ? tail_->next : head_) = p;
+    tail_ = p;
+  }
+  Packet* pop_front() {
+    Packet* p = head_;
+    head_ = p->next;
+    p->next = nullptr;
+    return p;
+  }
+
+ private:
+  Packet* head_ = nullptr;
+  Packet* tail_ = nullptr;
+};
+
 using PacketPool = core::ObjectPool<Packet>;
 
 // The packets of this process (one SystemC kernel per process).
 PacketPool& packet_pool();
+
+// Returns every packet still in `fifo` to the pool (a run that stopped early).
+inline void release_all(PacketFifo& fifo) {
+  while (!fifo.empty()) packet_pool().release(fifo.pop_front());
+}
 
 }  // namespace podsim::fabric

@@ -25,7 +25,9 @@ class RouteTable {
 
   std::size_t endpoints() const { return group_of_.size(); }
   // Candidate egress ports for `dst`; identical sets share one group. Ports must be non-empty.
-  void set(EndpointId dst, std::vector<std::uint16_t> ports) { set_group(dst, add_group(std::move(ports))); }
+  void set(EndpointId dst, std::vector<std::uint16_t> ports) {
+    set_group(dst, add_group(std::move(ports)));
+  }
   // The same in two steps, for many destinations that share one set of ports.
   std::uint32_t add_group(std::vector<std::uint16_t> ports);
   void set_group(EndpointId dst, std::uint32_t group) {
@@ -37,6 +39,10 @@ class RouteTable {
     if (dst >= group_of_.size() || group_of_[dst] == kNone) return {};
     const auto g = group_of_[dst];
     return {ports_.data() + group_start_[g], group_start_[g + 1] - group_start_[g]};
+  }
+  // A hint that lookup(dst) comes soon.
+  void prefetch(EndpointId dst) const {
+    if (dst < group_of_.size()) __builtin_prefetch(&group_of_[dst]);
   }
   // Frees the build-time index once the table is complete.
   void seal() { index_.clear(); }

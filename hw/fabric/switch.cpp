@@ -1,6 +1,7 @@
 #include "hw/fabric/switch.h"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -32,6 +33,10 @@ void EcnConfig::check(core::ConfigChecks& c) const {
 }
 
 void SwitchConfig::check(core::ConfigChecks& c) const {
+  if (buffer.bytes > std::numeric_limits<std::uint32_t>::max()) {
+    c.fail("buffer", "must be below 4 GiB (the buffer accounting counts in 32 bits), got " +
+                         core::to_string(buffer));
+  }
   if (pfc.enabled && pfc.lossless_priority >= priorities) {
     c.fail("pfc.lossless_priority", "must be below priorities (" + std::to_string(priorities) +
                                         "), got " + std::to_string(pfc.lossless_priority));
@@ -63,11 +68,10 @@ double red_mark_probability(std::uint64_t queue_bytes, std::uint64_t kmin, std::
   return pmax * static_cast<double>(queue_bytes - kmin) / static_cast<double>(kmax - kmin);
 }
 
-SharedBuffer::SharedBuffer(const Params& params)
-    : params_(params),
-      queue_bytes_(static_cast<std::size_t>(params.ports) * params.priorities, 0),
-      port_bytes_(static_cast<std::size_t>(params.ports), 0),
-      ingress_(static_cast<std::size_t>(params.ports)) {
+SharedBuffer::SharedBuffer(const Params& params) : params_(params) {
+  if (params.capacity > std::numeric_limits<std::uint32_t>::max()) {
+    throw std::invalid_argument("SharedBuffer: capacity must be below 4 GiB");
+  }
   // The lossless class's reserve and headroom are set aside on every port; the rest is shared.
   const std::uint64_t carved =
       params.lossless_priority < 0
@@ -76,33 +80,38 @@ SharedBuffer::SharedBuffer(const Params& params)
   shared_capacity_ = params.capacity > carved ? params.capacity - carved : 0;
 }
 
-SharedBuffer::Verdict SharedBuffer::admit(int in_port, int out_port, int priority,
+SharedBuffer::Verdict SharedBuffer::admit(PortAccount& in, PortAccount& out, int priority,
                                           std::uint32_t bytes) {
   Verdict v{Admit::kAccepted, Pfc::kNone};
   if (lossless(priority)) {
-    v = admit_lossless(in_port, bytes);
-  } else if (!admit_lossy(out_port, priority, bytes)) {
+    v = admit_lossless(in.ingress, bytes);
+  } else if (!admit_lossy(out, priority, bytes)) {
     v.admit = Admit::kDroppedBuffer;
   }
-  if (v.admit == Admit::kAccepted) enqueue(out_port, priority, bytes);
+  if (v.admit == Admit::kAccepted) {
+    out.queue_bytes[priority] += bytes;
+    out.port_bytes += bytes;
+    used_ += bytes;
+    high_water_ = std::max(high_water_, used_);
+  }
   return v;
 }
 
-SharedBuffer::Verdict SharedBuffer::admit_lossless(int in_port, std::uint32_t bytes) {
-  Ingress& g = ingress_[in_port];
-  const std::uint64_t to_reserve = std::min<std::uint64_t>(bytes, params_.reserve - g.reserve);
-  const std::uint64_t to_shared = bytes - to_reserve;
+SharedBuffer::Verdict SharedBuffer::admit_lossless(Ingress& g, std::uint32_t bytes) {
+  const std::uint32_t to_reserve =
+      static_cast<std::uint32_t>(std::min<std::uint64_t>(bytes, params_.reserve - g.reserve));
+  const std::uint32_t to_shared = bytes - to_reserve;
   // Once anything sits in headroom the class is over its threshold: later frames (still in
   // flight when XOFF left) go to headroom too, so the class drains before it refills.
   const bool fits_shared =
-      g.headroom == 0 && (to_shared == 0 || (g.shared + to_shared <= threshold() &&
+      g.headroom == 0 && (to_shared == 0 || (std::uint64_t{g.shared} + to_shared <= threshold() &&
                                              shared_used_ + to_shared <= shared_capacity_));
   Verdict v{Admit::kAccepted, Pfc::kNone};
   if (fits_shared) {
     g.reserve += to_reserve;
     g.shared += to_shared;
     shared_used_ += to_shared;
-  } else if (g.headroom + bytes <= params_.headroom) {
+  } else if (std::uint64_t{g.headroom} + bytes <= params_.headroom) {
     g.headroom += bytes;
   } else {
     v.admit = Admit::kDroppedHeadroom;
@@ -116,39 +125,31 @@ SharedBuffer::Verdict SharedBuffer::admit_lossless(int in_port, std::uint32_t by
   return v;
 }
 
-bool SharedBuffer::admit_lossy(int out_port, int priority, std::uint32_t bytes) {
-  if (queue_bytes(out_port, priority) + bytes > threshold()) return false;
+bool SharedBuffer::admit_lossy(const PortAccount& out, int priority, std::uint32_t bytes) {
+  if (std::uint64_t{out.queue_bytes[priority]} + bytes > threshold()) return false;
   if (shared_used_ + bytes > shared_capacity_) return false;
   shared_used_ += bytes;
   return true;
 }
 
-void SharedBuffer::enqueue(int out_port, int priority, std::uint32_t bytes) {
-  queue_bytes_[out_port * params_.priorities + priority] += bytes;
-  port_bytes_[out_port] += bytes;
-  used_ += bytes;
-  high_water_ = std::max(high_water_, used_);
-}
-
-SharedBuffer::Pfc SharedBuffer::release(int in_port, int out_port, int priority,
+SharedBuffer::Pfc SharedBuffer::release(PortAccount& in, PortAccount& out, int priority,
                                         std::uint32_t bytes) {
-  queue_bytes_[out_port * params_.priorities + priority] -= bytes;
-  port_bytes_[out_port] -= bytes;
+  out.queue_bytes[priority] -= bytes;
+  out.port_bytes -= bytes;
   used_ -= bytes;
-  if (lossless(priority)) return release_lossless(in_port, bytes);
+  if (lossless(priority)) return release_lossless(in.ingress, bytes);
   shared_used_ -= bytes;
   return Pfc::kNone;
 }
 
-SharedBuffer::Pfc SharedBuffer::release_lossless(int in_port, std::uint32_t bytes) {
-  Ingress& g = ingress_[in_port];
+SharedBuffer::Pfc SharedBuffer::release_lossless(Ingress& g, std::uint32_t bytes) {
   // Headroom empties first, then the shared share, then the reserve (HPCC's order), so the
   // class leaves the over-threshold state as early as its bytes allow.
-  std::uint64_t left = bytes;
-  const std::uint64_t from_headroom = std::min(left, g.headroom);
+  std::uint32_t left = bytes;
+  const std::uint32_t from_headroom = std::min(left, g.headroom);
   g.headroom -= from_headroom;
   left -= from_headroom;
-  const std::uint64_t from_shared = std::min(left, g.shared);
+  const std::uint32_t from_shared = std::min(left, g.shared);
   g.shared -= from_shared;
   shared_used_ -= from_shared;
   g.reserve -= left - from_shared;
@@ -164,8 +165,13 @@ SharedBuffer::Pfc SharedBuffer::release_lossless(int in_port, std::uint32_t byte
 // The module
 
 namespace {
+// Before anything is sized from it.
+const SwitchConfig& checked(const SwitchConfig& c) {
+  core::validate_config(c);
+  return c;
+}
+
 SharedBuffer::Params buffer_params(const SwitchConfig& c) {
-  core::validate_config(c);  // before anything is sized from it
   SharedBuffer::Params p;
   p.capacity = c.buffer.bytes;
   p.alpha = c.alpha;
@@ -181,12 +187,14 @@ SharedBuffer::Params buffer_params(const SwitchConfig& c) {
 
 Switch::Switch(sc_core::sc_module_name name, const SwitchConfig& config)
     : sc_module(name),
-      config_(config),
+      ports_(static_cast<std::size_t>(checked(config).ports)),
+      ecmp_seed_(config.ecmp_seed),
+      priorities_(static_cast<std::uint8_t>(config.priorities)),
+      ecn_enabled_(config.ecn.enabled),
       latency_ps_(static_cast<core::TimePs>(config.pipeline_latency.ps)),
       buffer_(buffer_params(config)),
-      ports_(static_cast<std::size_t>(config.ports)),
-      queues_(static_cast<std::size_t>(config.ports) * config.priorities),
-      random_(core::Random::mix(config.ecmp_seed ^ 0xec4ec4ec4ull)) {
+      random_(core::Random::mix(config.ecmp_seed ^ 0xec4ec4ec4ull)),
+      config_(config) {
   const int last = config_.priorities - 1;
   for (int p = 0; p < kMaxPriorities; ++p) {
     priority_queue_[p] = static_cast<std::uint8_t>(std::min(p, last));
@@ -201,38 +209,41 @@ Switch::Switch(sc_core::sc_module_name name, const SwitchConfig& config)
 }
 
 Switch::~Switch() {
-  for (auto& q : queues_) {
-    while (!q.empty()) {
-      packet_pool().release(q.front().packet);
-      q.pop_front();
-    }
+  for (auto& port : ports_) {
+    for (auto& fifo : port.fifo) release_all(fifo);
   }
+  core::stats_registry().forget(name());
 }
 
 void Switch::make_stats() {
   for (int i = 0; i < config_.ports; ++i) {
     core::StatsGroup g(std::string(name()) + ".port" + std::to_string(i));
-    PortStats& s = ports_[i].stats;
-    s.rx_frames = &g.counter("rx_frames", "1", "frames received, PFC included");
-    s.rx_bytes = &g.counter("rx_bytes", "B", "frame bytes received (MAC header to FCS)");
-    s.tx_frames = &g.counter("tx_frames", "1", "frames sent, PFC included");
-    s.tx_bytes = &g.counter("tx_bytes", "B", "frame bytes sent (MAC header to FCS)");
-    s.drops_buffer = &g.counter("drops_buffer", "1", "lossy frames tail-dropped at this egress");
-    s.drops_no_route = &g.counter("drops_no_route", "1", "frames received with no route");
-    s.drops_headroom =
-        &g.counter("drops_headroom", "1", "lossless frames received past the PFC headroom");
-    s.pfc_pause_sent = &g.counter("pfc_pause_sent", "1", "PFC frames sent with an XOFF");
-    s.pfc_resume_sent = &g.counter("pfc_resume_sent", "1", "PFC frames sent with XON only");
-    s.pfc_pause_received =
-        &g.counter("pfc_pause_received", "1", "PFC frames received with an XOFF");
-    s.pfc_resume_received =
-        &g.counter("pfc_resume_received", "1", "PFC frames received with XON only");
-    s.ecn_marks = &g.counter("ecn_marks", "1", "ECT frames marked CE at this egress");
-    s.max_queue_bytes =
-        &g.counter("max_queue_bytes", "B", "most frame bytes queued for this egress at once");
+    Port& p = ports_[i];
+    PortStats& s = p.stats;
+    s.rx_frames = &g.attach("rx_frames", p.rx_frames, "1", "frames received, PFC included");
+    s.rx_bytes = &g.attach("rx_bytes", p.rx_bytes, "B", "frame bytes received (MAC header to FCS)");
+    s.tx_frames = &g.attach("tx_frames", p.tx_frames, "1", "frames sent, PFC included");
+    s.tx_bytes = &g.attach("tx_bytes", p.tx_bytes, "B", "frame bytes sent (MAC header to FCS)");
+    s.drops_buffer =
+        &g.attach("drops_buffer", p.drops_buffer, "1", "lossy frames tail-dropped at this egress");
+    s.drops_no_route =
+        &g.attach("drops_no_route", p.drops_no_route, "1", "frames received with no route");
+    s.drops_headroom = &g.attach("drops_headroom", p.drops_headroom, "1",
+                                 "lossless frames received past the PFC headroom");
+    s.pfc_pause_sent =
+        &g.attach("pfc_pause_sent", p.pfc_pause_sent, "1", "PFC frames sent with an XOFF");
+    s.pfc_resume_sent =
+        &g.attach("pfc_resume_sent", p.pfc_resume_sent, "1", "PFC frames sent with XON only");
+    s.pfc_pause_received = &g.attach("pfc_pause_received", p.pfc_pause_received, "1",
+                                     "PFC frames received with an XOFF");
+    s.pfc_resume_received = &g.attach("pfc_resume_received", p.pfc_resume_received, "1",
+                                      "PFC frames received with XON only");
+    s.ecn_marks = &g.attach("ecn_marks", p.ecn_marks, "1", "ECT frames marked CE at this egress");
+    s.max_queue_bytes = &g.attach("max_queue_bytes", p.max_queue_bytes, "B",
+                                  "most frame bytes queued for this egress at once");
   }
-  high_water_ = &core::StatsGroup(name()).counter("buffer_high_water_bytes", "B",
-                                                  "most frame bytes held in the shared buffer");
+  core::StatsGroup(name()).attach("buffer_high_water_bytes", high_water_, "B",
+                                  "most frame bytes held in the shared buffer");
 }
 
 void Switch::attach(int port, Link& link, int side) {
@@ -258,27 +269,28 @@ void Switch::attach(int port, Link& link, int side) {
 
 void Switch::receive(Packet* packet, int in_port) {
   const std::uint32_t bytes = packet->frame_bytes();
-  const PortStats& in = ports_[in_port].stats;
-  in.rx_frames->add();
-  in.rx_bytes->add(bytes);
+  Port& in = ports_[in_port];
+  in.rx_frames.add();
+  in.rx_bytes.add(bytes);
   if (packet->kind == FrameKind::kPfcPause) return on_pause_frame(packet, in_port);
 
   const int out_port = route(*packet);
   if (out_port < 0) {
-    in.drops_no_route->add();
+    in.drops_no_route.add();
     return packet_pool().release(packet);
   }
+  Port& out = ports_[out_port];
   const int priority = priority_queue_[packet->priority & 7];
-  const auto verdict = buffer_.admit(in_port, out_port, priority, bytes);
+  const auto verdict = buffer_.admit(in.account, out.account, priority, bytes);
   if (verdict.pfc != SharedBuffer::Pfc::kNone) announce_pfc(in_port, priority, verdict.pfc);
   switch (verdict.admit) {
     case SharedBuffer::Admit::kAccepted:
-      return enqueue(packet, in_port, out_port, priority, bytes);
+      return enqueue(packet, in_port, out_port, priority);
     case SharedBuffer::Admit::kDroppedBuffer:
-      ports_[out_port].stats.drops_buffer->add();
+      out.drops_buffer.add();
       break;
     case SharedBuffer::Admit::kDroppedHeadroom:
-      in.drops_headroom->add();
+      in.drops_headroom.add();
       break;
   }
   packet_pool().release(packet);
@@ -286,22 +298,83 @@ void Switch::receive(Packet* packet, int in_port) {
 
 // The egress port for a frame, or -1 when the table has no usable one.
 int Switch::route(const Packet& p) const {
+  const int port = route_candidate(p);
+  return port >= 0 && ports_[port].link ? port : -1;
+}
+
+// The port the table picks, before checking that anything is attached to it.
+int Switch::route_candidate(const Packet& p) const {
   const RouteTable::Group group = routes_.lookup(p.destination());
   if (group.count == 0) return -1;
   const std::uint32_t member =
-      group.count == 1 ? 0 : ecmp_member(flow_hash(p, config_.ecmp_seed), group.count);
+      group.count == 1 ? 0 : ecmp_member(flow_hash(p, ecmp_seed_), group.count);
   const int port = group.ports[member];
-  return port < config_.ports && ports_[port].link ? port : -1;
+  return port < static_cast<int>(ports_.size()) ? port : -1;
 }
 
-void Switch::enqueue(Packet* p, int in_port, int out_port, int priority, std::uint32_t bytes) {
+// A frame's way through: the ingress port's counters and accounting, the forwarding entry, then
+// the egress port's state, accounting and queue.
+void Switch::prefetch_receive(int port, const Packet* packet, int stage) const {
+  const Port& in = ports_[port];
+  if (stage == 1) {
+    __builtin_prefetch(&in);
+    __builtin_prefetch(&in.account);
+    return;
+  }
+  if (packet->kind == FrameKind::kPfcPause) return;
+  if (stage == 2) {
+    routes_.prefetch(packet->destination());
+    return;
+  }
+  const int out_port = route_candidate(*packet);
+  if (out_port < 0) return;
+  const Port& out = ports_[out_port];
+  __builtin_prefetch(&out, 1);
+  __builtin_prefetch(&out.account, 1);
+  __builtin_prefetch(&out.fifo[priority_queue_[packet->priority & 7]], 1);
+}
+
+// The link will ask for a frame: the port's state and queues, the frame at the head of the
+// queue it would serve, and the accounting of the port that frame came in on.
+void Switch::prefetch_send(int port, int stage) const {
+  const Port& p = ports_[port];
+  if (stage == 1) {
+    __builtin_prefetch(&p);
+    __builtin_prefetch(&p.fifo[0]);
+    __builtin_prefetch(&p.fifo[4]);
+    __builtin_prefetch(&p.account);
+    return;
+  }
+  const int prio = first_to_serve(p);
+  if (prio < 0) return;
+  const Packet* head = p.fifo[prio].front();
+  if (stage == 2) {
+    __builtin_prefetch(head);
+  } else {
+    __builtin_prefetch(&ports_[head->in_port].account, 1);
+  }
+}
+
+// The first nonempty queue in service order, ignoring pauses and eligibility; -1 when none.
+int Switch::first_to_serve(const Port& p) const {
+  if (!p.nonempty) return -1;
+  for (int i = 0; i < priorities_; ++i) {
+    const int prio = service_order_[i];
+    if (p.nonempty & (1u << prio)) return prio;
+  }
+  return -1;
+}
+
+void Switch::enqueue(Packet* p, int in_port, int out_port, int priority) {
   const core::TimePs eligible = core::now_ps() + latency_ps_;
-  queue(out_port, priority).push_back({p, eligible, bytes, static_cast<std::uint16_t>(in_port)});
+  p->due_ps = eligible;
+  p->in_port = static_cast<std::uint16_t>(in_port);
   Port& out = ports_[out_port];
+  out.fifo[priority].push_back(p);
   out.nonempty |= static_cast<std::uint8_t>(1u << priority);
 
-  raise_to(*out.stats.max_queue_bytes, buffer_.port_queue_bytes(out_port));
-  raise_to(*high_water_, buffer_.used());
+  raise_to(out.max_queue_bytes, out.account.port_bytes);
+  raise_to(high_water_, buffer_.used());
   if (out.next_call_ps > eligible) {
     out.next_call_ps = eligible;
     out.link->wake_at(out.side, eligible);
@@ -322,18 +395,21 @@ void Switch::on_pause_frame(Packet* frame, int port) {
   for (int prio = 0; prio < kMaxPriorities; ++prio) {
     if (!(frame->pfc_enable & (1u << prio))) continue;
     const std::uint16_t quanta = frame->pfc_quanta[prio];
-    core::TimePs& until = p.paused_until[priority_queue_[prio]];
+    const int queue = priority_queue_[prio];
+    const auto bit = static_cast<std::uint8_t>(1u << queue);
     if (quanta == 0) {
-      until = 0;
+      p.paused_until[queue] = 0;
+      p.paused &= static_cast<std::uint8_t>(~bit);
       resumed = true;
     } else {
-      until = now +
-              static_cast<core::TimePs>(p.rate.time_for(std::uint64_t{kQuantumBytes} * quanta).ps);
+      p.paused_until[queue] = now + static_cast<core::TimePs>(
+                                        p.rate.time_for(std::uint64_t{kQuantumBytes} * quanta).ps);
+      p.paused |= bit;
       paused = true;
     }
   }
   packet_pool().release(frame);
-  (paused ? p.stats.pfc_pause_received : p.stats.pfc_resume_received)->add();
+  (paused ? p.pfc_pause_received : p.pfc_resume_received).add();
   if (resumed && p.nonempty && p.link) wake(port);
 }
 
@@ -357,56 +433,70 @@ void Switch::announce_pfc(int in_port, int priority, SharedBuffer::Pfc change) {
 
 Packet* Switch::next_to_send(int port, core::TimePs now, core::TimePs& retry_at) {
   Port& p = ports_[port];
-  p.next_call_ps = now;  // busy until the link asks again, unless nothing goes out below
   if (p.xoff && now >= p.refresh_ps) p.pfc_pending |= p.xoff;
-  if (p.pfc_pending) return make_pfc_frame(port, now);
-
   core::TimePs retry = kNever;
-  if (p.nonempty) {
-    for (int i = 0; i < config_.priorities; ++i) {
-      const int prio = service_order_[i];
-      if (!(p.nonempty & (1u << prio))) continue;
-      if (p.paused_until[prio] > now) {
-        retry = std::min(retry, p.paused_until[prio]);
-        continue;
-      }
-      const core::TimePs eligible = queue(port, prio).front().eligible_ps;
-      if (eligible > now) {
-        retry = std::min(retry, eligible);
-        continue;
-      }
-      return dequeue(port, prio);
-    }
-  }
+  Packet* frame = p.pfc_pending ? make_pfc_frame(port, now) : take_eligible(port, now, retry);
+  // With more queued the link asks again once this frame is out; with nothing, an enqueue or a
+  // PFC change wakes it, and a held XOFF wants refreshing in time.
+  if (frame && (p.nonempty || p.pfc_pending)) retry = now;
   if (p.xoff) retry = std::min(retry, p.refresh_ps);
   p.next_call_ps = retry;
   retry_at = retry;
+  return frame;
+}
+
+// The first eligible frame in service order, or nullptr with `retry` lowered to when one that
+// waits (on its pipeline latency or a PFC pause) may go.
+Packet* Switch::take_eligible(int port, core::TimePs now, core::TimePs& retry) {
+  Port& p = ports_[port];
+  if (!p.nonempty) return nullptr;
+  for (int i = 0; i < priorities_; ++i) {
+    const int prio = service_order_[i];
+    if (!(p.nonempty & (1u << prio))) continue;
+    if ((p.paused & (1u << prio)) && p.paused_until[prio] > now) {
+      retry = std::min(retry, p.paused_until[prio]);
+      continue;
+    }
+    const core::TimePs eligible = p.fifo[prio].front()->due_ps;
+    if (eligible > now) {
+      retry = std::min(retry, eligible);
+      continue;
+    }
+    return dequeue(port, prio);
+  }
   return nullptr;
 }
 
 Packet* Switch::dequeue(int port, int priority) {
   Port& p = ports_[port];
-  auto& q = queue(port, priority);
-  const QueuedFrame f = q.front();
-  q.pop_front();
-  if (q.empty()) p.nonempty &= static_cast<std::uint8_t>(~(1u << priority));
-  const auto change = buffer_.release(f.in_port, port, priority, f.bytes);
-  if (change != SharedBuffer::Pfc::kNone) announce_pfc(f.in_port, priority, change);
-  if (config_.ecn.enabled && is_ect(f.packet->ecn)) mark_ecn(f.packet, port, priority);
-  p.stats.tx_frames->add();
-  p.stats.tx_bytes->add(f.bytes);
-  return f.packet;
+  Packet* packet = p.fifo[priority].pop_front();
+  if (p.fifo[priority].empty()) {
+    p.nonempty &= static_cast<std::uint8_t>(~(1u << priority));
+  } else {
+    // The next frame has waited long enough to leave the cache; it is read when the link asks
+    // again, one frame time from now.
+    __builtin_prefetch(p.fifo[priority].front());
+  }
+  const std::uint32_t bytes = packet->frame_bytes();
+  const int in_port = packet->in_port;
+  const auto change = buffer_.release(ports_[in_port].account, p.account, priority, bytes);
+  if (change != SharedBuffer::Pfc::kNone) announce_pfc(in_port, priority, change);
+  if (ecn_enabled_ && is_ect(packet->ecn)) mark_ecn(packet, port, priority);
+  p.tx_frames.add();
+  p.tx_bytes.add(bytes);
+  return packet;
 }
 
 // RED on the queue the frame leaves behind (as HPCC marks after dequeue).
 void Switch::mark_ecn(Packet* packet, int port, int priority) {
+  Port& p = ports_[port];
   const double probability =
-      red_mark_probability(buffer_.queue_bytes(port, priority), config_.ecn.kmin.bytes,
+      red_mark_probability(p.account.queue_bytes[priority], config_.ecn.kmin.bytes,
                            config_.ecn.kmax.bytes, config_.ecn.pmax);
   if (probability <= 0) return;
   if (probability < 1 && !random_.chance(probability)) return;
   packet->ecn = Ecn::kCe;
-  ports_[port].stats.ecn_marks->add();
+  p.ecn_marks.add();
 }
 
 // One frame carries the current state of every priority whose state changed: XOFF with the
@@ -428,9 +518,9 @@ Packet* Switch::make_pfc_frame(int port, core::TimePs now) {
   p.pfc_pending = 0;
   const bool xoff = (f->pfc_enable & p.xoff) != 0;
   if (xoff) p.refresh_ps = now + p.xoff_ps / 2;
-  (xoff ? p.stats.pfc_pause_sent : p.stats.pfc_resume_sent)->add();
-  p.stats.tx_frames->add();
-  p.stats.tx_bytes->add(f->frame_bytes());
+  (xoff ? p.pfc_pause_sent : p.pfc_resume_sent).add();
+  p.tx_frames.add();
+  p.tx_bytes.add(f->frame_bytes());
   auto& trace = core::trace_writer();
   if (trace.enabled()) trace.instant(track_, xoff ? "pfc_xoff" : "pfc_xon", now);
   return f;

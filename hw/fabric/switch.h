@@ -21,7 +21,6 @@
 #include <vector>
 
 #include "hw/core/config_binding.h"
-#include "hw/core/ring.h"
 #include "hw/core/random.h"
 #include "hw/core/stats.h"
 #include "hw/core/trace.h"
@@ -180,8 +179,13 @@ inline std::uint32_t ecmp_member(std::uint64_t hash, std::uint32_t count) {
 // headroom (dropped only when headroom is exhausted). XON follows once headroom is empty and
 // the class's shared bytes are resume_offset under the threshold. A lossy frame is dropped
 // when its egress queue would exceed the threshold or the shared pool is full.
+//
+// The pool's totals live here; each port's part (PortAccount) lives with the caller, so a
+// switch keeps it in the same cache line as the port's other per-frame state. Byte counts are
+// 32-bit: a buffer is below 4 GiB.
 class SharedBuffer {
  public:
+  static constexpr int kMaxPriorities = 8;
   struct Params {
     std::uint64_t capacity = 0;
     double alpha = 0.125;
@@ -198,17 +202,25 @@ class SharedBuffer {
   };
   // Bytes of one ingress port's lossless class, by where they are held.
   struct Ingress {
-    std::uint64_t reserve = 0, shared = 0, headroom = 0;
+    std::uint32_t reserve = 0, shared = 0, headroom = 0;
     bool xoff = false;
   };
+  // One port's share: bytes queued at its egress (per priority and in all) and held by its
+  // ingress lossless class.
+  struct PortAccount {
+    std::uint32_t queue_bytes[kMaxPriorities] = {};
+    std::uint32_t port_bytes = 0;
+    Ingress ingress;
+  };
 
+  // Throws std::invalid_argument when the capacity does not fit the 32-bit accounting.
   explicit SharedBuffer(const Params& params);
 
-  // A frame of `bytes` from `in_port` for the queue (`out_port`, `priority`); charged when
+  // A frame of `bytes` that came in on `in` for the queue (`out`, `priority`); charged when
   // accepted.
-  Verdict admit(int in_port, int out_port, int priority, std::uint32_t bytes);
+  Verdict admit(PortAccount& in, PortAccount& out, int priority, std::uint32_t bytes);
   // An accepted frame leaves its egress queue.
-  Pfc release(int in_port, int out_port, int priority, std::uint32_t bytes);
+  Pfc release(PortAccount& in, PortAccount& out, int priority, std::uint32_t bytes);
 
   // alpha x the shared bytes still free.
   std::uint64_t threshold() const {
@@ -220,26 +232,16 @@ class SharedBuffer {
   std::uint64_t high_water() const { return high_water_; }
   std::uint64_t shared_capacity() const { return shared_capacity_; }
   std::uint64_t shared_used() const { return shared_used_; }
-  std::uint64_t queue_bytes(int out_port, int priority) const {
-    return queue_bytes_[out_port * params_.priorities + priority];
-  }
-  std::uint64_t port_queue_bytes(int out_port) const { return port_bytes_[out_port]; }
-  const Ingress& ingress(int port) const { return ingress_[port]; }
 
  private:
-  Verdict admit_lossless(int in_port, std::uint32_t bytes);
-  bool admit_lossy(int out_port, int priority, std::uint32_t bytes);
-  Pfc release_lossless(int in_port, std::uint32_t bytes);
-  void enqueue(int out_port, int priority, std::uint32_t bytes);
+  Verdict admit_lossless(Ingress& g, std::uint32_t bytes);
+  bool admit_lossy(const PortAccount& out, int priority, std::uint32_t bytes);
+  Pfc release_lossless(Ingress& g, std::uint32_t bytes);
 
   Params params_;
   std::uint64_t shared_capacity_;
   std::uint64_t shared_used_ = 0, used_ = 0, high_water_ = 0;
-  std::vector<std::uint64_t> queue_bytes_;  // [port * priorities + priority]
-  std::vector<std::uint64_t> port_bytes_;
-  std::vector<Ingress> ingress_;
 };
-
 
 // ---------------------------------------------------------------------------------------------
 // The module
@@ -262,6 +264,8 @@ class Switch : public sc_core::sc_module, public LinkEndpoint {
   Packet* next_to_send(int port, core::TimePs now, core::TimePs& retry_at) override;
   void receive(Packet* packet, int port) override;
   bool cut_through(int) const override { return config_.mode == SwitchMode::kCutThrough; }
+  void prefetch_send(int port, int stage) const override;
+  void prefetch_receive(int port, const Packet* packet, int stage) const override;
 
   struct PortStats {
     core::Counter* rx_frames;
@@ -279,58 +283,70 @@ class Switch : public sc_core::sc_module, public LinkEndpoint {
     core::Counter* max_queue_bytes;  // egress bytes queued on the port, all priorities
   };
   const PortStats& port_stats(int port) const { return ports_[port].stats; }
-  const core::Counter& buffer_high_water() const { return *high_water_; }
+  const core::Counter& buffer_high_water() const { return high_water_; }
 
  private:
   static constexpr core::TimePs kNever = std::numeric_limits<core::TimePs>::max();
-  static constexpr int kMaxPriorities = 8;
+  static constexpr int kMaxPriorities = SharedBuffer::kMaxPriorities;
 
-  struct QueuedFrame {
-    Packet* packet;
-    core::TimePs eligible_ps;
-    std::uint32_t bytes;
-    std::uint16_t in_port;
-  };
-
-  struct Port {
+  // One port, laid out by how often each part is touched. A frame through the switch reads its
+  // egress port's first line, the FIFO of its priority and the egress's accounting line, and
+  // its ingress port's accounting line and first line; everything after is rare.
+  struct alignas(64) Port {
     Link* link = nullptr;
     int side = 0;
-    core::Bandwidth rate{};
-    core::TimePs xoff_ps = 0;  // what our XOFF pauses the peer for, at this port's rate
-    // When the link will next ask for a frame (now when it is busy sending): an enqueue wakes
-    // the link only when that is later than the new frame's eligibility.
-    core::TimePs next_call_ps = kNever;
-    core::TimePs refresh_ps = 0;   // re-send XOFF by then while it holds, before the peer resumes
     std::uint8_t nonempty = 0;     // priorities with queued frames
     std::uint8_t pfc_pending = 0;  // priorities whose pause state the peer must be told
     std::uint8_t xoff = 0;         // priorities we hold paused upstream
-    core::TimePs paused_until[kMaxPriorities] = {};  // PFC from the peer, per priority
+    std::uint8_t paused = 0;       // priorities the peer has paused (see paused_until)
+    // When the link will next ask for a frame (now when it is busy sending): an enqueue wakes
+    // the link only when that is later than the new frame's eligibility.
+    core::TimePs next_call_ps = kNever;
+    core::TimePs refresh_ps = 0;  // re-send XOFF by then while it holds, before the peer resumes
+    core::Counter tx_frames, tx_bytes, max_queue_bytes, rx_bytes;
+
+    // Egress queues; each packet's due_ps is its eligibility, in_port where it came in.
+    PacketFifo fifo[kMaxPriorities];
+
+    SharedBuffer::PortAccount account;
+    core::Counter rx_frames;
+
+    // Rare: PFC from the peer, and what only drops, pauses and marks touch.
+    core::TimePs paused_until[kMaxPriorities] = {};  // valid for priorities in `paused`
+    core::Bandwidth rate{};
+    core::TimePs xoff_ps = 0;  // what our XOFF pauses the peer for, at this port's rate
+    core::Counter drops_buffer, drops_no_route, drops_headroom, ecn_marks;
+    core::Counter pfc_pause_sent, pfc_resume_sent, pfc_pause_received, pfc_resume_received;
     PortStats stats{};
   };
 
   void make_stats();
   int route(const Packet& p) const;
+  int route_candidate(const Packet& p) const;
+  int first_to_serve(const Port& p) const;
   void on_pause_frame(Packet* frame, int port);
   void announce_pfc(int in_port, int priority, SharedBuffer::Pfc change);
-  void enqueue(Packet* p, int in_port, int out_port, int priority, std::uint32_t bytes);
+  void enqueue(Packet* p, int in_port, int out_port, int priority);
+  Packet* take_eligible(int port, core::TimePs now, core::TimePs& retry);
   Packet* dequeue(int port, int priority);
   Packet* make_pfc_frame(int port, core::TimePs now);
   void mark_ecn(Packet* p, int port, int priority);
   void wake(int port);
-  core::Ring<QueuedFrame>& queue(int port, int priority) {
-    return queues_[static_cast<std::size_t>(port) * config_.priorities + priority];
-  }
 
-  SwitchConfig config_;
-  core::TimePs latency_ps_;
+  // What every frame reads of the switch itself comes first, next to the vtable pointer, with
+  // the few configuration values a frame needs copied off the cold configuration.
+  std::vector<Port> ports_;
+  std::uint64_t ecmp_seed_;
+  std::uint8_t priorities_;
+  bool ecn_enabled_;
   std::uint8_t priority_queue_[kMaxPriorities];  // 802.1p priority -> queue
   std::uint8_t service_order_[kMaxPriorities];   // control first, then highest to lowest
+  core::TimePs latency_ps_;
   RouteTable routes_;
   SharedBuffer buffer_;
-  std::vector<Port> ports_;
-  std::vector<core::Ring<QueuedFrame>> queues_;
+  core::Counter high_water_;
   core::Random random_;
-  core::Counter* high_water_ = nullptr;
+  SwitchConfig config_;
   core::TrackId track_;
 };
 

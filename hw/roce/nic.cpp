@@ -463,6 +463,8 @@ Packet* Nic::next_to_send(int port_index, core::TimePs now, core::TimePs& retry_
   const std::uint32_t wire = p->wire_bytes();
   port.stats.tx_packets->add();
   port.stats.tx_bytes->add(wire);
+  // Whatever else waits decides at the next call when it can go; new work wakes the link.
+  if (!port.control.empty() || port.linked > 0) retry_at = now;
   return p;
 }
 

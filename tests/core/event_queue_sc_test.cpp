@@ -1,12 +1,13 @@
 // The shared event queue: callbacks run at their exact times, in scheduling order among equal
 // times, interleaved correctly with ordinary SystemC processes.
-#include "hw/core/event_queue.h"
-
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
+#include <random>
 #include <vector>
 
+#include "hw/core/event_queue.h"
 #include "hw/core/kernel.h"
 
 namespace podsim::core {
@@ -52,8 +53,8 @@ TEST(EventQueue, CallbacksCanScheduleNowAndLater) {
   Recorder r;
   auto& q = event_queue();
   r.also = [&](std::uint32_t tag) {
-    if (tag == 1) q.schedule(now_ps(), r, 2);         // same activation
-    if (tag == 2) q.schedule(now_ps() + 700, r, 3);   // a later one
+    if (tag == 1) q.schedule(now_ps(), r, 2);        // same activation
+    if (tag == 2) q.schedule(now_ps() + 700, r, 3);  // a later one
   };
   Driver d("driver", [&] { q.schedule(100, r, 1); });
   sc_core::sc_start();
@@ -82,6 +83,69 @@ TEST(EventQueue, PastTimesRunNow) {
   sc_core::sc_start();
   ASSERT_EQ(r.calls.size(), 1u);
   EXPECT_EQ(r.calls[0].first, 4000u);
+}
+
+// Many callbacks scheduling more at random delays (zero included, so the look-ahead window takes
+// insertions) run exactly in (time, scheduling order), as a reference ordering predicts.
+TEST(EventQueue, ManyInterleavedCallbacksRunInTimeThenSchedulingOrder) {
+  auto& q = event_queue();
+  std::mt19937_64 rng(3);
+  std::vector<std::pair<TimePs, std::uint64_t>> scheduled, ran;
+  std::uint64_t next_id = 0;
+  struct Chain : Timed {
+    std::function<void(std::uint32_t)> on_fire;
+    void fire(std::uint32_t tag) override { on_fire(tag); }
+  } chain;
+  std::vector<std::uint64_t> id_of_tag;
+  auto launch = [&](TimePs at) {
+    const auto tag = static_cast<std::uint32_t>(id_of_tag.size());
+    id_of_tag.push_back(next_id);
+    scheduled.push_back({std::max(at, now_ps()), next_id++});
+    q.schedule(at, chain, tag);
+  };
+  chain.on_fire = [&](std::uint32_t tag) {
+    ran.push_back({now_ps(), id_of_tag[tag]});
+    if (id_of_tag.size() < 20000) {
+      for (int k = 0; k < 2; ++k) {
+        const std::uint64_t r = rng() % 10;
+        launch(now_ps() + (r < 2 ? 0 : r < 8 ? rng() % 2000 : rng() % 1000000));
+      }
+    }
+  };
+  Driver d("driver", [&] {
+    for (int i = 0; i < 50; ++i) launch(rng() % 10000);
+  });
+  sc_core::sc_start();
+  std::sort(scheduled.begin(), scheduled.end());
+  ASSERT_EQ(ran.size(), scheduled.size());
+  EXPECT_TRUE(ran == scheduled);
+  EXPECT_EQ(q.pending(), 0u);
+}
+
+// Each callback's target is asked to prefetch stages 1 to 4, in that order, before it fires
+// (when enough callbacks are pending for the look-ahead to reach it).
+TEST(EventQueue, PrefetchStagesComeInOrderBeforeFiring) {
+  struct Staged : Timed {
+    std::vector<std::vector<int>> stages = std::vector<std::vector<int>>(64);
+    std::vector<bool> fired = std::vector<bool>(64);
+    void prefetch(std::uint32_t tag, int stage) const override {
+      EXPECT_FALSE(fired[tag]) << "stage " << stage << " after firing " << tag;
+      const_cast<Staged*>(this)->stages[tag].push_back(stage);
+    }
+    void fire(std::uint32_t tag) override { fired[tag] = true; }
+  } staged;
+  auto& q = event_queue();
+  Driver d("driver", [&] {
+    for (std::uint32_t i = 0; i < 64; ++i) q.schedule(1000 + 10 * i, staged, i);
+  });
+  sc_core::sc_start();
+  for (std::uint32_t i = 0; i < 64; ++i) EXPECT_TRUE(staged.fired[i]);
+  // Every callback that was far enough back in the queue when the first ones fired saw every
+  // stage once (the first few were already too close for stage 1).
+  ASSERT_EQ(Timed::kPrefetchStages, 4);
+  for (std::uint32_t i = 12; i < 64; ++i) {
+    EXPECT_EQ(staged.stages[i], (std::vector<int>{1, 2, 3, 4})) << "callback " << i;
+  }
 }
 
 }  // namespace

@@ -238,6 +238,30 @@ TEST(StatsRegistry, ClearForgetsEveryStat) {
   EXPECT_TRUE(r.contains("sys.b.bytes"));
 }
 
+TEST(StatsRegistry, AttachedCountersAreReadWhereTheyLive) {
+  StatsRegistry r;
+  Counter owned;
+  StatsGroup("sw1.port0", r).attach("tx_frames", owned, "1", "frames sent");
+  owned.add(5);
+  EXPECT_EQ(r.to_json(0)["stats"]["sw1.port0.tx_frames"]["value"], 5);
+  EXPECT_THROW(r.attach("sw1.port0.tx_frames", owned, "1", ""), std::logic_error);
+}
+
+TEST(StatsRegistry, ForgetDropsOnlyTheNamesUnderThePrefix) {
+  StatsRegistry r;
+  Counter a, b;
+  r.attach("sw1.port0.tx", a, "", "");
+  r.attach("sw1.port1.tx", b, "", "");
+  r.counter("sw10.port0.tx", "", "");
+  r.counter("sw1x", "", "");
+  r.forget("sw1");
+  EXPECT_FALSE(r.contains("sw1.port0.tx"));
+  EXPECT_FALSE(r.contains("sw1.port1.tx"));
+  EXPECT_TRUE(r.contains("sw10.port0.tx"));
+  EXPECT_TRUE(r.contains("sw1x"));
+  EXPECT_EQ(r.size(), 2u);
+}
+
 TEST(StatsGroup, NamesStatsUnderTheModule) {
   StatsRegistry r;
   StatsGroup group("system.chip0.hbm", r);

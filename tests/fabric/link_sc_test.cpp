@@ -32,6 +32,7 @@ class TestEndpoint : public LinkEndpoint {
     p->opcode = Opcode::kWriteMiddle;
     p->payload_bytes = payload;
     p->psn = next_psn++;
+    if (to_send > 0) retry_at = now;
     return p;
   }
   void receive(Packet* p, int) override {

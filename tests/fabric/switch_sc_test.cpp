@@ -65,7 +65,10 @@ class TestNic : public LinkEndpoint {
 
   Packet* next_to_send(int, core::TimePs now, core::TimePs& retry_at) override {
     if (next_pfc_ < pfc_plan.size()) {
-      if (pfc_plan[next_pfc_].at <= now) return pfc_frame(pfc_plan[next_pfc_++]);
+      if (pfc_plan[next_pfc_].at <= now) {
+        retry_at = now;
+        return pfc_frame(pfc_plan[next_pfc_++]);
+      }
       retry_at = pfc_plan[next_pfc_].at;
     }
     if (sent == to_send) return nullptr;
@@ -74,6 +77,7 @@ class TestNic : public LinkEndpoint {
       retry_at = std::min(retry_at, ready);
       return nullptr;
     }
+    retry_at = now;
     return data_frame(now);
   }
 

@@ -79,6 +79,31 @@ TEST(SwitchEcmpHash, SpreadsFlowsEvenly) {
 
 // ----- Shared buffer -----
 
+// The pool and every port's account, addressed by port number as a switch addresses them.
+struct Buffer {
+  explicit Buffer(const SharedBuffer::Params& p)
+      : pool(p), ports(static_cast<std::size_t>(p.ports)) {}
+  SharedBuffer::Verdict admit(int in, int out, int priority, std::uint32_t bytes) {
+    return pool.admit(ports[in], ports[out], priority, bytes);
+  }
+  Pfc release(int in, int out, int priority, std::uint32_t bytes) {
+    return pool.release(ports[in], ports[out], priority, bytes);
+  }
+  std::uint64_t queue_bytes(int out, int priority) const {
+    return ports[out].queue_bytes[priority];
+  }
+  std::uint64_t port_queue_bytes(int out) const { return ports[out].port_bytes; }
+  const SharedBuffer::Ingress& ingress(int port) const { return ports[port].ingress; }
+  std::uint64_t threshold() const { return pool.threshold(); }
+  std::uint64_t used() const { return pool.used(); }
+  std::uint64_t high_water() const { return pool.high_water(); }
+  std::uint64_t shared_used() const { return pool.shared_used(); }
+  std::uint64_t shared_capacity() const { return pool.shared_capacity(); }
+
+  SharedBuffer pool;
+  std::vector<SharedBuffer::PortAccount> ports;
+};
+
 SharedBuffer::Params lossy_params(std::uint64_t capacity) {
   SharedBuffer::Params p;
   p.capacity = capacity;
@@ -89,7 +114,7 @@ SharedBuffer::Params lossy_params(std::uint64_t capacity) {
 }
 
 TEST(SwitchBufferLossy, TailDropsWhenTheQueueExceedsAlphaTimesFree) {
-  SharedBuffer b(lossy_params(800000));
+  Buffer b(lossy_params(800000));
   EXPECT_EQ(b.threshold(), 100000u);
   // Frames of 10000 bytes: a queue of q admits the next while q + 10000 <= alpha x free.
   int admitted = 0;
@@ -107,7 +132,7 @@ TEST(SwitchBufferLossy, TailDropsWhenTheQueueExceedsAlphaTimesFree) {
 }
 
 TEST(SwitchBufferLossy, ReleaseFreesTheQueueAndTheThreshold) {
-  SharedBuffer b(lossy_params(800000));
+  Buffer b(lossy_params(800000));
   for (int i = 0; i < 5; ++i) ASSERT_EQ(b.admit(3, 1, 2, 10000).admit, Admit::kAccepted);
   EXPECT_EQ(b.port_queue_bytes(1), 50000u);
   for (int i = 0; i < 5; ++i) EXPECT_EQ(b.release(3, 1, 2, 10000), Pfc::kNone);
@@ -128,13 +153,13 @@ SharedBuffer::Params lossless_params() {
 }
 
 TEST(SwitchBufferLossless, ReserveAndHeadroomAreCarvedOutPerPort) {
-  SharedBuffer b(lossless_params());
+  Buffer b(lossless_params());
   EXPECT_EQ(b.shared_capacity(), 1000000u - 4 * (4096 + 30000));
   EXPECT_EQ(b.threshold(), (1000000u - 4 * 34096) / 8);
 }
 
 // Fills ingress port 0's lossless class with `frame`-byte frames until it sends XOFF.
-void fill_until_pause(SharedBuffer& b, std::uint32_t frame) {
+void fill_until_pause(Buffer& b, std::uint32_t frame) {
   for (int i = 0; i < 1000; ++i) {
     const auto v = b.admit(0, 1, 3, frame);
     ASSERT_EQ(v.admit, Admit::kAccepted);
@@ -146,7 +171,7 @@ void fill_until_pause(SharedBuffer& b, std::uint32_t frame) {
 
 // Releases frames of ingress port 0 until XON, checking that XON comes at the first release
 // after which headroom is empty and shared + resume offset <= threshold; returns the releases.
-int drain_until_resume(SharedBuffer& b, std::uint32_t frame, std::uint64_t resume_offset) {
+int drain_until_resume(Buffer& b, std::uint32_t frame, std::uint64_t resume_offset) {
   const auto& g = b.ingress(0);
   for (int released = 1; released < 1000; ++released) {
     const Pfc change = b.release(0, 1, 3, frame);
@@ -160,7 +185,7 @@ int drain_until_resume(SharedBuffer& b, std::uint32_t frame, std::uint64_t resum
 }
 
 TEST(SwitchBufferLossless, PausesAtTheThresholdUsesHeadroomAndResumesBelowTheOffset) {
-  SharedBuffer b(lossless_params());
+  Buffer b(lossless_params());
   const std::uint32_t frame = 4000;
   // The first frame fits in the reserve.
   auto v = b.admit(0, 1, 3, frame);
@@ -198,7 +223,7 @@ TEST(SwitchBufferLossless, PausesAtTheThresholdUsesHeadroomAndResumesBelowTheOff
 TEST(SwitchBufferLossless, ResumeOffsetHoldsXonBack) {
   SharedBuffer::Params p = lossless_params();
   p.resume_offset = 20000;
-  SharedBuffer b(p);
+  Buffer b(p);
   fill_until_pause(b, 4000);
   // One frame sits in headroom and shared is 60 bytes under the threshold; each release from
   // shared widens that gap by 4000 + 500 (the threshold rises by alpha x 4000), so XON needs
@@ -209,7 +234,7 @@ TEST(SwitchBufferLossless, ResumeOffsetHoldsXonBack) {
 TEST(SwitchBufferLossless, NeverDropsWhileHeadroomLastsAndIgnoresEgressQueueLength) {
   SharedBuffer::Params p = lossless_params();
   p.alpha = 0.001;  // a lossy queue would be dropping after a frame or two
-  SharedBuffer b(p);
+  Buffer b(p);
   int accepted = 0;
   SharedBuffer::Verdict v;
   while ((v = b.admit(2, 1, 3, 1000)).admit == Admit::kAccepted) ++accepted;
@@ -224,7 +249,7 @@ TEST(SwitchBufferLossless, NeverDropsWhileHeadroomLastsAndIgnoresEgressQueueLeng
 TEST(SwitchBufferLossless, ThresholdIsDynamic) {
   // Many congested ingress classes share the buffer: each one's threshold shrinks as the
   // buffer fills, so XOFF comes earlier for later ones.
-  SharedBuffer b(lossless_params());
+  Buffer b(lossless_params());
   std::uint64_t first_pause_bytes = 0, last_pause_bytes = 0;
   for (int port = 0; port < 4; ++port) {
     while (b.admit(port, 1, 3, 1000).pfc != Pfc::kPause) {
@@ -296,6 +321,9 @@ TEST(SwitchConfigTest, ErrorsNameTheKey) {
   c = SwitchConfig{};
   c.pfc.pause_quanta = 70000;
   EXPECT_THAT(validation_error(c), HasSubstr("pfc.pause_quanta"));
+  c = SwitchConfig{};
+  c.buffer = core::ByteSize{4ull << 30};
+  EXPECT_THAT(validation_error(c), HasSubstr("buffer: must be below 4 GiB"));
 }
 
 TEST(SwitchConfigTest, BindsFromYamlWithLocatedErrors) {

@@ -494,10 +494,11 @@ class Marker : public fabric::LinkEndpoint {
   TimePs mark_until = 0;   // or marks every data packet until this time
   std::uint64_t marked = 0;
 
-  fabric::Packet* next_to_send(int port, TimePs, TimePs&) override {
+  fabric::Packet* next_to_send(int port, TimePs now, TimePs& retry_at) override {
     if (queue_[port].empty()) return nullptr;
     fabric::Packet* p = queue_[port].front();
     queue_[port].pop_front();
+    retry_at = now;
     return p;
   }
   void receive(fabric::Packet* p, int port) override {
