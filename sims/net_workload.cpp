@@ -18,20 +18,12 @@ constexpr std::uint64_t kMaxMessage = 1ull << 30;  // split larger flows into 1 
 // all-to-all box, else each chip's scale-out port on the rail.
 std::pair<int, int> ports_between(int a, int b, int rail, const system::Topology& t,
                                   const system::SystemConfig& s) {
-  const bool same_box = a / s.box.chips == b / s.box.chips;
-  if (same_box && s.box.wiring == system::BoxWiring::kAllToAll) {
-    return {t.direct_port(a, b, 0), t.direct_port(b, a, 0)};
-  }
-  if (s.network.kind == system::NetworkKind::kNone) {
-    throw std::invalid_argument(fmt::format(
-        "chips {} and {} are not connected: they share no all-to-all box and the system has no "
-        "scale-out network", a, b));
-  }
-  if (rail < 0 || rail >= s.scale_out.ports_per_chip) {
+  if (!system::directly_linked(s, a, b) && s.network.kind != system::NetworkKind::kNone &&
+      (rail < 0 || rail >= s.scale_out.ports_per_chip)) {
     throw std::invalid_argument(fmt::format("--rail {}: the chips have {} scale-out ports", rail,
                                             s.scale_out.ports_per_chip));
   }
-  return {t.scale_out_port(rail), t.scale_out_port(rail)};
+  return system::ports_between(t, s, a, b, system::directly_linked(s, a, b) ? 0 : rail);
 }
 
 // A seeded permutation with no fixed point, so every chip sends to another.
@@ -54,7 +46,8 @@ std::vector<FlowResult> plan_flows(const NetPlan& plan, const system::Topology& 
   std::vector<std::pair<int, int>> pairs;
   const auto check_chip = [n](const char* flag, int chip) {
     if (chip < 0 || chip >= n) {
-      throw std::invalid_argument(fmt::format("{} {}: the system has chips 0..{}", flag, chip, n - 1));
+      throw std::invalid_argument(
+          fmt::format("{} {}: the system has chips 0..{}", flag, chip, n - 1));
     }
   };
   switch (plan.pattern) {
@@ -92,7 +85,8 @@ std::vector<FlowResult> plan_flows(const NetPlan& plan, const system::Topology& 
     throw std::invalid_argument(fmt::format("--bytes {}: with --iters each message is at most 1GiB",
                                             core::to_string(core::ByteSize{plan.bytes})));
   }
-  std::vector<std::uint32_t> sent(static_cast<std::size_t>(n)), received(static_cast<std::size_t>(n));
+  std::vector<std::uint32_t> sent(static_cast<std::size_t>(n)),
+      received(static_cast<std::size_t>(n));
   std::vector<FlowResult> flows;
   for (const auto& [a, b] : pairs) {
     FlowResult f;

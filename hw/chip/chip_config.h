@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "hw/chip/reduction_engine.h"
+#include "hw/chip/sequencer.h"
 #include "hw/core/config_binding.h"
 #include "hw/core/units.h"
 #include "hw/roce/roce_config.h"
@@ -17,7 +19,10 @@ struct TpcConfig {
   int cores = 0;
   template <class V>
   void describe(V& v) {
-    v.field("cores", cores, core::Spec("TPC VLIW SIMD cores (0: none)").source("chip preset; hardware.md 1").range(0, 1024));
+    v.field("cores", cores,
+            core::Spec("TPC VLIW SIMD cores (0: none)")
+                .source("chip preset; hardware.md 1")
+                .range(0, 1024));
   }
 };
 
@@ -26,9 +31,14 @@ struct MmeConfig {
   core::ComputeRate peak_bf16{};
   template <class V>
   void describe(V& v) {
-    v.field("engines", engines, core::Spec("MME matrix engines (0: none)").source("chip preset; hardware.md 1").range(0, 64));
+    v.field("engines", engines,
+            core::Spec("MME matrix engines (0: none)")
+                .source("chip preset; hardware.md 1")
+                .range(0, 64));
     v.field("peak_bf16", peak_bf16,
-            core::Spec("peak dense BF16 matrix throughput of the chip").source("chip preset; hardware.md 1").min(0));
+            core::Spec("peak dense BF16 matrix throughput of the chip")
+                .source("chip preset; hardware.md 1")
+                .min(0));
   }
 };
 
@@ -36,7 +46,8 @@ struct SramConfig {
   core::ByteSize size{};
   template <class V>
   void describe(V& v) {
-    v.field("size", size, core::Spec("on-die SRAM capacity").source("chip preset; hardware.md 1").min(0));
+    v.field("size", size,
+            core::Spec("on-die SRAM capacity").source("chip preset; hardware.md 1").min(0));
   }
 };
 
@@ -49,10 +60,14 @@ struct HbmConfig {
   void describe(V& v) {
     v.field("generation", generation,
             core::Spec("HBM generation (informational)").source("chip preset; hardware.md 1"));
-    v.field("stacks", stacks, core::Spec("HBM stacks (0: no HBM)").source("chip preset; hardware.md 1").range(0, 32));
-    v.field("capacity", capacity, core::Spec("total HBM capacity").source("chip preset; hardware.md 1").min(0));
+    v.field("stacks", stacks,
+            core::Spec("HBM stacks (0: no HBM)").source("chip preset; hardware.md 1").range(0, 32));
+    v.field("capacity", capacity,
+            core::Spec("total HBM capacity").source("chip preset; hardware.md 1").min(0));
     v.field("bandwidth", bandwidth,
-            core::Spec("total peak HBM bandwidth of all stacks").source("chip preset; hardware.md 1").min(0));
+            core::Spec("total peak HBM bandwidth of all stacks")
+                .source("chip preset; hardware.md 1")
+                .min(0));
   }
 };
 
@@ -66,7 +81,9 @@ struct PcieConfig {
             core::Spec("PCIe generation").range(1, 7).source("chip preset; hardware.md 1"));
     v.field("lanes", lanes, core::Spec("PCIe lanes").range(1, 32).source("hardware.md 1: x16"));
     v.field("bandwidth", bandwidth,
-            core::Spec("host link bandwidth per direction").source("chip preset; hardware.md 1").min(0));
+            core::Spec("host link bandwidth per direction")
+                .source("chip preset; hardware.md 1")
+                .min(0));
   }
 };
 
@@ -76,8 +93,16 @@ struct NicConfig {
   roce::RoceConfig roce;
   template <class V>
   void describe(V& v) {
-    v.field("ports", ports, core::Spec("on-chip RoCE v2 Ethernet ports").required().source("chip preset; hardware.md 1").range(1, 256));
-    v.field("port_speed", port_speed, core::Spec("line rate of one port").required().source("chip preset; hardware.md 1").positive());
+    v.field("ports", ports,
+            core::Spec("on-chip RoCE v2 Ethernet ports")
+                .required()
+                .source("chip preset; hardware.md 1")
+                .range(1, 256));
+    v.field("port_speed", port_speed,
+            core::Spec("line rate of one port")
+                .required()
+                .source("chip preset; hardware.md 1")
+                .positive());
     v.section("roce", roce, core::Spec("RoCE v2 transport: MTU, ACKs, retransmission, DCQCN"));
   }
 };
@@ -86,7 +111,10 @@ struct DmaConfig {
   int engines = 0;
   template <class V>
   void describe(V& v) {
-    v.field("engines", engines, core::Spec("DMA engines (0: not published)").source("chip preset; hardware.md 1").range(0, 64));
+    v.field("engines", engines,
+            core::Spec("DMA engines (0: not published)")
+                .source("chip preset; hardware.md 1")
+                .range(0, 64));
   }
 };
 
@@ -100,6 +128,8 @@ struct ChipConfig {
   PcieConfig pcie;
   NicConfig nic;
   DmaConfig dma;
+  ReductionEngineConfig reduction;
+  SequencerConfig sequencer;
 
   template <class V>
   void describe(V& v) {
@@ -112,6 +142,10 @@ struct ChipConfig {
     v.section("pcie", pcie, core::Spec("host interface"));
     v.section("nic", nic, core::Spec("on-chip RoCE v2 NIC"));
     v.section("dma", dma, core::Spec("DMA engines"));
+    v.section("reduction", reduction,
+              core::Spec("the engine that combines collective data, until the TPC model lands"));
+    v.section("sequencer", sequencer,
+              core::Spec("the command processor that runs collective schedules"));
   }
 };
 

@@ -57,7 +57,7 @@ MemoryTarget::Stats MemoryTarget::make_stats(StatsGroup group) {
   };
 }
 
-void MemoryTarget::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+void MemoryTarget::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
   if (!accept(trans)) return;
   const tlm::tlm_command command = trans.get_command();
   if (command != tlm::TLM_IGNORE_COMMAND) {
@@ -70,7 +70,7 @@ void MemoryTarget::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-unsigned int MemoryTarget::transport_dbg(tlm::tlm_generic_payload& trans) {
+unsigned int MemoryTarget::transport_dbg(int, tlm::tlm_generic_payload& trans) {
   const tlm::tlm_command command = trans.get_command();
   if (!config_.functional || command == tlm::TLM_IGNORE_COMMAND) return 0;
   if (trans.get_byte_enable_ptr() != nullptr || trans.get_data_ptr() == nullptr) return 0;

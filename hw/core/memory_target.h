@@ -7,7 +7,7 @@
 // enables (TLM_BYTE_ENABLE_ERROR_RESPONSE) and streaming (TLM_BURST_ERROR_RESPONSE).
 #pragma once
 
-#include <tlm_utils/simple_target_socket.h>
+#include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include <systemc>
 #include <tlm>
@@ -32,7 +32,8 @@ struct MemoryTargetConfig {
 
 class MemoryTarget : public sc_core::sc_module {
  public:
-  tlm_utils::simple_target_socket<MemoryTarget> target_socket;
+  // Any number of initiators (a NIC, a reduction engine, DMA) share the one bandwidth.
+  tlm_utils::multi_passthrough_target_socket<MemoryTarget> target_socket;
 
   MemoryTarget(sc_core::sc_module_name name, const MemoryTargetConfig& config);
 
@@ -52,8 +53,8 @@ class MemoryTarget : public sc_core::sc_module {
   const Stats& stats() const { return stats_; }
 
  private:
-  void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
-  unsigned int transport_dbg(tlm::tlm_generic_payload& trans);
+  void b_transport(int initiator, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  unsigned int transport_dbg(int initiator, tlm::tlm_generic_payload& trans);
 
   // Sets an error response and returns false when the memory cannot serve the transaction.
   bool accept(tlm::tlm_generic_payload& trans) const;

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "hw/core/bulk_transfer.h"
 #include "hw/core/config_binding.h"
 #include "hw/core/kernel.h"
 #include "hw/core/random.h"
@@ -303,21 +304,7 @@ Packet* Nic::new_packet(const Qp& qp, int priority) const {
 
 bool Nic::transfer(tlm::tlm_command command, std::uint64_t address, std::uint8_t* data,
                    std::uint32_t length, core::TimePs at, core::TimePs& done) {
-  const core::TimePs now = core::now_ps();
-  trans_.set_command(command);
-  trans_.set_address(address);
-  trans_.set_data_ptr(data);
-  trans_.set_data_length(length);
-  trans_.set_streaming_width(length);
-  trans_.set_byte_enable_ptr(nullptr);
-  trans_.set_byte_enable_length(0);
-  trans_.set_dmi_allowed(false);
-  trans_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-  sc_core::sc_time delay = sc_core::sc_time::from_value(at - now);
-  memory_socket->b_transport(trans_, delay);
-  if (trans_.get_response_status() != tlm::TLM_OK_RESPONSE) return false;
-  done = now + delay.value();
-  return true;
+  return core::bulk_transfer(memory_socket, trans_, command, address, data, length, at, done);
 }
 
 bool Nic::stage_request(Qp& qp, core::TimePs issue_ps) {

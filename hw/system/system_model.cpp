@@ -49,9 +49,14 @@ void SystemModel::build_chips(const ModelOptions&) {
     const auto& node = topology_.nodes[static_cast<std::size_t>(topology_.nic_of_chip(chip))];
     const std::string base = module_name(node.name.substr(0, node.name.rfind('.')));
     memories_.push_back(std::make_unique<core::MemoryTarget>((base + "_memory").c_str(), memory));
-    nics_.push_back(std::make_unique<roce::Nic>((base + "_nic").c_str(), node.ports,
-                                                config_.chip.nic.roce));
+    nics_.push_back(
+        std::make_unique<roce::Nic>((base + "_nic").c_str(), node.ports, config_.chip.nic.roce));
     nics_.back()->memory_socket.bind(memories_.back()->target_socket);
+    engines_.push_back(std::make_unique<chip::ReductionEngine>(
+        (base + "_reduction").c_str(), config_.chip.reduction, memory.functional));
+    engines_.back()->memory_socket.bind(memories_.back()->target_socket);
+    sequencers_.push_back(std::make_unique<chip::Sequencer>(
+        (base + "_sequencer").c_str(), config_.chip.sequencer, *nics_.back(), *engines_.back()));
   }
 }
 

@@ -3,16 +3,18 @@
 // forwarding table, and a link per cable.
 // Captures: every port wired as the topology says, endpoint addresses, per-component seeds
 // mixed from the run seed (so switches and links draw independent streams, and one seed
-// reproduces a run). Ignores: the chips' engines (TPC, MME, DMA), which arrive with their
-// models; until then the memory behind each NIC is a MemoryTarget with the chip's HBM bandwidth
-// (or, for a host without HBM, its PCIe bandwidth).
+// reproduces a run), and per chip the reduction engine and sequencer that run collectives. Ignores:
+// the chips' engines (TPC, MME, DMA), which arrive with their models; until then the memory behind
+// each NIC is a MemoryTarget with the chip's HBM bandwidth (or, for a host without HBM, its PCIe
+// bandwidth).
 #pragma once
 
 #include <memory>
+#include <systemc>
 #include <vector>
 
-#include <systemc>
-
+#include "hw/chip/reduction_engine.h"
+#include "hw/chip/sequencer.h"
 #include "hw/core/memory_target.h"
 #include "hw/fabric/link.h"
 #include "hw/fabric/switch.h"
@@ -39,8 +41,14 @@ class SystemModel : public sc_core::sc_module {
   int chips() const { return topology_.chips; }
   roce::Nic& nic(int chip) { return *nics_[static_cast<std::size_t>(chip)]; }
   core::MemoryTarget& memory(int chip) { return *memories_[static_cast<std::size_t>(chip)]; }
+  chip::ReductionEngine& reduction_engine(int chip) {
+    return *engines_[static_cast<std::size_t>(chip)];
+  }
+  chip::Sequencer& sequencer(int chip) { return *sequencers_[static_cast<std::size_t>(chip)]; }
   // The switch of a topology node, or nullptr when the node is a NIC.
-  fabric::Switch* switch_of_node(int node) { return switches_[static_cast<std::size_t>(node)].get(); }
+  fabric::Switch* switch_of_node(int node) {
+    return switches_[static_cast<std::size_t>(node)].get();
+  }
   fabric::Link& link(int index) { return *links_[static_cast<std::size_t>(index)]; }
   std::size_t links() const { return links_.size(); }
   // Endpoint address of a chip's port.
@@ -55,6 +63,8 @@ class SystemModel : public sc_core::sc_module {
   Topology topology_;
   std::vector<std::unique_ptr<core::MemoryTarget>> memories_;
   std::vector<std::unique_ptr<roce::Nic>> nics_;
+  std::vector<std::unique_ptr<chip::ReductionEngine>> engines_;
+  std::vector<std::unique_ptr<chip::Sequencer>> sequencers_;
   std::vector<std::unique_ptr<fabric::Switch>> switches_;  // indexed by topology node
   std::vector<std::unique_ptr<fabric::Link>> links_;
 };

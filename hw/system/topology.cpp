@@ -1,12 +1,12 @@
 #include "hw/system/topology.h"
 
-#include <stdexcept>
-
-#include "hw/fabric/switch.h"
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <deque>
-#include <fmt/format.h>
+#include <stdexcept>
+
+#include "hw/fabric/switch.h"
 
 namespace podsim::system {
 namespace {
@@ -73,7 +73,10 @@ class Builder {
     for (int chip = 0; chip < t_.chips; ++chip) {
       TopologyNode node{TopologyNode::Kind::kNic,
                         fmt::format("box{}.chip{}.nic", chip / s_.box.chips, chip % s_.box.chips),
-                        nic.ports, chip, 0, nic.port_speed};
+                        nic.ports,
+                        chip,
+                        0,
+                        nic.port_speed};
       const int id = add_node(std::move(node));
       t_.nic_node_of_chip_.push_back(id);
       auto& addresses = t_.endpoint_of_port[static_cast<std::size_t>(id)];
@@ -125,7 +128,8 @@ class Builder {
     if (up == 0 && leaves > 1) {
       fail("network.leaf_up_ports",
            fmt::format("{} leaves per rail need uplinks to reach each other (or use leaves of {} "
-                       "ports)", leaves, chips));
+                       "ports)",
+                       leaves, chips));
     }
     int spines = 0, links_per_pair = 0;
     if (up > 0) {
@@ -148,7 +152,8 @@ class Builder {
         leaf_nodes.push_back(add_switch(fmt::format("rail{}.leaf{}", rail, l), down + up, 0));
       }
       for (int sp = 0; sp < spines; ++sp) {
-        spine_nodes.push_back(add_switch(fmt::format("rail{}.spine{}", rail, sp), net.spine_ports, 1));
+        spine_nodes.push_back(
+            add_switch(fmt::format("rail{}.spine{}", rail, sp), net.spine_ports, 1));
       }
       for (int chip = 0; chip < chips; ++chip) {
         connect({t_.nic_of_chip(chip), t_.scale_out_port(rail)},
@@ -176,15 +181,18 @@ class Builder {
     const int ports = t_.chips * s_.scale_out.ports_per_chip;
     if (ports != hosts) {
       fail("network.fat_tree_k",
-           fmt::format("a k={} fat tree has {} host ports but the system has {} scale-out ports",
-                       k, hosts, ports));
+           fmt::format("a k={} fat tree has {} host ports but the system has {} scale-out ports", k,
+                       hosts, ports));
     }
     std::vector<int> edges, aggs, cores;
     for (int pod = 0; pod < k; ++pod) {
-      for (int i = 0; i < half; ++i) edges.push_back(add_switch(fmt::format("pod{}.edge{}", pod, i), k, 0));
-      for (int i = 0; i < half; ++i) aggs.push_back(add_switch(fmt::format("pod{}.agg{}", pod, i), k, 1));
+      for (int i = 0; i < half; ++i)
+        edges.push_back(add_switch(fmt::format("pod{}.edge{}", pod, i), k, 0));
+      for (int i = 0; i < half; ++i)
+        aggs.push_back(add_switch(fmt::format("pod{}.agg{}", pod, i), k, 1));
     }
-    for (int i = 0; i < half * half; ++i) cores.push_back(add_switch(fmt::format("core{}", i), k, 2));
+    for (int i = 0; i < half * half; ++i)
+      cores.push_back(add_switch(fmt::format("core{}", i), k, 2));
     const auto& net = s_.network;
     for (int h = 0; h < hosts; ++h) {
       const int chip = h / s_.scale_out.ports_per_chip, rail = h % s_.scale_out.ports_per_chip;
@@ -196,13 +204,15 @@ class Builder {
       for (int e = 0; e < half; ++e) {
         for (int a = 0; a < half; ++a) {
           connect({edges[static_cast<std::size_t>(pod * half + e)], half + a},
-                  {aggs[static_cast<std::size_t>(pod * half + a)], e}, uplink_rate(), net.switch_cable);
+                  {aggs[static_cast<std::size_t>(pod * half + a)], e}, uplink_rate(),
+                  net.switch_cable);
         }
       }
       for (int a = 0; a < half; ++a) {
         for (int c = 0; c < half; ++c) {
           connect({aggs[static_cast<std::size_t>(pod * half + a)], half + c},
-                  {cores[static_cast<std::size_t>(a * half + c)], pod}, uplink_rate(), net.switch_cable);
+                  {cores[static_cast<std::size_t>(a * half + c)], pod}, uplink_rate(),
+                  net.switch_cable);
         }
       }
     }
@@ -232,8 +242,8 @@ class Builder {
       try {
         core::validate_config(sw);
       } catch (const std::invalid_argument& e) {
-        fail("network.switch", fmt::format("for switch {} with {} ports: {}", node.name,
-                                           node.ports, e.what()));
+        fail("network.switch",
+             fmt::format("for switch {} with {} ports: {}", node.name, node.ports, e.what()));
       }
     }
   }
@@ -323,6 +333,25 @@ int Topology::direct_port(int chip, int peer_chip, int k) const {
   const int self = chip % chips_per_box_, peer = peer_chip % chips_per_box_;
   const int index = peer < self ? peer : peer - 1;
   return index * links_per_peer_ + k;
+}
+
+bool directly_linked(const SystemConfig& s, int a, int b) {
+  return a / s.box.chips == b / s.box.chips && s.box.wiring == BoxWiring::kAllToAll && a != b;
+}
+
+std::pair<int, int> ports_between(const Topology& t, const SystemConfig& s, int a, int b,
+                                  int lane) {
+  if (directly_linked(s, a, b)) {
+    const int k = lane % s.box.links_per_peer;
+    return {t.direct_port(a, b, k), t.direct_port(b, a, k)};
+  }
+  if (s.network.kind == NetworkKind::kNone || s.scale_out.ports_per_chip == 0) {
+    throw std::invalid_argument("chips " + std::to_string(a) + " and " + std::to_string(b) +
+                                " are not connected: they share no all-to-all box and the system "
+                                "has no scale-out network");
+  }
+  const int rail = lane % s.scale_out.ports_per_chip;
+  return {t.scale_out_port(rail), t.scale_out_port(rail)};
 }
 
 Topology build_topology(const SystemConfig& system, const core::ConfigNode* tree) {

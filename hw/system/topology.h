@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hw/fabric/link.h"
@@ -22,8 +23,8 @@ struct TopologyNode {
   Kind kind = Kind::kNic;
   std::string name;  // hierarchical, e.g. "box3.chip5.nic", "rail1.leaf2"
   int ports = 0;
-  int chip = -1;       // for NICs: the chip's global index
-  int tier = 0;        // for switches: 0 leaf (or edge), 1 spine (or aggregation), 2 core
+  int chip = -1;  // for NICs: the chip's global index
+  int tier = 0;   // for switches: 0 leaf (or edge), 1 spine (or aggregation), 2 core
   core::Bandwidth port_speed;
 };
 
@@ -67,6 +68,13 @@ struct Topology {
   int links_per_peer_ = 0;
   int chips_per_box_ = 0;
 };
+
+// The ports a transfer from chip `a` to chip `b` leaves and arrives on: direct in-box link
+// `lane % links_per_peer` when both sit in one all-to-all box, else each chip's scale-out port
+// `lane % scale-out ports` (one rail). Throws std::invalid_argument when nothing joins them.
+std::pair<int, int> ports_between(const Topology& t, const SystemConfig& s, int a, int b, int lane);
+// True when chips `a` and `b` share an all-to-all box (a direct link joins them).
+bool directly_linked(const SystemConfig& s, int a, int b);
 
 // Builds and checks the graph; throws core::ConfigError naming the key at fault when the
 // description cannot be wired (ports left over, too few switch ports, uneven spine spread).

@@ -1,0 +1,58 @@
+// What a collective is: the operation, the algorithm that carries it out, the element type and
+// reduction, and where each rank's buffers sit in its chip's memory. Sizes follow nccl-tests:
+// `count` is the elements of the larger buffer (the whole vector of an all-reduce, the input of
+// a reduce-scatter, the output of an all-gather), and bus bandwidth uses nccl-tests' factors.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "hw/core/numeric.h"
+
+namespace podsim::collectives {
+
+enum class Op : std::uint8_t { kAllReduce, kReduceScatter, kAllGather };
+enum class Algorithm : std::uint8_t { kRing };
+
+const char* to_string(Op op);
+const char* to_string(Algorithm algorithm);
+std::optional<Op> parse_op(std::string_view name);
+std::optional<Algorithm> parse_algorithm(std::string_view name);
+
+struct Spec {
+  Op op = Op::kAllReduce;
+  Algorithm algorithm = Algorithm::kRing;
+  core::DataType type = core::DataType::kFp32;
+  core::ReduceOp reduce = core::ReduceOp::kSum;
+  std::uint64_t count = 0;  // elements of the larger buffer; a multiple of the ranks except
+                            // for an all-reduce
+  bool in_place = false;
+  std::uint64_t chunk_bytes = 1 << 20;  // pipelining unit along the ring
+  std::uint64_t base = 0;               // where the collective's memory starts on every chip
+};
+
+// A rank's buffers, the same addresses on every rank. In place, the smaller buffer lies inside
+// the larger one at the rank's slot, as NCCL defines it.
+struct Layout {
+  std::uint64_t input = 0, input_bytes = 0;
+  std::uint64_t output = 0, output_bytes = 0;
+  std::uint64_t scratch = 0, scratch_bytes = 0;
+  // Scratch, each region as large as the larger buffer, at the same offsets: pieces of partial
+  // results arriving from a peer, pieces of final results arriving from a peer, and this rank's
+  // running partial results where the output buffer cannot hold them (reduce-scatter).
+  std::uint64_t arriving_partials = 0, arriving_results = 0, partials = 0;
+  std::uint64_t end = 0;  // first byte past everything
+};
+
+// Throws std::invalid_argument naming what is wrong (count not a multiple of the ranks, a
+// chunk that is not whole elements, ...).
+Layout layout(const Spec& spec, int ranks, int rank);
+
+// Bytes of the larger buffer (nccl-tests' "size").
+std::uint64_t size_bytes(const Spec& spec);
+// nccl-tests' bus bandwidth factor: busbw = algbw x factor.
+double bus_factor(Op op, int ranks);
+
+}  // namespace podsim::collectives

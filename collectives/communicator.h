@@ -1,0 +1,66 @@
+// A communicator: a set of chips of a modeled system, one rank each, the QPs between them
+// that algorithms send on, and collectives started asynchronously on them. Each collective
+// becomes one program per rank (see ring.h) run by that chip's sequencer, so every step (each
+// RDMA write, reduction and copy) happens on the modeled NICs and engines.
+// Captures: QPs created and connected on first use over the link the topology offers (the
+// direct in-box link, else the scale-out rail), several collectives in flight at once (each
+// with its own id in the sequencers' signal space), splits by color and key. Ignores the host
+// side's own time (building programs and starting them costs no simulated time).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <systemc>
+#include <tuple>
+#include <vector>
+
+#include "collectives/collective.h"
+#include "hw/system/system_model.h"
+
+namespace podsim::collectives {
+
+// A collective in flight.
+struct Handle {
+  Spec spec;
+  int ranks = 0;
+  int id = 0;
+  core::TimePs start_ps = 0, end_ps = 0;
+  int remaining = 0;  // ranks not yet finished
+  bool ok = true;
+  sc_core::sc_event finished;  // notified when the last rank finishes
+  bool done() const { return remaining == 0; }
+  double seconds() const { return static_cast<double>(end_ps - start_ps) * 1e-12; }
+};
+
+class Communicator {
+ public:
+  // Rank i runs on chips[i]. Throws std::invalid_argument on an empty list, a chip outside the
+  // system or a chip named twice.
+  Communicator(system::SystemModel& model, std::vector<int> chips);
+
+  // The communicators of a split: ranks with the same color form one, ordered by key (then by
+  // rank), as MPI_Comm_split does. Returns one communicator per color, by color.
+  std::map<int, Communicator> split(const std::vector<int>& colors,
+                                    const std::vector<int>& keys) const;
+
+  int size() const { return static_cast<int>(chips_.size()); }
+  int chip(int rank) const { return chips_[static_cast<std::size_t>(rank)]; }
+  system::SystemModel& model() const { return model_; }
+
+  // The QP rank `from` sends to rank `to` on, over lane `lane` (direct link or rail), created
+  // and connected on first use.
+  std::uint32_t qp(int from, int to, int lane = 0);
+
+  // Starts a collective now; the handle's `finished` event fires when every rank is done.
+  // Throws std::invalid_argument on a spec the communicator cannot run (naming the problem).
+  std::shared_ptr<Handle> start(const Spec& spec);
+
+ private:
+  system::SystemModel& model_;
+  std::vector<int> chips_;
+  std::map<std::tuple<int, int, int>, std::uint32_t> qps_;  // (from, to, lane) -> QPN at from
+};
+
+}  // namespace podsim::collectives

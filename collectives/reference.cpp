@@ -1,0 +1,106 @@
+#include "collectives/reference.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "hw/core/random.h"
+
+namespace podsim::collectives {
+
+namespace {
+
+std::uint64_t input_elements(const Spec& spec, int ranks) {
+  return spec.op == Op::kAllGather ? spec.count / static_cast<std::uint64_t>(ranks) : spec.count;
+}
+
+// Segment s of n: offset and length in elements, as the ring cuts the vector.
+std::pair<std::uint64_t, std::uint64_t> segment(std::uint64_t count, int n, int s) {
+  const std::uint64_t base = count / n, extra = count % n;
+  const auto su = static_cast<std::uint64_t>(s);
+  return {su * base + std::min(su, extra), base + (su < extra ? 1 : 0)};
+}
+
+// Segment s reduced over every rank in ring order after its owner: x[s+1], x[s+2], ... x[s].
+Bytes reduce_segment(const Spec& spec, int n, int s, const std::vector<Bytes>& inputs) {
+  const std::size_t element = core::size_of(spec.type);
+  const auto [offset, length] = segment(spec.count, n, s);
+  const auto first = static_cast<std::size_t>((s + 1) % n);
+  Bytes acc(inputs[first].begin() + static_cast<std::ptrdiff_t>(offset * element),
+            inputs[first].begin() + static_cast<std::ptrdiff_t>((offset + length) * element));
+  for (int step = 2; step <= n; ++step) {
+    const Bytes& x = inputs[static_cast<std::size_t>((s + step) % n)];
+    core::reduce_into(spec.type, spec.reduce, acc.data(), x.data() + offset * element, length);
+  }
+  return acc;
+}
+
+}  // namespace
+
+Bytes make_input(const Spec& spec, int ranks, int rank, std::uint64_t seed) {
+  const std::uint64_t count = input_elements(spec, ranks);
+  Bytes data(count * core::size_of(spec.type));
+  core::Random random(core::Random::mix(seed ^ (static_cast<std::uint64_t>(rank) << 40)));
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const double v = static_cast<double>(static_cast<std::int64_t>(random.next() % 2001) - 1000);
+    core::set_element(spec.type, data.data(), i, spec.type == core::DataType::kInt32 ? v : v / 64);
+  }
+  return data;
+}
+
+Bytes expected_output(const Spec& spec, int ranks, int rank, const std::vector<Bytes>& inputs) {
+  switch (spec.op) {
+    case Op::kAllReduce: {
+      Bytes out;
+      for (int s = 0; s < ranks; ++s) {
+        const Bytes seg = reduce_segment(spec, ranks, s, inputs);
+        out.insert(out.end(), seg.begin(), seg.end());
+      }
+      return out;
+    }
+    case Op::kReduceScatter:
+      return reduce_segment(spec, ranks, rank, inputs);
+    case Op::kAllGather: {
+      Bytes out;
+      for (const Bytes& in : inputs) out.insert(out.end(), in.begin(), in.end());
+      return out;
+    }
+  }
+  return {};
+}
+
+std::uint64_t wrong_elements(core::DataType type, const Bytes& got, const Bytes& want) {
+  const std::size_t element = core::size_of(type);
+  if (got.size() != want.size()) return std::max(got.size(), want.size()) / element;
+  std::uint64_t wrong = 0;
+  for (std::size_t i = 0; i < got.size(); i += element) {
+    if (std::memcmp(got.data() + i, want.data() + i, element) != 0) ++wrong;
+  }
+  return wrong;
+}
+
+std::vector<Bytes> load_inputs(Communicator& comm, const Spec& spec, std::uint64_t seed) {
+  std::vector<Bytes> inputs;
+  for (int r = 0; r < comm.size(); ++r) {
+    inputs.push_back(make_input(spec, comm.size(), r, seed));
+    const Layout l = layout(spec, comm.size(), r);
+    comm.model()
+        .memory(comm.chip(r))
+        .backing()
+        .write(l.input, inputs.back().data(), inputs.back().size());
+  }
+  return inputs;
+}
+
+std::uint64_t check_outputs(Communicator& comm, const Spec& spec,
+                            const std::vector<Bytes>& inputs) {
+  std::uint64_t wrong = 0;
+  for (int r = 0; r < comm.size(); ++r) {
+    const Layout l = layout(spec, comm.size(), r);
+    Bytes got(l.output_bytes);
+    comm.model().memory(comm.chip(r)).backing().read(l.output, got.data(), got.size());
+    wrong += wrong_elements(spec.type, got, expected_output(spec, comm.size(), r, inputs));
+  }
+  return wrong;
+}
+
+}  // namespace podsim::collectives

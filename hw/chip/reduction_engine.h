@@ -1,0 +1,101 @@
+// A stand-in for the on-chip engines that combine collective data (TPCs running a reduction
+// kernel, DMA engines with reduction), until their models land: it reads operand buffers from
+// chip memory through TLM, combines them element by element (core/numeric.h) and writes the
+// result back, so memory bandwidth shared with the NIC costs time.
+// Captures: three bytes of memory traffic per byte reduced (two reads, one write; two for a
+// copy), a compute rate, a start latency per job, jobs served one at a time in submission
+// order, and work in tiles so the NIC's traffic interleaves with it. Ignores: the TPC's VLIW
+// pipeline and local memories, SRAM staging, and several engines working side by side.
+#pragma once
+
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <systemc>
+#include <tlm>
+#include <vector>
+
+#include "hw/core/config_binding.h"
+#include "hw/core/numeric.h"
+#include "hw/core/stats.h"
+#include "hw/core/units.h"
+
+namespace podsim::chip {
+
+struct ReductionEngineConfig {
+  core::Bandwidth throughput{422.4e9 * 8};
+  core::Duration latency{500000};
+  core::ByteSize tile{256 * 1024};
+
+  template <class V>
+  void describe(V& v) {
+    v.field("throughput", throughput,
+            core::Spec("bytes of result produced per second, memory aside")
+                .positive()
+                .source("hardware.md 2: one TPC's 256-byte vector per cycle x 1.65 GHz "
+                        "(hardware.md 1, Gaudi2 [D]) = 422.4 GB/s"));
+    v.field("latency", latency,
+            core::Spec("from a job's start to its first memory access")
+                .min(0)
+                .source("placeholder [U]: a kernel launch, until the TPC model lands"));
+    v.field("tile", tile,
+            core::Spec("bytes processed per step; other memory traffic interleaves between steps")
+                .range(256, 1e9));
+  }
+  void check(core::ConfigChecks& c) const;
+};
+
+struct ReductionJob {
+  enum class Kind : std::uint8_t { kReduce, kCopy };
+  Kind kind = Kind::kReduce;
+  std::uint64_t dst = 0;  // kReduce: dst = a op b; kCopy: dst = a
+  std::uint64_t a = 0, b = 0;
+  std::uint64_t count = 0;  // elements
+  core::DataType type = core::DataType::kFp32;
+  core::ReduceOp op = core::ReduceOp::kSum;
+};
+
+class ReductionEngine : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_initiator_socket<ReductionEngine> memory_socket;
+
+  // `functional`: move and combine real bytes (the memory keeps contents); otherwise only time.
+  // Throws std::invalid_argument on a bad configuration, naming the key.
+  ReductionEngine(sc_core::sc_module_name name, const ReductionEngineConfig& config,
+                  bool functional);
+
+  // Queues a job; `done` runs when its last byte is written (or with false when the memory
+  // rejected an access, and the job stopped there).
+  void submit(const ReductionJob& job, std::function<void(bool ok)> done);
+  std::size_t queued() const { return jobs_.size(); }
+
+  struct Stats {
+    core::Counter& jobs;
+    core::Counter& bytes;  // of results
+    core::Counter& busy_ps;
+  };
+  const Stats& stats() const { return stats_; }
+
+ private:
+  SC_HAS_PROCESS(ReductionEngine);
+  struct Queued {
+    ReductionJob job;
+    std::function<void(bool)> done;
+  };
+  void run();
+  bool process(const ReductionJob& job);
+  bool tile(const ReductionJob& job, std::uint64_t offset, std::uint32_t bytes);
+  Stats make_stats();
+
+  ReductionEngineConfig config_;
+  bool functional_;
+  std::deque<Queued> jobs_;
+  sc_core::sc_event job_event_;
+  std::vector<std::uint8_t> a_, b_;
+  tlm::tlm_generic_payload trans_;
+  Stats stats_;
+};
+
+}  // namespace podsim::chip

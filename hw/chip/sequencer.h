@@ -1,0 +1,126 @@
+// The chip's command processor for collective schedules, standing in for the queue managers and
+// sync manager until their models land: it runs a program of streams, each an in-order list of
+// commands (an RDMA WRITE with immediate on a QP of the chip's NIC, a reduction or a copy on the
+// reduction engine), and orders work across streams and chips with signals, counters that a
+// command waits on and adds to when it finishes, as Gaudi's sync objects do.
+// Captures: a command issues once the command before it in its stream has issued and its
+// signal has reached its count; issuing costs a configured time; an arriving WRITE's immediate
+// adds one to a signal of the receiving chip's program (its data has landed); several programs
+// at once, each with its own signals (a collective id in the immediate). Ignores: command
+// buffers in memory and their fetch, monitors' other actions, and doorbells over PCIe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <systemc>
+#include <vector>
+
+#include "hw/chip/reduction_engine.h"
+#include "hw/core/config_binding.h"
+#include "hw/roce/completion_queue.h"
+#include "hw/roce/nic.h"
+
+namespace podsim::chip {
+
+struct Command {
+  enum class Kind : std::uint8_t { kWrite, kReduce, kCopy };
+  Kind kind = Kind::kWrite;
+  // kWrite: `bytes` from local `src` to `dst` at the far end of QP `qpn`; the far chip's
+  // program adds one to its signal `remote_signal` when the data has landed.
+  std::uint32_t qpn = 0;
+  std::uint64_t src = 0, dst = 0, bytes = 0;
+  std::uint32_t remote_signal = 0;
+  // kReduce, kCopy: the reduction engine's job (dst, a, b, count, type, op).
+  ReductionJob job;
+  // Issue only once signal `wait` has reached `wait_count` (no wait when wait is kNone).
+  std::uint32_t wait = kNone;
+  std::uint32_t wait_count = 0;
+  // Add one to signal `done` when finished: the write acknowledged, the job's result written.
+  std::uint32_t done = kNone;
+
+  static constexpr std::uint32_t kNone = 0xffffffffu;
+};
+
+struct Program {
+  std::vector<std::vector<Command>> streams;
+  std::uint32_t signals = 0;  // signals are 0..signals-1, all starting at zero
+};
+
+struct SequencerConfig {
+  core::Duration issue_latency{100000};
+
+  template <class V>
+  void describe(V& v) {
+    v.field("issue_latency", issue_latency,
+            core::Spec("time to issue one command once it may go")
+                .min(0)
+                .source("placeholder [U]: a queue manager's fetch and dispatch"));
+  }
+};
+
+class Sequencer : public sc_core::sc_module {
+ public:
+  static constexpr int kMaxPrograms = 256;  // programs in flight at once, by collective id
+  static constexpr std::uint32_t kMaxSignals = 1u << 24;
+
+  Sequencer(sc_core::sc_module_name name, const SequencerConfig& config, roce::Nic& nic,
+            ReductionEngine& engine);
+
+  // QPs for collectives complete into these; make them with create_qp.
+  std::uint32_t create_qp(int port);
+  roce::Nic& nic() { return nic_; }
+
+  // Starts `program` under collective id `id` (0..kMaxPrograms-1, unused on this chip until
+  // `finished` runs). `finished(ok)` runs when every command has finished, or with false as
+  // soon as one fails. Throws std::invalid_argument on a malformed program.
+  void start(int id, Program program, std::function<void(bool ok)> finished);
+  bool busy(int id) const { return running_.count(id) != 0; }
+
+ private:
+  SC_HAS_PROCESS(Sequencer);
+  struct Stream {
+    std::size_t next = 0;
+    bool scheduled = false;
+  };
+  struct Running {
+    Program program;
+    std::vector<Stream> streams;
+    std::vector<std::uint32_t> signals;
+    std::vector<std::vector<std::pair<std::size_t, std::uint32_t>>> waiting;  // by signal
+    std::size_t outstanding = 0;  // commands not finished
+    std::function<void(bool)> finished;
+    bool failed = false;
+  };
+  struct Issue {
+    int id;
+    std::size_t stream;
+    core::TimePs at;
+  };
+
+  static std::uint32_t immediate(int id, std::uint32_t signal) {
+    return (static_cast<std::uint32_t>(id) << 24) | signal;
+  }
+  void validate(const Program& program) const;
+  void advance(int id, std::size_t stream);
+  void issue_loop();
+  void issue(int id, const Command& c);
+  void add_signal(int id, std::uint32_t signal);
+  void finish_command(int id, std::uint32_t signal, bool ok);
+  void on_send_completion(const roce::Completion& c);
+  void on_recv_completion(const roce::Completion& c);
+
+  SequencerConfig config_;
+  roce::Nic& nic_;
+  ReductionEngine& engine_;
+  roce::CompletionQueue send_cq_, recv_cq_;
+  std::map<int, Running> running_;
+  // Signals that arrived before their program started here (a fast peer).
+  std::map<int, std::map<std::uint32_t, std::uint32_t>> early_;
+  std::map<std::uint64_t, std::pair<int, std::uint32_t>> pending_writes_;  // wr_id -> (id, done)
+  std::uint64_t next_wr_id_ = 1;
+  std::vector<Issue> issues_;  // streams ready to issue, in order
+  sc_core::sc_event issue_event_;
+};
+
+}  // namespace podsim::chip
