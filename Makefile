@@ -24,6 +24,10 @@ demo: build
 	$(BUILD_DIR)/sims/podsim selftest --system hls2
 	@echo
 	$(BUILD_DIR)/sims/podsim net --system hls2 --pattern pair --bytes 64MiB
+	@echo
+	$(BUILD_DIR)/sims/podsim collective --system hls2 --op all_reduce --min-bytes 1MiB --max-bytes 16MiB
+	@echo
+	$(BUILD_DIR)/sims/podsim collective --system hls2 --op all_reduce --min-bytes 1MiB --max-bytes 256MiB --timing-only
 
 test: build
 	cd $(BUILD_DIR) && ctest -j $(JOBS) --output-on-failure

@@ -1,13 +1,14 @@
+#include <fmt/format.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 
-#include <fmt/format.h>
-
 #include "hw/core/atomic_file.h"
 #include "hw/core/log.h"
+#include "hw/core/units.h"
 #include "sims/command.h"
 
 namespace podsim::sims {
@@ -98,6 +99,21 @@ void write_output_file(const std::string& path, const std::string& text) {
   }
 }
 
+std::uint64_t parse_size_option(const std::string& flag, const std::string& text) {
+  std::string error;
+  const auto size = core::parse_byte_size(text, &error);
+  if (!size) throw UsageError(flag + " " + text + ": " + error);
+  if (size->bytes == 0) throw UsageError(flag + " must be greater than zero");
+  return size->bytes;
+}
+
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
 int run_podsim(int argc, char** argv) {
   CLI::App app{
       "podsim: a timing-accurate model of Gaudi-class accelerator clusters.\n"
@@ -107,7 +123,8 @@ int run_podsim(int argc, char** argv) {
   GlobalOptions options;
   add_global_options(app, options);
   std::vector<std::unique_ptr<Command>> commands;
-  for (auto add : {add_info_command, add_config_command, add_selftest_command, add_net_command}) {
+  for (auto add : {add_info_command, add_config_command, add_selftest_command, add_net_command,
+                   add_collective_command}) {
     commands.push_back(add(app));
     commands.back()->subcommand->fallthrough()->footer(
         "Global options, accepted before or after the command (see podsim --help):\n"

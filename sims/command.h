@@ -2,13 +2,12 @@
 // interface a subcommand implements.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "hw/system/system_config.h"
 
@@ -51,9 +50,15 @@ std::unique_ptr<Command> add_info_command(CLI::App& app);
 std::unique_ptr<Command> add_config_command(CLI::App& app);
 std::unique_ptr<Command> add_selftest_command(CLI::App& app);
 std::unique_ptr<Command> add_net_command(CLI::App& app);
+std::unique_ptr<Command> add_collective_command(CLI::App& app);
 
 // Writes `text` to `path` whole or not at all; a failure is reported as a UsageError.
 void write_output_file(const std::string& path, const std::string& text);
+// A size given to option `flag` ("1MiB", "4096"); a UsageError naming the option when it is not
+// one or is zero.
+std::uint64_t parse_size_option(const std::string& flag, const std::string& text);
+// CPU seconds this process has used so far (user and system).
+double cpu_seconds();
 
 // The podsim command line; returns the process exit status.
 int run_podsim(int argc, char** argv);

@@ -2,7 +2,6 @@
 // patterns, incast, permutation, all-to-all) with per-flow and aggregate goodput, completion
 // times, latency percentiles, and the fabric's drops, pauses, ECN marks, CNPs and retransmits.
 #include <fmt/format.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <iostream>
@@ -18,13 +17,6 @@
 
 namespace podsim::sims {
 namespace {
-
-double cpu_seconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
-}
 
 // What the fabric counted, summed over every switch, NIC and link.
 struct FabricTotals {
@@ -137,7 +129,7 @@ class NetCommand : public Command {
     if (timing_only_) overrides.push_back("chip.nic.roce.functional=false");
     const auto system = system::load_system(options.system, overrides);
     plan_.pattern = parse_pattern();
-    plan_.bytes = parse_bytes();
+    plan_.bytes = parse_size_option("--bytes", bytes_text_);
     plan_.seed = options.seed;
     if (plan_.qps < 1) throw UsageError("--qps must be at least 1");
     if (plan_.iters < 0) throw UsageError("--iters must not be negative");
@@ -167,14 +159,6 @@ class NetCommand : public Command {
     if (pattern_ == "incast") return NetPattern::kIncast;
     if (pattern_ == "permutation") return NetPattern::kPermutation;
     return NetPattern::kAllToAll;
-  }
-
-  std::uint64_t parse_bytes() const {
-    std::string error;
-    const auto size = core::parse_byte_size(bytes_text_, &error);
-    if (!size) throw UsageError("--bytes " + bytes_text_ + ": " + error);
-    if (size->bytes == 0) throw UsageError("--bytes must be greater than zero");
-    return size->bytes;
   }
 
   int report(const GlobalOptions& options, system::SystemModel& model, const NetWorkload& w,

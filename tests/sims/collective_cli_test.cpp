@@ -1,0 +1,107 @@
+// `podsim collective` end to end: checked sweeps, timing-only runs that give the same times, the
+// ring's time against its alpha-beta bound on a box, and bad arguments.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/test_support.h"
+
+namespace podsim {
+namespace {
+
+using ::testing::HasSubstr;
+
+class CollectiveCli : public ::testing::Test {
+ protected:
+  // Runs podsim collective with --json and returns the parsed results (exit status must be 0).
+  nlohmann::json collective(std::vector<std::string> args) {
+    const auto json = dir_ / "collective.json";
+    args.insert(args.begin(), "collective");
+    args.insert(args.end(), {"--json", json.string(), "-q"});
+    last_ = test::run_program(PODSIM_BINARY, args);
+    EXPECT_EQ(last_.exit_status, 0) << last_.out << last_.err;
+    return nlohmann::json::parse(test::read_text(json));
+  }
+  test::RunResult fails(std::vector<std::string> args) {
+    args.insert(args.begin(), "collective");
+    auto r = test::run_program(PODSIM_BINARY, args);
+    EXPECT_EQ(r.exit_status, 2) << r.out << r.err;
+    return r;
+  }
+
+  test::TempDir dir_;
+  test::RunResult last_;
+};
+
+TEST_F(CollectiveCli, CheckedSweepPrintsOneRowPerSizeWithBusBandwidth) {
+  const auto j = collective({"--system", "hls2", "-b", "64KiB", "-e", "1MiB", "-f", "4"});
+  ASSERT_EQ(j["rows"].size(), 3u);  // 64 KiB, 256 KiB, 1 MiB
+  EXPECT_EQ(j["ranks"], 8);
+  EXPECT_TRUE(j["checked"].get<bool>());
+  for (const auto& row : j["rows"]) {
+    EXPECT_EQ(row["wrong"], 0);
+    EXPECT_EQ(row["count"].get<std::uint64_t>() * 4, row["size_bytes"].get<std::uint64_t>());
+    EXPECT_NEAR(row["busbw_gbps"].get<double>(), row["algbw_gbps"].get<double>() * 2 * 7 / 8, 1e-9);
+  }
+  EXPECT_THAT(last_.out, HasSubstr("busbw (GB/s)"));
+  EXPECT_THAT(last_.out, HasSubstr("#wrong"));
+}
+
+TEST_F(CollectiveCli, ReduceScatterAndAllGatherCheckOutOnFiveRanksInPlace) {
+  for (const char* op : {"reduce_scatter", "all_gather"}) {
+    const auto j = collective({"--system", "hls2", "--op", op, "--ranks", "5", "--sizes",
+                               "100000B,300KiB", "--dtype", "bf16", "--in-place"});
+    ASSERT_EQ(j["rows"].size(), 2u) << op;
+    // Sizes round down to whole elements per rank, as nccl-tests does.
+    EXPECT_EQ(j["rows"][0]["count"].get<std::uint64_t>() % 5, 0u) << op;
+    for (const auto& row : j["rows"]) EXPECT_EQ(row["wrong"], 0) << op;
+  }
+}
+
+TEST_F(CollectiveCli, TimingOnlyGivesTheSameTimes) {
+  const std::vector<std::string> args = {"--system", "hls2", "--sizes", "96KiB,1MiB",
+                                         "--dtype",  "half", "--redop", "max"};
+  const auto checked = collective(args);
+  auto timing_args = args;
+  timing_args.push_back("--timing-only");
+  const auto timed = collective(timing_args);
+  ASSERT_EQ(checked["rows"].size(), timed["rows"].size());
+  for (std::size_t i = 0; i < timed["rows"].size(); ++i) {
+    EXPECT_EQ(checked["rows"][i]["time_us"], timed["rows"][i]["time_us"]);
+    EXPECT_TRUE(timed["rows"][i]["wrong"].is_null());
+  }
+}
+
+// On one box each ring hop has its own direct link, so nothing contends: 256 MiB must take
+// 2(n-1)/n x S / B_eff + 2(n-1) x alpha to within 2%, B_eff being a link's RoCE goodput at MTU
+// 4096 (100 Gb/s x 4096 / 4178) and alpha measured as the time of a one-element-per-rank
+// all-reduce divided by its 2(n-1) steps.
+TEST_F(CollectiveCli, RingAllReduceOnABoxMeetsItsAlphaBetaBound) {
+  const auto tiny = collective({"--system", "hls2", "--sizes", "32B", "--timing-only"});
+  const double n = 8;
+  const double alpha_us = tiny["rows"][0]["time_us"].get<double>() / (2 * (n - 1));
+  const auto big = collective({"--system", "hls2", "--sizes", "256MiB", "--timing-only"});
+  const double bytes = 256.0 * 1024 * 1024;
+  const double goodput = 100e9 / 8 * 4096 / 4178;
+  const double bound_us = 2 * (n - 1) / n * bytes / goodput * 1e6 + 2 * (n - 1) * alpha_us;
+  const double time_us = big["rows"][0]["time_us"].get<double>();
+  EXPECT_NEAR(time_us, bound_us, 0.02 * bound_us) << "alpha " << alpha_us << " us";
+}
+
+TEST_F(CollectiveCli, BadArgumentsNameTheOption) {
+  EXPECT_THAT(fails({"--system", "hls2", "--ranks", "99"}).err, HasSubstr("--ranks 99"));
+  EXPECT_THAT(fails({"--system", "hls2", "--iters", "0"}).err, HasSubstr("--iters"));
+  EXPECT_THAT(fails({"--system", "hls2", "--chunk", "6", "--dtype", "float"}).err,
+              HasSubstr("--chunk 6"));
+  EXPECT_THAT(fails({"--system", "hls2", "--min-bytes", "2MiB", "--max-bytes", "1MiB"}).err,
+              HasSubstr("--min-bytes"));
+  EXPECT_THAT(fails({"--system", "hls2", "--sizes", "lots"}).err, HasSubstr("--sizes lots"));
+  EXPECT_THAT(fails({"--system", "hls2", "--dtype", "double"}).err, HasSubstr("--dtype"));
+  const auto csv = (dir_ / "missing" / "out.csv").string();
+  EXPECT_THAT(fails({"--system", "hls2", "--sizes", "1KiB", "--csv", csv}).err,
+              HasSubstr("out.csv"));
+}
+
+}  // namespace
+}  // namespace podsim
