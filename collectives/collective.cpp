@@ -24,8 +24,12 @@ const char* to_string(Op op) {
 
 const char* to_string(Algorithm algorithm) {
   switch (algorithm) {
+    case Algorithm::kAuto:
+      return "auto";
     case Algorithm::kRing:
       return "ring";
+    case Algorithm::kMesh:
+      return "mesh";
   }
   return "?";
 }
@@ -38,7 +42,9 @@ std::optional<Op> parse_op(std::string_view name) {
 }
 
 std::optional<Algorithm> parse_algorithm(std::string_view name) {
+  if (name == "auto") return Algorithm::kAuto;
   if (name == "ring") return Algorithm::kRing;
+  if (name == "mesh" || name == "direct") return Algorithm::kMesh;
   return std::nullopt;
 }
 
@@ -83,11 +89,12 @@ Layout layout(const Spec& spec, int ranks, int rank) {
     l.output = l.input + align(l.input_bytes);
     l.scratch = l.output + align(l.output_bytes);
   }
-  // Incoming partial sums, incoming gathered pieces, and (reduce-scatter) running partial sums.
-  l.scratch_bytes = 3 * align(whole);
+  // Each region holds the larger buffer, or one piece per rank of the longest segment.
+  const std::uint64_t region = align(whole + static_cast<std::uint64_t>(ranks) * element);
+  l.scratch_bytes = 3 * region;
   l.arriving_partials = l.scratch;
-  l.arriving_results = l.scratch + align(whole);
-  l.partials = l.scratch + 2 * align(whole);
+  l.arriving_results = l.scratch + region;
+  l.partials = l.scratch + 2 * region;
   l.end = l.scratch + l.scratch_bytes;
   return l;
 }

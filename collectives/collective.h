@@ -14,7 +14,8 @@
 namespace podsim::collectives {
 
 enum class Op : std::uint8_t { kAllReduce, kReduceScatter, kAllGather };
-enum class Algorithm : std::uint8_t { kRing };
+// kAuto: the communicator picks (see Communicator::resolve).
+enum class Algorithm : std::uint8_t { kAuto, kRing, kMesh };
 
 const char* to_string(Op op);
 const char* to_string(Algorithm algorithm);
@@ -23,7 +24,7 @@ std::optional<Algorithm> parse_algorithm(std::string_view name);
 
 struct Spec {
   Op op = Op::kAllReduce;
-  Algorithm algorithm = Algorithm::kRing;
+  Algorithm algorithm = Algorithm::kAuto;
   core::DataType type = core::DataType::kFp32;
   core::ReduceOp reduce = core::ReduceOp::kSum;
   std::uint64_t count = 0;  // elements of the larger buffer; a multiple of the ranks except

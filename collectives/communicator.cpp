@@ -6,6 +6,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "collectives/mesh.h"
 #include "collectives/ring.h"
 #include "hw/core/kernel.h"
 
@@ -68,6 +69,31 @@ std::uint32_t Communicator::qp(int from, int to, int lane) {
   return qa;
 }
 
+bool Communicator::fully_linked() const {
+  for (int a = 0; a < size(); ++a) {
+    for (int b = a + 1; b < size(); ++b) {
+      if (!system::directly_linked(model_.config(), chip(a), chip(b))) return false;
+    }
+  }
+  return true;
+}
+
+Algorithm Communicator::resolve(const Spec& spec) const {
+  if (spec.algorithm != Algorithm::kAuto) return spec.algorithm;
+  return fully_linked() ? Algorithm::kMesh : Algorithm::kRing;
+}
+
+chip::Program Communicator::program(const Spec& spec, Algorithm algorithm, int rank) {
+  const int n = size();
+  if (n == 1) return ring_program(spec, 1, 0, 0);
+  if (algorithm == Algorithm::kMesh) {
+    const int lanes = model_.config().box.links_per_peer;
+    return mesh_program(spec, n, rank, lanes,
+                        [this, rank](int peer, int lane) { return qp(rank, peer, lane); });
+  }
+  return ring_program(spec, n, rank, qp(rank, (rank + 1) % n));
+}
+
 std::shared_ptr<Handle> Communicator::start(const Spec& spec) {
   const int n = size();
   const Layout l = layout(spec, n, 0);  // validates the spec
@@ -83,10 +109,15 @@ std::shared_ptr<Handle> Communicator::start(const Spec& spec) {
   handle->id = next_collective_id();
   handle->start_ps = core::now_ps();
   handle->remaining = n;
-  std::vector<chip::Program> programs;
-  for (int r = 0; r < n; ++r) {
-    programs.push_back(ring_program(spec, n, r, n > 1 ? qp(r, (r + 1) % n) : 0));
+  const Algorithm algorithm = resolve(spec);
+  if (algorithm == Algorithm::kMesh && !fully_linked()) {
+    throw std::invalid_argument(
+        "the mesh algorithm needs every pair of ranks directly linked "
+        "(ranks in one all-to-all box)");
   }
+  handle->algorithm = algorithm;
+  std::vector<chip::Program> programs;
+  for (int r = 0; r < n; ++r) programs.push_back(program(spec, algorithm, r));
   for (int r = 0; r < n; ++r) {
     auto finished = [handle](bool ok) {
       handle->ok = handle->ok && ok;

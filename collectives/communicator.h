@@ -24,6 +24,7 @@ namespace podsim::collectives {
 // A collective in flight.
 struct Handle {
   Spec spec;
+  Algorithm algorithm = Algorithm::kRing;  // what kAuto resolved to
   int ranks = 0;
   int id = 0;
   core::TimePs start_ps = 0, end_ps = 0;
@@ -53,11 +54,19 @@ class Communicator {
   // and connected on first use.
   std::uint32_t qp(int from, int to, int lane = 0);
 
+  // The algorithm `spec` runs with: its own, or for kAuto the direct mesh when every pair of
+  // ranks is directly linked (one all-to-all box), else the ring.
+  Algorithm resolve(const Spec& spec) const;
+  // True when every pair of ranks shares a direct link.
+  bool fully_linked() const;
+
   // Starts a collective now; the handle's `finished` event fires when every rank is done.
   // Throws std::invalid_argument on a spec the communicator cannot run (naming the problem).
   std::shared_ptr<Handle> start(const Spec& spec);
 
  private:
+  chip::Program program(const Spec& spec, Algorithm algorithm, int rank);
+
   system::SystemModel& model_;
   std::vector<int> chips_;
   std::map<std::tuple<int, int, int>, std::uint32_t> qps_;  // (from, to, lane) -> QPN at from

@@ -20,15 +20,18 @@ std::pair<std::uint64_t, std::uint64_t> segment(std::uint64_t count, int n, int 
   return {su * base + std::min(su, extra), base + (su < extra ? 1 : 0)};
 }
 
-// Segment s reduced over every rank in ring order after its owner: x[s+1], x[s+2], ... x[s].
-Bytes reduce_segment(const Spec& spec, int n, int s, const std::vector<Bytes>& inputs) {
+// Segment s reduced over every rank in rank order around the ring, starting after its owner
+// (ring: x[s+1], x[s+2], ... x[s]) or at it (mesh: x[s], x[s+1], ... x[s-1]).
+Bytes reduce_segment(const Spec& spec, Algorithm algorithm, int n, int s,
+                     const std::vector<Bytes>& inputs) {
   const std::size_t element = core::size_of(spec.type);
   const auto [offset, length] = segment(spec.count, n, s);
-  const auto first = static_cast<std::size_t>((s + 1) % n);
+  const int start = algorithm == Algorithm::kMesh ? s : s + 1;
+  const auto first = static_cast<std::size_t>(start % n);
   Bytes acc(inputs[first].begin() + static_cast<std::ptrdiff_t>(offset * element),
             inputs[first].begin() + static_cast<std::ptrdiff_t>((offset + length) * element));
-  for (int step = 2; step <= n; ++step) {
-    const Bytes& x = inputs[static_cast<std::size_t>((s + step) % n)];
+  for (int step = 1; step < n; ++step) {
+    const Bytes& x = inputs[static_cast<std::size_t>((start + step) % n)];
     core::reduce_into(spec.type, spec.reduce, acc.data(), x.data() + offset * element, length);
   }
   return acc;
@@ -47,18 +50,19 @@ Bytes make_input(const Spec& spec, int ranks, int rank, std::uint64_t seed) {
   return data;
 }
 
-Bytes expected_output(const Spec& spec, int ranks, int rank, const std::vector<Bytes>& inputs) {
+Bytes expected_output(const Spec& spec, Algorithm algorithm, int ranks, int rank,
+                      const std::vector<Bytes>& inputs) {
   switch (spec.op) {
     case Op::kAllReduce: {
       Bytes out;
       for (int s = 0; s < ranks; ++s) {
-        const Bytes seg = reduce_segment(spec, ranks, s, inputs);
+        const Bytes seg = reduce_segment(spec, algorithm, ranks, s, inputs);
         out.insert(out.end(), seg.begin(), seg.end());
       }
       return out;
     }
     case Op::kReduceScatter:
-      return reduce_segment(spec, ranks, rank, inputs);
+      return reduce_segment(spec, algorithm, ranks, rank, inputs);
     case Op::kAllGather: {
       Bytes out;
       for (const Bytes& in : inputs) out.insert(out.end(), in.begin(), in.end());
@@ -91,14 +95,15 @@ std::vector<Bytes> load_inputs(Communicator& comm, const Spec& spec, std::uint64
   return inputs;
 }
 
-std::uint64_t check_outputs(Communicator& comm, const Spec& spec,
+std::uint64_t check_outputs(Communicator& comm, const Spec& spec, Algorithm algorithm,
                             const std::vector<Bytes>& inputs) {
   std::uint64_t wrong = 0;
   for (int r = 0; r < comm.size(); ++r) {
     const Layout l = layout(spec, comm.size(), r);
     Bytes got(l.output_bytes);
     comm.model().memory(comm.chip(r)).backing().read(l.output, got.data(), got.size());
-    wrong += wrong_elements(spec.type, got, expected_output(spec, comm.size(), r, inputs));
+    wrong +=
+        wrong_elements(spec.type, got, expected_output(spec, algorithm, comm.size(), r, inputs));
   }
   return wrong;
 }

@@ -16,8 +16,10 @@ using Bytes = std::vector<std::uint8_t>;
 // Rank `rank`'s input: element i is a value drawn from (seed, rank, i), small enough that int32
 // sums stay exact and with a fractional part, so 16-bit types round at every step.
 Bytes make_input(const Spec& spec, int ranks, int rank, std::uint64_t seed);
-// What rank `rank`'s output buffer must hold, given every rank's input.
-Bytes expected_output(const Spec& spec, int ranks, int rank, const std::vector<Bytes>& inputs);
+// What rank `rank`'s output buffer must hold, given every rank's input, when `algorithm` (not
+// kAuto) combines them in its documented order.
+Bytes expected_output(const Spec& spec, Algorithm algorithm, int ranks, int rank,
+                      const std::vector<Bytes>& inputs);
 // Elements of `got` that differ from `want` in any bit.
 std::uint64_t wrong_elements(core::DataType type, const Bytes& got, const Bytes& want);
 
@@ -25,6 +27,7 @@ std::uint64_t wrong_elements(core::DataType type, const Bytes& got, const Bytes&
 // timing); returns the inputs. Needs functional mode.
 std::vector<Bytes> load_inputs(Communicator& comm, const Spec& spec, std::uint64_t seed);
 // Reads every rank's output and counts wrong elements over all ranks.
-std::uint64_t check_outputs(Communicator& comm, const Spec& spec, const std::vector<Bytes>& inputs);
+std::uint64_t check_outputs(Communicator& comm, const Spec& spec, Algorithm algorithm,
+                            const std::vector<Bytes>& inputs);
 
 }  // namespace podsim::collectives

@@ -3,26 +3,21 @@
 #include <algorithm>
 #include <vector>
 
+#include "collectives/schedule.h"
+
 namespace podsim::collectives {
 
 namespace {
 
 using chip::Command;
 
-// The vector's n segments, and each one's chunks, in elements.
-struct Pieces {
-  std::vector<std::uint64_t> offset, length;  // per segment
-  std::uint64_t chunk = 0;                    // elements per chunk
-  std::uint64_t chunks = 0;                   // per segment, the longest segment's count
+// The vector's n segments, each cut into chunks, in elements.
+struct Pieces : Segments {
+  std::uint64_t chunk = 0;   // elements per chunk
+  std::uint64_t chunks = 0;  // per segment, as many as the longest segment needs
 
-  Pieces(std::uint64_t count, int n, std::uint64_t chunk_elements) : chunk(chunk_elements) {
-    std::uint64_t at = 0;
-    for (int s = 0; s < n; ++s) {
-      const std::uint64_t len = count / n + (static_cast<std::uint64_t>(s) < count % n ? 1 : 0);
-      offset.push_back(at);
-      length.push_back(len);
-      at += len;
-    }
+  Pieces(std::uint64_t count, int n, std::uint64_t chunk_elements)
+      : Segments(count, n), chunk(chunk_elements) {
     chunks = std::max<std::uint64_t>(1, (length[0] + chunk - 1) / chunk);
   }
   // Element offset and length of chunk c of segment s (length 0 when the segment is shorter).
@@ -85,26 +80,11 @@ class RingBuilder {
 
   Command write(std::uint64_t src, std::uint64_t dst, std::uint64_t elements,
                 std::uint32_t remote_signal) const {
-    Command w;
-    w.kind = Command::Kind::kWrite;
-    w.qpn = qp_;
-    w.src = src;
-    w.dst = dst;
-    w.bytes = elements * element_;
-    w.remote_signal = remote_signal;
-    return w;
+    return write_command(qp_, src, dst, elements * element_, remote_signal);
   }
   Command engine(Command::Kind kind, std::uint64_t dst, std::uint64_t a, std::uint64_t b,
                  std::uint64_t elements) const {
-    Command e;
-    e.kind = kind;
-    e.job.dst = dst;
-    e.job.a = a;
-    e.job.b = b;
-    e.job.count = elements;
-    e.job.type = spec_.type;
-    e.job.op = spec_.reduce;
-    return e;
+    return engine_command(spec_, kind, dst, a, b, elements);
   }
 
   // Step k: send segment r-k-1 onwards (own input first, then what was reduced at step k-1),

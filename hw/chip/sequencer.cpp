@@ -113,6 +113,7 @@ void Sequencer::issue_loop() {
 }
 
 void Sequencer::issue(int id, const Command& c) {
+  if (c.kind == Command::Kind::kWait) return finish_command(id, c.done, true);
   if (c.kind == Command::Kind::kWrite) {
     const std::uint64_t wr_id = next_wr_id_++;
     pending_writes_[wr_id] = {id, c.done};

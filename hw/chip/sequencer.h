@@ -6,7 +6,9 @@
 // Captures: a command issues once the command before it in its stream has issued and its
 // signal has reached its count; issuing costs a configured time; an arriving WRITE's immediate
 // adds one to a signal of the receiving chip's program (its data has landed); several programs
-// at once, each with its own signals (a collective id in the immediate). Ignores: command
+// at once, each with its own signals (a collective id in the immediate). A program must wait
+// on every signal its peers' writes raise before it ends, so that no write lands on a program
+// that has finished. Ignores: command
 // buffers in memory and their fetch, monitors' other actions, and doorbells over PCIe.
 #pragma once
 
@@ -24,7 +26,8 @@
 namespace podsim::chip {
 
 struct Command {
-  enum class Kind : std::uint8_t { kWrite, kReduce, kCopy };
+  // kWait does nothing once its wait is met: it makes a program wait for data it only receives.
+  enum class Kind : std::uint8_t { kWrite, kReduce, kCopy, kWait };
   Kind kind = Kind::kWrite;
   // kWrite: `bytes` from local `src` to `dst` at the far end of QP `qpn`; the far chip's
   // program adds one to its signal `remote_signal` when the data has landed.

@@ -78,15 +78,35 @@ TEST_F(CollectiveCli, TimingOnlyGivesTheSameTimes) {
 // 4096 (100 Gb/s x 4096 / 4178) and alpha measured as the time of a one-element-per-rank
 // all-reduce divided by its 2(n-1) steps.
 TEST_F(CollectiveCli, RingAllReduceOnABoxMeetsItsAlphaBetaBound) {
-  const auto tiny = collective({"--system", "hls2", "--sizes", "32B", "--timing-only"});
+  const auto tiny =
+      collective({"--system", "hls2", "--algo", "ring", "--sizes", "32B", "--timing-only"});
   const double n = 8;
   const double alpha_us = tiny["rows"][0]["time_us"].get<double>() / (2 * (n - 1));
-  const auto big = collective({"--system", "hls2", "--sizes", "256MiB", "--timing-only"});
+  const auto big =
+      collective({"--system", "hls2", "--algo", "ring", "--sizes", "256MiB", "--timing-only"});
   const double bytes = 256.0 * 1024 * 1024;
   const double goodput = 100e9 / 8 * 4096 / 4178;
   const double bound_us = 2 * (n - 1) / n * bytes / goodput * 1e6 + 2 * (n - 1) * alpha_us;
   const double time_us = big["rows"][0]["time_us"].get<double>();
   EXPECT_NEAR(time_us, bound_us, 0.02 * bound_us) << "alpha " << alpha_us << " us";
+}
+
+// The direct mesh keeps every in-box link busy: a 1 GiB all-reduce's bus bandwidth reaches 95%
+// of the links' RoCE goodput (7 links on hls1, 21 on hls2, each 12.5 GB/s x 4096/4178).
+void expect_direct_busbw(const std::string& system, int links, const nlohmann::json& j) {
+  const double ceiling = links * 12.5 * 4096 / 4178;
+  EXPECT_EQ(j["rows"][0]["algo"], "mesh") << system;
+  EXPECT_GE(j["rows"][0]["busbw_gbps"].get<double>(), 0.95 * ceiling) << system;
+}
+
+TEST_F(CollectiveCli, DirectAllReduceOnHls1ReachesItsSevenLinkCeiling) {
+  expect_direct_busbw("hls1", 7,
+                      collective({"--system", "hls1", "--sizes", "1GiB", "--timing-only"}));
+}
+
+TEST_F(CollectiveCli, DirectAllReduceOnHls2ReachesItsTwentyOneLinkCeiling) {
+  expect_direct_busbw("hls2", 21,
+                      collective({"--system", "hls2", "--sizes", "1GiB", "--timing-only"}));
 }
 
 TEST_F(CollectiveCli, BadArgumentsNameTheOption) {
@@ -98,6 +118,8 @@ TEST_F(CollectiveCli, BadArgumentsNameTheOption) {
               HasSubstr("--min-bytes"));
   EXPECT_THAT(fails({"--system", "hls2", "--sizes", "lots"}).err, HasSubstr("--sizes lots"));
   EXPECT_THAT(fails({"--system", "hls2", "--dtype", "double"}).err, HasSubstr("--dtype"));
+  EXPECT_THAT(fails({"--system", "hls2-pod128", "--ranks", "16", "--algo", "mesh"}).err,
+              HasSubstr("--algo mesh"));
   const auto csv = (dir_ / "missing" / "out.csv").string();
   EXPECT_THAT(fails({"--system", "hls2", "--sizes", "1KiB", "--csv", csv}).err,
               HasSubstr("out.csv"));

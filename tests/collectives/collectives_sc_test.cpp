@@ -1,6 +1,6 @@
-// Ring collectives on the modeled hardware, in functional mode: every operation, data type,
-// reduction, in place and out of place, on 2, 3, 5, 8 and 16 ranks, each result compared bit for
-// bit with the host's reference in the documented reduction order.
+// Ring and mesh collectives on the modeled hardware, in functional mode: every operation, data
+// type, reduction, in place and out of place, on 2, 3, 5, 8 and 16 ranks, each result compared bit
+// for bit with the host's reference in the documented reduction order.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -18,7 +18,8 @@ namespace {
 
 struct Bench : sc_core::sc_module {
   SC_HAS_PROCESS(Bench);
-  Bench(sc_core::sc_module_name name, const std::string& system, int ranks) : sc_module(name) {
+  Bench(sc_core::sc_module_name name, const std::string& system, int ranks, Algorithm algo)
+      : sc_module(name), algorithm(algo) {
     auto loaded = system::load_system(system, {});
     auto topology = system::build_topology(loaded.config);
     model = std::make_unique<system::SystemModel>("system", loaded.config, std::move(topology),
@@ -44,6 +45,7 @@ struct Bench : sc_core::sc_module {
             spec.type = type;
             spec.reduce = reduce;
             spec.in_place = in_place;
+            spec.algorithm = algorithm;
             spec.count = op == Op::kAllReduce ? 1000 + 7 : 96 * static_cast<std::uint64_t>(n);
             spec.chunk_bytes = 64 * core::size_of(type);
             const auto inputs = load_inputs(*comm, spec, 11);
@@ -53,7 +55,8 @@ struct Bench : sc_core::sc_module {
                 fmt::format("{} {} {} {} on {} ranks", to_string(op), core::to_string(type),
                             core::to_string(reduce), in_place ? "in place" : "out of place", n);
             EXPECT_TRUE(handle->ok) << what;
-            EXPECT_EQ(check_outputs(*comm, spec, inputs), 0u) << what;
+            EXPECT_EQ(check_outputs(*comm, spec, handle->algorithm, inputs), 0u) << what;
+            EXPECT_EQ(handle->algorithm, algorithm) << what;
             EXPECT_GT(handle->end_ps, handle->start_ps) << what;
             ++runs;
           }
@@ -62,13 +65,14 @@ struct Bench : sc_core::sc_module {
     }
   }
 
+  Algorithm algorithm;
   std::unique_ptr<system::SystemModel> model;
   std::optional<Communicator> comm;
   int runs = 0;
 };
 
-void run_all(const std::string& system, int ranks) {
-  Bench bench("bench", system, ranks);
+void run_all(const std::string& system, int ranks, Algorithm algorithm = Algorithm::kRing) {
+  Bench bench("bench", system, ranks, algorithm);
   sc_core::sc_start();
   EXPECT_EQ(bench.runs, (12 + 12 + 4) * 2);
 }
@@ -79,6 +83,14 @@ TEST(RingCollectives, FiveRanks) { run_all("hls2", 5); }
 TEST(RingCollectives, EightRanks) { run_all("hls2", 8); }
 // Sixteen ranks span two boxes: the ring crosses the scale-out network twice.
 TEST(RingCollectives, SixteenRanksAcrossBoxes) { run_all("hls2-pod128", 16); }
+
+// The direct mesh within one box: every peer link at once, three lanes per peer on hls2 and
+// one on hls1.
+TEST(MeshCollectives, TwoRanks) { run_all("hls2", 2, Algorithm::kMesh); }
+TEST(MeshCollectives, ThreeRanks) { run_all("hls2", 3, Algorithm::kMesh); }
+TEST(MeshCollectives, FiveRanks) { run_all("hls2", 5, Algorithm::kMesh); }
+TEST(MeshCollectives, EightRanks) { run_all("hls2", 8, Algorithm::kMesh); }
+TEST(MeshCollectives, EightRanksOneLinkPerPeer) { run_all("hls1", 8, Algorithm::kMesh); }
 
 }  // namespace
 }  // namespace podsim::collectives

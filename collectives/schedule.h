@@ -1,0 +1,76 @@
+// What algorithms build their per-rank programs from: the vector cut into one segment per rank
+// (the first count % n segments one element longer), and constructors for the sequencer's
+// commands.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "collectives/collective.h"
+#include "hw/chip/sequencer.h"
+
+namespace podsim::collectives {
+
+struct Segments {
+  std::vector<std::uint64_t> offset, length;  // in elements, per segment
+
+  Segments(std::uint64_t count, int n) {
+    std::uint64_t at = 0;
+    for (int s = 0; s < n; ++s) {
+      const std::uint64_t len = count / n + (static_cast<std::uint64_t>(s) < count % n ? 1 : 0);
+      offset.push_back(at);
+      length.push_back(len);
+      at += len;
+    }
+  }
+};
+
+// [begin, begin + size) of a range cut into `parts` nearly equal parts: part `i`.
+inline std::pair<std::uint64_t, std::uint64_t> part_of(std::uint64_t size, std::uint64_t parts,
+                                                       std::uint64_t i) {
+  const std::uint64_t base = size / parts, extra = size % parts;
+  return {i * base + std::min(i, extra), base + (i < extra ? 1 : 0)};
+}
+
+inline chip::Command write_command(std::uint32_t qpn, std::uint64_t src, std::uint64_t dst,
+                                   std::uint64_t bytes, std::uint32_t remote_signal) {
+  chip::Command w;
+  w.kind = chip::Command::Kind::kWrite;
+  w.qpn = qpn;
+  w.src = src;
+  w.dst = dst;
+  w.bytes = bytes;
+  w.remote_signal = remote_signal;
+  return w;
+}
+
+// A reduction (dst = a op b) or copy (dst = a) of `count` elements of the spec's type.
+inline chip::Command engine_command(const Spec& spec, chip::Command::Kind kind, std::uint64_t dst,
+                                    std::uint64_t a, std::uint64_t b, std::uint64_t count) {
+  chip::Command e;
+  e.kind = kind;
+  e.job.dst = dst;
+  e.job.a = a;
+  e.job.b = b;
+  e.job.count = count;
+  e.job.type = spec.type;
+  e.job.op = spec.reduce;
+  return e;
+}
+
+inline chip::Command wait_command(std::uint32_t signal, std::uint32_t count) {
+  chip::Command c;
+  c.kind = chip::Command::Kind::kWait;
+  c.wait = signal;
+  c.wait_count = count;
+  return c;
+}
+
+inline chip::Command& after(chip::Command& c, std::uint32_t signal, std::uint32_t count = 1) {
+  c.wait = signal;
+  c.wait_count = count;
+  return c;
+}
+
+}  // namespace podsim::collectives
