@@ -30,6 +30,8 @@ const char* to_string(Algorithm algorithm) {
       return "ring";
     case Algorithm::kMesh:
       return "mesh";
+    case Algorithm::kHierarchical:
+      return "hierarchical";
   }
   return "?";
 }
@@ -45,6 +47,7 @@ std::optional<Algorithm> parse_algorithm(std::string_view name) {
   if (name == "auto") return Algorithm::kAuto;
   if (name == "ring") return Algorithm::kRing;
   if (name == "mesh" || name == "direct") return Algorithm::kMesh;
+  if (name == "hierarchical") return Algorithm::kHierarchical;
   return std::nullopt;
 }
 
@@ -79,7 +82,12 @@ Layout layout(const Spec& spec, int ranks, int rank) {
   l.input_bytes = spec.op == Op::kAllGather ? part : whole;
   l.output_bytes = spec.op == Op::kReduceScatter ? part : whole;
   const std::uint64_t slot = static_cast<std::uint64_t>(rank) * part;
-  if (spec.in_place) {
+  if (spec.placement) {
+    const auto& p = *spec.placement;
+    l.input = spec.op == Op::kAllGather ? p.input + slot : p.input;
+    l.output = spec.op == Op::kReduceScatter ? p.output + slot : p.output;
+    l.scratch = p.scratch;
+  } else if (spec.in_place) {
     const std::uint64_t larger = spec.base;
     l.input = spec.op == Op::kAllGather ? larger + slot : larger;
     l.output = spec.op == Op::kReduceScatter ? larger + slot : larger;

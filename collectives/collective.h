@@ -15,7 +15,7 @@ namespace podsim::collectives {
 
 enum class Op : std::uint8_t { kAllReduce, kReduceScatter, kAllGather };
 // kAuto: the communicator picks (see Communicator::resolve).
-enum class Algorithm : std::uint8_t { kAuto, kRing, kMesh };
+enum class Algorithm : std::uint8_t { kAuto, kRing, kMesh, kHierarchical };
 
 const char* to_string(Op op);
 const char* to_string(Algorithm algorithm);
@@ -32,6 +32,15 @@ struct Spec {
   bool in_place = false;
   std::uint64_t chunk_bytes = 1 << 20;  // pipelining unit along the ring
   std::uint64_t base = 0;               // where the collective's memory starts on every chip
+  // Explicit buffers instead of `base` and `in_place`, for collectives that are phases of a
+  // larger one: where the larger buffer of the input and of the output start (a reduce-scatter
+  // writes its rank's slot of `output`, an all-gather reads its rank's slot of `input`, as in
+  // place), and the scratch. In place when input == output.
+  struct Placement {
+    std::uint64_t input = 0, output = 0, scratch = 0;
+  };
+  std::optional<Placement> placement;
+  int lane = 0;  // which direct link or scale-out rail a ring uses
 };
 
 // A rank's buffers, the same addresses on every rank. In place, the smaller buffer lies inside

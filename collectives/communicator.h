@@ -12,11 +12,14 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <systemc>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "collectives/collective.h"
+#include "hw/core/kernel.h"
 #include "hw/system/system_model.h"
 
 namespace podsim::collectives {
@@ -32,7 +35,27 @@ struct Handle {
   bool ok = true;
   sc_core::sc_event finished;  // notified when the last rank finishes
   bool done() const { return remaining == 0; }
+  // Runs `next` when the collective finishes (at once if it has), for chaining phases.
+  void then(std::function<void()> next) {
+    if (done()) return next();
+    on_done_ = std::move(next);
+  }
+  void finish() {
+    end_ps = core::now_ps();
+    finished.notify(sc_core::SC_ZERO_TIME);
+    if (on_done_) std::exchange(on_done_, nullptr)();
+  }
+
   double seconds() const { return static_cast<double>(end_ps - start_ps) * 1e-12; }
+
+ private:
+  std::function<void()> on_done_;
+};
+
+// Ranks laid out box by box: `boxes` boxes of `per_box` ranks on the same local chips, and the
+// scale-out rails (`lanes`) between boxes.
+struct Hierarchy {
+  int boxes = 1, per_box = 1, lanes = 1;
 };
 
 class Communicator {
@@ -59,6 +82,12 @@ class Communicator {
   Algorithm resolve(const Spec& spec) const;
   // True when every pair of ranks shares a direct link.
   bool fully_linked() const;
+  // The box structure when the ranks come box by box, in whole boxes of all-to-all wired chips.
+  std::optional<Hierarchy> hierarchy() const;
+
+  // Throws std::invalid_argument naming the problem when `spec` cannot run here (a bad count or
+  // chunk, buffers beyond chip memory, an algorithm the ranks' wiring does not allow).
+  void validate(const Spec& spec) const;
 
   // Starts a collective now; the handle's `finished` event fires when every rank is done.
   // Throws std::invalid_argument on a spec the communicator cannot run (naming the problem).
@@ -66,10 +95,15 @@ class Communicator {
 
  private:
   chip::Program program(const Spec& spec, Algorithm algorithm, int rank);
+  void check_hierarchical(const Spec& spec) const;
+  void start_hierarchical(const Spec& spec, const Layout& l, const std::shared_ptr<Handle>& handle);
+  Communicator& box(int b);       // the ranks of box b
+  Communicator& rail(int local);  // local rank `local` of every box
 
   system::SystemModel& model_;
   std::vector<int> chips_;
-  std::map<std::tuple<int, int, int>, std::uint32_t> qps_;  // (from, to, lane) -> QPN at from
+  std::map<std::tuple<int, int, int>, std::uint32_t> qps_;    // (from, to, lane) -> QPN at from
+  std::vector<std::unique_ptr<Communicator>> boxes_, rails_;  // made on first hierarchical use
 };
 
 }  // namespace podsim::collectives

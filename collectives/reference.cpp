@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
+#include "collectives/schedule.h"
 #include "hw/core/random.h"
 
 namespace podsim::collectives {
@@ -37,6 +39,67 @@ Bytes reduce_segment(const Spec& spec, Algorithm algorithm, int n, int s,
   return acc;
 }
 
+// Elements [offset, offset + length) combined over `sources` in the order given, rounding at
+// each step as the engine does.
+Bytes combine(const Spec& spec, const std::vector<const Bytes*>& sources, std::uint64_t offset,
+              std::uint64_t length) {
+  const std::size_t element = core::size_of(spec.type);
+  const Bytes& first = *sources.front();
+  Bytes acc(first.begin() + static_cast<std::ptrdiff_t>(offset * element),
+            first.begin() + static_cast<std::ptrdiff_t>((offset + length) * element));
+  for (std::size_t i = 1; i < sources.size(); ++i) {
+    core::reduce_into(spec.type, spec.reduce, acc.data(), sources[i]->data() + offset * element,
+                      length);
+  }
+  return acc;
+}
+
+// `inputs` in rank order starting at `start`, wrapping around.
+std::vector<const Bytes*> from(const std::vector<const Bytes*>& inputs, int start) {
+  std::vector<const Bytes*> order;
+  const int n = static_cast<int>(inputs.size());
+  for (int k = 0; k < n; ++k) order.push_back(inputs[static_cast<std::size_t>((start + k) % n)]);
+  return order;
+}
+
+void put(Bytes& out, const Bytes& piece, std::uint64_t offset, std::size_t element) {
+  std::copy(piece.begin(), piece.end(),
+            out.begin() + static_cast<std::ptrdiff_t>(offset * element));
+}
+
+// Hierarchical all-reduce: each box's ranks combined in mesh order per local segment, then each
+// local segment's lane slices combined across boxes in ring order.
+Bytes reduce_hierarchical(const Spec& spec, const Hierarchy& h, const std::vector<Bytes>& inputs) {
+  const std::size_t element = core::size_of(spec.type);
+  const std::uint64_t part = spec.count / static_cast<std::uint64_t>(h.per_box);
+  std::vector<Bytes> boxes;
+  for (int b = 0; b < h.boxes; ++b) {
+    std::vector<const Bytes*> local;
+    for (int j = 0; j < h.per_box; ++j)
+      local.push_back(&inputs[static_cast<std::size_t>(b * h.per_box + j)]);
+    Bytes partial(spec.count * element);
+    for (int j = 0; j < h.per_box; ++j) {
+      put(partial, combine(spec, from(local, j), j * part, part), j * part, element);
+    }
+    boxes.push_back(std::move(partial));
+  }
+  std::vector<const Bytes*> across;
+  for (const Bytes& b : boxes) across.push_back(&b);
+  Bytes out(spec.count * element);
+  for (int j = 0; j < h.per_box; ++j) {
+    for (int lane = 0; lane < h.lanes; ++lane) {
+      const auto [lane_offset, lane_length] =
+          part_of(part, static_cast<std::uint64_t>(h.lanes), lane);
+      for (int s = 0; s < h.boxes; ++s) {
+        const auto [offset, length] = segment(lane_length, h.boxes, s);
+        const std::uint64_t at = j * part + lane_offset + offset;
+        put(out, combine(spec, from(across, (s + 1) % h.boxes), at, length), at, element);
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Bytes make_input(const Spec& spec, int ranks, int rank, std::uint64_t seed) {
@@ -51,9 +114,13 @@ Bytes make_input(const Spec& spec, int ranks, int rank, std::uint64_t seed) {
 }
 
 Bytes expected_output(const Spec& spec, Algorithm algorithm, int ranks, int rank,
-                      const std::vector<Bytes>& inputs) {
+                      const std::vector<Bytes>& inputs, const Hierarchy* hierarchy) {
   switch (spec.op) {
     case Op::kAllReduce: {
+      if (algorithm == Algorithm::kHierarchical) {
+        if (!hierarchy) throw std::invalid_argument("hierarchical results need the box structure");
+        return reduce_hierarchical(spec, *hierarchy, inputs);
+      }
       Bytes out;
       for (int s = 0; s < ranks; ++s) {
         const Bytes seg = reduce_segment(spec, algorithm, ranks, s, inputs);
@@ -98,12 +165,14 @@ std::vector<Bytes> load_inputs(Communicator& comm, const Spec& spec, std::uint64
 std::uint64_t check_outputs(Communicator& comm, const Spec& spec, Algorithm algorithm,
                             const std::vector<Bytes>& inputs) {
   std::uint64_t wrong = 0;
+  const auto hierarchy = comm.hierarchy();
   for (int r = 0; r < comm.size(); ++r) {
     const Layout l = layout(spec, comm.size(), r);
     Bytes got(l.output_bytes);
     comm.model().memory(comm.chip(r)).backing().read(l.output, got.data(), got.size());
-    wrong +=
-        wrong_elements(spec.type, got, expected_output(spec, algorithm, comm.size(), r, inputs));
+    wrong += wrong_elements(spec.type, got,
+                            expected_output(spec, algorithm, comm.size(), r, inputs,
+                                            hierarchy ? &*hierarchy : nullptr));
   }
   return wrong;
 }

@@ -17,9 +17,9 @@ using Bytes = std::vector<std::uint8_t>;
 // sums stay exact and with a fractional part, so 16-bit types round at every step.
 Bytes make_input(const Spec& spec, int ranks, int rank, std::uint64_t seed);
 // What rank `rank`'s output buffer must hold, given every rank's input, when `algorithm` (not
-// kAuto) combines them in its documented order.
+// kAuto) combines them in its documented order; the hierarchical order needs the box structure.
 Bytes expected_output(const Spec& spec, Algorithm algorithm, int ranks, int rank,
-                      const std::vector<Bytes>& inputs);
+                      const std::vector<Bytes>& inputs, const Hierarchy* hierarchy = nullptr);
 // Elements of `got` that differ from `want` in any bit.
 std::uint64_t wrong_elements(core::DataType type, const Bytes& got, const Bytes& want);
 

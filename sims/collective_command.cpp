@@ -94,9 +94,12 @@ class CollectiveCommand : public Command {
     subcommand->add_option("--op", op_, "all_reduce, reduce_scatter or all_gather")
         ->capture_default_str()
         ->check(CLI::IsMember({"all_reduce", "reduce_scatter", "all_gather"}));
-    subcommand->add_option("--algo", algo_, "ring, mesh (direct, for one all-to-all box) or auto")
+    subcommand
+        ->add_option("--algo", algo_,
+                     "auto, ring, mesh (direct, in one all-to-all box) or hierarchical "
+                     "(all_reduce over whole boxes)")
         ->capture_default_str()
-        ->check(CLI::IsMember({"ring", "mesh", "direct", "auto"}));
+        ->check(CLI::IsMember({"ring", "mesh", "direct", "hierarchical", "auto"}));
     subcommand->add_option("--dtype", dtype_, "float, bf16, half or int32")
         ->capture_default_str()
         ->check(CLI::IsMember({"float", "fp32", "bf16", "half", "fp16", "int32", "int"}));
@@ -142,9 +145,13 @@ class CollectiveCommand : public Command {
     std::vector<int> chips(static_cast<std::size_t>(ranks));
     for (int i = 0; i < ranks; ++i) chips[static_cast<std::size_t>(i)] = i;
     collectives::Communicator comm(model, chips);
-    check_fits(model, specs, ranks);
-    if (comm.resolve(specs.front()) == collectives::Algorithm::kMesh && !comm.fully_linked()) {
-      throw UsageError("--algo mesh: the ranks are not all in one all-to-all box");
+    for (const auto& spec : specs) {
+      try {
+        comm.validate(spec);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(
+            fmt::format("--algo {}, {} bytes: {}", algo_, collectives::size_bytes(spec), e.what()));
+      }
     }
     ProgressBar progress("collective", !options.quiet);
     CollectiveRunner runner("collective", comm, specs, warmup_, iters_, !timing_only_, options.seed,
@@ -196,18 +203,6 @@ class CollectiveCommand : public Command {
       if (b > hi / static_cast<std::uint64_t>(factor_)) break;
     }
     return out;
-  }
-
-  static void check_fits(system::SystemModel& model, const std::vector<collectives::Spec>& specs,
-                         int ranks) {
-    const std::uint64_t memory = model.memory(0).config().size.bytes;
-    for (const auto& s : specs) {
-      const auto l = collectives::layout(s, ranks, 0);
-      if (l.end > memory) {
-        throw UsageError(fmt::format("{} bytes need {} bytes of each chip's memory; it has {}",
-                                     collectives::size_bytes(s), l.end, memory));
-      }
-    }
   }
 
   int report(const GlobalOptions& options, const std::string& system_name, int ranks,

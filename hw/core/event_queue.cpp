@@ -24,9 +24,9 @@ void EventQueue::schedule(TimePs at, Timed& target, std::uint32_t tag, const voi
   }
 }
 
-// Into the window when it sorts before the window's last entry, or when nothing waits in
-// later_ and the window is not full; otherwise into later_. Either way every window entry stays
-// before every entry of later_, and later_ only receives times at or after its last one out.
+// Into the window when it sorts before the window's last entry (which then goes back to later_
+// if the window is over full), or when nothing waits in later_ and the window is not full;
+// otherwise into later_. Either way every window entry stays before every entry of later_.
 void EventQueue::insert(const Entry& e) {
   if (window_.empty() || !before(e, window_.back())) {
     if (later_.empty() && window_.size() < kWindow) {
@@ -40,6 +40,10 @@ void EventQueue::insert(const Entry& e) {
   std::size_t i = window_.size() - 1;
   for (; i > 0 && before(e, window_[i - 1]); --i) window_[i] = window_[i - 1];
   window_[i] = e;
+  if (window_.size() > kWindow) {
+    later_.push(window_.back());
+    window_.pop_back();
+  }
 }
 
 // The earliest entry, refilling the window.

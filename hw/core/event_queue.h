@@ -74,16 +74,20 @@ class EventQueue : public sc_core::sc_module {
   static bool before(const Entry& a, const Entry& b) {
     return a.at != b.at ? a.at < b.at : a.order_tag < b.order_tag;
   }
+  struct ByOrder {
+    bool operator()(const Entry& a, const Entry& b) const { return a.order_tag < b.order_tag; }
+  };
   void insert(const Entry& e);
   Entry take_front();
   void prefetch_ahead() const;
   void run();
   void arm(TimePs now);
 
-  // The earliest callbacks, sorted, each before every callback in later_. It may grow past
-  // kWindow when callbacks are scheduled for the next few moments; it is refilled to kWindow.
+  // The earliest callbacks, sorted, each before every callback in later_, at most kWindow.
   Ring<Entry> window_;
-  RadixQueue<Entry> later_;
+  // Ordered by scheduling order among equal times, so an entry the window gives back sorts
+  // before later ones of its time.
+  RadixQueue<Entry, ByOrder> later_;
   std::uint64_t next_order_ = 0, fired_ = 0;
   std::size_t peak_pending_ = 0;
   TimePs armed_ps_ = ~TimePs{0};  // when wake_ is due; all-ones when not armed

@@ -1,6 +1,7 @@
 // A monotone priority queue on picosecond times (a radix heap): entries come out by time, and
-// those with equal times in the order they went in. A time may not be earlier than the last one
-// taken out, which holds for a simulator's future events.
+// those with equal times in the order `Before` gives them (by default, the order they went
+// in). A time in a slice before the one being taken out (the queue's owner may take out a far
+// entry before scheduling nearer ones) waits in a small binary heap that is taken out first.
 // Captures: pushes that append to one of 65 buckets and pops that scan one bucket at a time, so
 // every access is sequential: unlike a binary or 4-ary heap, whose deep levels miss in the cache
 // once other state crowds it out, this queue stays fast when it holds tens of thousands of
@@ -9,17 +10,25 @@
 // Ignores: removal and decrease-key.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <stdexcept>
 #include <vector>
 
 #include "hw/core/units.h"
 
 namespace podsim::core {
 
-// T has a member `TimePs at`.
-template <class T>
+// Entries with equal times keep the order they were pushed in.
+struct PushOrder {
+  template <class T>
+  bool operator()(const T&, const T&) const {
+    return false;
+  }
+};
+
+// T has a member `TimePs at`; Before(a, b) orders entries of equal time (a strict weak order).
+template <class T, class Before = PushOrder>
 class RadixQueue {
  public:
   // 256 ps: a few callbacks share a slice in a busy fabric, which keeps the buckets' spreading
@@ -28,45 +37,67 @@ class RadixQueue {
 
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
-  // The last time taken out: no entry may be pushed earlier than this.
-  TimePs floor() const { return floor_; }
-
   void push(const T& entry) {
-    if (entry.at < floor_) throw std::logic_error("RadixQueue: entry earlier than the last taken");
-    if (slice(entry.at) == last_slice_) {
+    const TimePs s = slice(entry.at);
+    if (s < last_slice_) {
+      early_.push_back({entry, pushed_});
+      std::push_heap(early_.begin(), early_.end(), LaterEarly{});
+    } else if (s == last_slice_) {
       insert_current(entry);
     } else {
       place(entry);
     }
+    ++pushed_;
     ++size_;
   }
 
   // The earliest entry; the queue must not be empty.
   T pop() {
+    // Early entries lie in slices before every other entry's.
+    if (!early_.empty()) {
+      std::pop_heap(early_.begin(), early_.end(), LaterEarly{});
+      const T entry = early_.back().entry;
+      early_.pop_back();
+      --size_;
+      return entry;
+    }
     if (current_.empty()) refill_current();
     const T entry = current_[head_++];
     if (head_ == current_.size()) {
       current_.clear();
       head_ = 0;
     }
-    floor_ = entry.at;
     --size_;
     return entry;
   }
 
  private:
-  static constexpr int kBuckets =
-      65;  // bucket b: highest bit where slice and last slice differ is b-1
+  struct Early {
+    T entry;
+    std::uint64_t pushed;  // equal times without a Before order come out in push order
+  };
+  struct LaterEarly {  // a max-heap comparator: the earliest entry at the top
+    bool operator()(const Early& a, const Early& b) const {
+      if (earlier(a.entry, b.entry)) return false;
+      if (earlier(b.entry, a.entry)) return true;
+      return a.pushed > b.pushed;
+    }
+  };
+  // Bucket b holds slices whose highest bit differing from the last slice is b-1.
+  static constexpr int kBuckets = 65;
 
   static TimePs slice(TimePs at) { return at >> kSliceBits; }
   int bucket_of(TimePs at) const { return 64 - __builtin_clzll(slice(at) ^ last_slice_); }
 
-  // The current slice's entries are sorted by time, equal times in arrival order.
+  // The current slice's entries are sorted by time, then by Before, then in arrival order.
   void insert_current(const T& entry) {
     current_.push_back(entry);
     std::size_t i = current_.size() - 1;
-    for (; i > head_ && entry.at < current_[i - 1].at; --i) current_[i] = current_[i - 1];
+    for (; i > head_ && earlier(entry, current_[i - 1]); --i) current_[i] = current_[i - 1];
     current_[i] = entry;
+  }
+  static bool earlier(const T& a, const T& b) {
+    return a.at != b.at ? a.at < b.at : Before{}(a, b);
   }
 
   // The current slice is used up: the smallest non-empty bucket's earliest slice becomes
@@ -95,14 +126,15 @@ class RadixQueue {
     nonempty_ |= std::uint64_t{1} << (b - 1);
   }
 
-  std::vector<T> current_;  // the slice being taken out, sorted, from head_
+  std::vector<T> current_;  // the slice being taken out (and anything earlier), sorted, from head_
   std::size_t head_ = 0;
   std::vector<T> buckets_[kBuckets];  // bucket 0 unused: the current slice is current_
   std::vector<T> spill_;  // the bucket being spread; swapped in to keep every vector's capacity
   std::uint64_t nonempty_ = 0;  // bit b-1 set: bucket b (1..64) has entries
+  std::vector<Early> early_;    // binary heap
+  std::uint64_t pushed_ = 0;
   std::size_t size_ = 0;
   TimePs last_slice_ = 0;
-  TimePs floor_ = 0;
 };
 
 }  // namespace podsim::core

@@ -35,6 +35,7 @@ struct Bench : sc_core::sc_module {
   void run() {
     const int n = comm->size();
     for (Op op : {Op::kAllReduce, Op::kReduceScatter, Op::kAllGather}) {
+      if (algorithm == Algorithm::kHierarchical && op != Op::kAllReduce) continue;
       for (auto type : {core::DataType::kFp32, core::DataType::kBf16, core::DataType::kFp16,
                         core::DataType::kInt32}) {
         for (auto reduce : {core::ReduceOp::kSum, core::ReduceOp::kMin, core::ReduceOp::kMax}) {
@@ -46,7 +47,11 @@ struct Bench : sc_core::sc_module {
             spec.reduce = reduce;
             spec.in_place = in_place;
             spec.algorithm = algorithm;
-            spec.count = op == Op::kAllReduce ? 1000 + 7 : 96 * static_cast<std::uint64_t>(n);
+            // Hierarchical needs whole elements per box rank (8): 1016 = 8 x 127, and 127
+            // splits unevenly over the 3 rails and the boxes.
+            spec.count = op != Op::kAllReduce ? 96 * static_cast<std::uint64_t>(n)
+                         : algorithm == Algorithm::kHierarchical ? 1016
+                                                                 : 1000 + 7;
             spec.chunk_bytes = 64 * core::size_of(type);
             const auto inputs = load_inputs(*comm, spec, 11);
             auto handle = comm->start(spec);
@@ -74,7 +79,7 @@ struct Bench : sc_core::sc_module {
 void run_all(const std::string& system, int ranks, Algorithm algorithm = Algorithm::kRing) {
   Bench bench("bench", system, ranks, algorithm);
   sc_core::sc_start();
-  EXPECT_EQ(bench.runs, (12 + 12 + 4) * 2);
+  EXPECT_EQ(bench.runs, algorithm == Algorithm::kHierarchical ? 12 * 2 : (12 + 12 + 4) * 2);
 }
 
 TEST(RingCollectives, TwoRanks) { run_all("hls2", 2); }
@@ -91,6 +96,11 @@ TEST(MeshCollectives, ThreeRanks) { run_all("hls2", 3, Algorithm::kMesh); }
 TEST(MeshCollectives, FiveRanks) { run_all("hls2", 5, Algorithm::kMesh); }
 TEST(MeshCollectives, EightRanks) { run_all("hls2", 8, Algorithm::kMesh); }
 TEST(MeshCollectives, EightRanksOneLinkPerPeer) { run_all("hls1", 8, Algorithm::kMesh); }
+
+// Hierarchical all-reduce: mesh reduce-scatter in each box, a ring per scale-out rail across the
+// boxes, mesh all-gather; two and three boxes.
+TEST(HierarchicalCollectives, TwoBoxes) { run_all("hls2-pod128", 16, Algorithm::kHierarchical); }
+TEST(HierarchicalCollectives, ThreeBoxes) { run_all("hls2-pod128", 24, Algorithm::kHierarchical); }
 
 }  // namespace
 }  // namespace podsim::collectives

@@ -122,6 +122,33 @@ TEST(EventQueue, ManyInterleavedCallbacksRunInTimeThenSchedulingOrder) {
   EXPECT_EQ(q.pending(), 0u);
 }
 
+// Regression: a far-future callback at the back of the look-ahead window once let every nearer
+// callback pile into the window (each insertion slower than the last). The window now gives its
+// last entry back to the queue behind it; callbacks of one time, given back or not, still run
+// in scheduling order.
+TEST(EventQueue, AFarCallbackDoesNotDisturbTheOrderOfNearOnes) {
+  Recorder r;
+  auto& q = event_queue();
+  r.also = [&](std::uint32_t tag) {
+    if (tag == 1) {
+      for (std::uint32_t i = 0; i < 100; ++i) q.schedule(now_ps() + 10 * (i % 3), r, 100 + i);
+    }
+  };
+  Driver d("driver", [&] {
+    q.schedule(1'000'000'000, r, 2);  // far in the future
+    q.schedule(5, r, 1);
+  });
+  sc_core::sc_start();
+  ASSERT_EQ(r.calls.size(), 102u);
+  EXPECT_EQ(r.calls.front(), (std::pair<TimePs, std::uint32_t>{5, 1}));
+  EXPECT_EQ(r.calls.back(), (std::pair<TimePs, std::uint32_t>{1'000'000'000, 2}));
+  for (std::size_t i = 2; i + 1 < r.calls.size(); ++i) {
+    const auto& [t0, a] = r.calls[i - 1];
+    const auto& [t1, b] = r.calls[i];
+    EXPECT_TRUE(t0 < t1 || (t0 == t1 && a < b)) << "call " << i;
+  }
+}
+
 // Each callback's target is asked to prefetch stages 1 to 4, in that order, before it fires
 // (when enough callbacks are pending for the look-ahead to reach it).
 TEST(EventQueue, PrefetchStagesComeInOrderBeforeFiring) {

@@ -6,7 +6,6 @@
 
 #include <random>
 #include <set>
-#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -54,14 +53,50 @@ TEST(RadixQueue, MatchesASortedReferenceUnderRandomInterleaving) {
   }
 }
 
-TEST(RadixQueue, RejectsATimeBeforeTheLastTakenOut) {
+TEST(RadixQueue, AComparatorOrdersEqualTimes) {
+  struct BySeq {
+    bool operator()(const Item& a, const Item& b) const { return a.seq < b.seq; }
+  };
+  RadixQueue<Item, BySeq> q;
+  for (std::uint64_t seq : {5, 3, 9, 1}) q.push({700, seq});
+  q.push({300, 8});
+  std::vector<std::uint64_t> out;
+  while (!q.empty()) out.push_back(q.pop().seq);
+  EXPECT_EQ(out, (std::vector<std::uint64_t>{8, 1, 3, 5, 9}));
+}
+
+// The event queue's window can take out a far entry and then schedule many nearer ones: they
+// must come out in order, ties in push order, however many there are.
+TEST(RadixQueue, ManyTimesBeforeTheLastTakenOutComeOutInOrder) {
   RadixQueue<Item> q;
-  q.push({100, 0});
-  q.pop();
-  EXPECT_EQ(q.floor(), 100u);
-  EXPECT_THROW(q.push({99, 1}), std::logic_error);
-  q.push({100, 2});
-  EXPECT_EQ(q.pop().seq, 2u);
+  q.push({1u << 30, 0});
+  EXPECT_EQ(q.pop().seq, 0u);
+  std::mt19937_64 rng(9);
+  std::set<std::pair<TimePs, std::uint64_t>> reference;
+  for (std::uint64_t seq = 1; seq <= 5000; ++seq) {
+    const TimePs at = rng() % 1000;  // few distinct times: many ties
+    q.push({at, seq});
+    reference.insert({at, seq});
+  }
+  for (const auto& [at, seq] : reference) {
+    const Item got = q.pop();
+    ASSERT_EQ(got.seq, seq);
+    ASSERT_EQ(got.at, at);
+  }
+  EXPECT_TRUE(q.empty());
+}
+
+TEST(RadixQueue, ATimeBeforeTheLastTakenOutComesOutFirst) {
+  RadixQueue<Item> q;
+  q.push({100000, 0});
+  q.push({200000, 1});
+  EXPECT_EQ(q.pop().seq, 0u);
+  q.push({5, 2});       // a whole slice before the last taken out
+  q.push({100000, 3});  // the same time as it
+  q.push({150000, 4});
+  std::vector<std::uint64_t> out;
+  while (!q.empty()) out.push_back(q.pop().seq);
+  EXPECT_EQ(out, (std::vector<std::uint64_t>{2, 3, 4, 1}));
 }
 
 }  // namespace

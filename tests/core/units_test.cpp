@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace podsim::core {
 namespace {
 
@@ -93,6 +95,18 @@ TEST(Units, TimeForBytesRoundsUpToWholePicoseconds) {
   EXPECT_EQ(line.time_for(1).ps, 80);              // one byte on 100GbE
   EXPECT_EQ(line.time_for(4178).ps, 334240);       // a full 4 KiB RoCE frame
   EXPECT_EQ(Bandwidth{3e9}.time_for(1).ps, 2667);  // 2666.67 ps rounds up
+  // Whole-number rates take integer arithmetic, others long double: the two agree.
+  for (std::uint64_t bytes : {1ull, 7ull, 4178ull, 1ull << 20, 1ull << 30, 123456789ull}) {
+    for (double rate : {100e9, 3.3792e12, 19.6e12, 1e6, 2.45e12 * 8}) {
+      const long double exact = static_cast<long double>(bytes) * 8e12L / rate;
+      EXPECT_EQ(Bandwidth{rate}.time_for(bytes).ps,
+                static_cast<std::int64_t>(std::ceil(exact - 1e-6L)))
+          << bytes << " bytes at " << rate;
+    }
+    EXPECT_EQ(Bandwidth{2.5e9 + 0.5}.time_for(bytes).ps,
+              static_cast<std::int64_t>(
+                  std::ceil(static_cast<long double>(bytes) * 8e12L / (2.5e9 + 0.5) - 1e-6L)));
+  }
 }
 
 TEST(Units, LiteralsMatchParsedValues) {

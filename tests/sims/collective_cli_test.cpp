@@ -109,6 +109,20 @@ TEST_F(CollectiveCli, DirectAllReduceOnHls2ReachesItsTwentyOneLinkCeiling) {
                       collective({"--system", "hls2", "--sizes", "1GiB", "--timing-only"}));
 }
 
+// Across boxes, auto picks the hierarchical algorithm, which beats a flat ring over one rail by
+// using every chip's scale-out ports (bench/collective_scale runs the 1 GiB case).
+TEST_F(CollectiveCli, HierarchicalAllReduceBeatsAFlatRingAcrossBoxes) {
+  const std::vector<std::string> args = {"--system", "hls2-pod128", "--ranks",      "32",
+                                         "--sizes",  "16MiB",       "--timing-only"};
+  auto ring_args = args;
+  ring_args.insert(ring_args.end(), {"--algo", "ring"});
+  const auto ring = collective(ring_args);
+  const auto hierarchical = collective(args);
+  EXPECT_EQ(hierarchical["rows"][0]["algo"], "hierarchical");
+  EXPECT_LT(hierarchical["rows"][0]["time_us"].get<double>(),
+            0.5 * ring["rows"][0]["time_us"].get<double>());
+}
+
 TEST_F(CollectiveCli, BadArgumentsNameTheOption) {
   EXPECT_THAT(fails({"--system", "hls2", "--ranks", "99"}).err, HasSubstr("--ranks 99"));
   EXPECT_THAT(fails({"--system", "hls2", "--iters", "0"}).err, HasSubstr("--iters"));
@@ -120,6 +134,12 @@ TEST_F(CollectiveCli, BadArgumentsNameTheOption) {
   EXPECT_THAT(fails({"--system", "hls2", "--dtype", "double"}).err, HasSubstr("--dtype"));
   EXPECT_THAT(fails({"--system", "hls2-pod128", "--ranks", "16", "--algo", "mesh"}).err,
               HasSubstr("--algo mesh"));
+  EXPECT_THAT(fails({"--system", "hls2-pod128", "--ranks", "12", "--algo", "hierarchical"}).err,
+              HasSubstr("whole boxes"));
+  EXPECT_THAT(fails({"--system", "hls2-pod128", "--ranks", "16", "--algo", "hierarchical",
+                     "--sizes", "100B"})
+                  .err,
+              HasSubstr("multiple of the 8 ranks per box"));
   const auto csv = (dir_ / "missing" / "out.csv").string();
   EXPECT_THAT(fails({"--system", "hls2", "--sizes", "1KiB", "--csv", csv}).err,
               HasSubstr("out.csv"));

@@ -1,0 +1,136 @@
+// Collective speed at scale: a 1 GiB all-reduce (timing only, packet by packet, the algorithm
+// `auto` picks) on hls2 (8 chips), hls2-pod128 (128) and hls2-rack16x (1024), each in its own
+// podsim process; prints the simulated time and bus bandwidth next to the wall time and peak
+// memory of the run.
+//
+//   bench/collective_scale [--podsim PATH] [--json FILE] [--bytes SIZE] [--systems A,B,...]
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+struct Run {
+  nlohmann::json result;
+  double wall_seconds = 0;
+  double max_rss_gib = 0;
+};
+
+Run run_podsim(const std::string& podsim, std::vector<std::string> args) {
+  const std::string json_file = fmt::format("/tmp/podsim-collective-scale-{}.json", ::getpid());
+  args.insert(args.end(), {"--json", json_file, "-q"});
+  std::vector<char*> argv{const_cast<char*>(podsim.c_str())};
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  const auto start = std::chrono::steady_clock::now();
+  pid_t pid = 0;
+  if (posix_spawn(&pid, podsim.c_str(), &actions, nullptr, argv.data(), environ) != 0) {
+    throw std::runtime_error("cannot start " + podsim);
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  int status = 0;
+  rusage usage{};
+  ::wait4(pid, &status, 0, &usage);
+  Run run;
+  run.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    throw std::runtime_error("podsim failed: " + fmt::format("{}", fmt::join(args, " ")));
+  }
+  std::ifstream in(json_file);
+  run.result = nlohmann::json::parse(in);
+  std::remove(json_file.c_str());
+  run.max_rss_gib = static_cast<double>(usage.ru_maxrss) / (1024.0 * 1024.0);
+  return run;
+}
+
+struct Case {
+  std::string system;
+  int chips;
+  double wall_goal_seconds;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string podsim = PODSIM_BINARY, json_file, bytes = "1GiB";
+  std::vector<Case> cases = {
+      {"hls2", 8, 5}, {"hls2-pod128", 128, 120}, {"hls2-rack16x", 1024, 1800}};
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--podsim") {
+      podsim = argv[i + 1];
+    } else if (flag == "--json") {
+      json_file = argv[i + 1];
+    } else if (flag == "--bytes") {
+      bytes = argv[i + 1];
+    } else if (flag == "--systems") {
+      std::vector<Case> chosen;
+      std::stringstream list(argv[i + 1]);
+      for (std::string name; std::getline(list, name, ',');) {
+        for (const auto& c : cases) {
+          if (c.system == name) chosen.push_back(c);
+        }
+      }
+      cases = chosen;
+    } else {
+      std::fprintf(stderr,
+                   "usage: collective_scale [--podsim PATH] [--json FILE] [--bytes SIZE] "
+                   "[--systems hls2,hls2-pod128,hls2-rack16x]\n");
+      return 2;
+    }
+  }
+  try {
+    nlohmann::json out;
+    fmt::print("{:<14} {:>6} {:>6} {:>14} {:>12} {:>10} {:>10} {:>8}\n", "system", "chips", "algo",
+               "sim time (us)", "busbw (GB/s)", "wall (s)", "goal (s)", "RSS GiB");
+    for (const auto& c : cases) {
+      const Run r = run_podsim(podsim, {"collective", "--system", c.system, "--op", "all_reduce",
+                                        "--sizes", bytes, "--timing-only"});
+      const auto& row = r.result["rows"][0];
+      fmt::print("{:<14} {:>6} {:>6} {:>14.1f} {:>12.2f} {:>10.1f} {:>10.0f} {:>8.2f}\n", c.system,
+                 c.chips, row["algo"].get<std::string>(), row["time_us"].get<double>(),
+                 row["busbw_gbps"].get<double>(), r.wall_seconds, c.wall_goal_seconds,
+                 r.max_rss_gib);
+      const std::string what = fmt::format("{} ({} chips) {} all-reduce", c.system, c.chips, bytes);
+      out["figures"].push_back({{"name", what + " wall time"},
+                                {"value", r.wall_seconds},
+                                {"unit", "s"},
+                                {"goal", fmt::format("< {}", c.wall_goal_seconds)}});
+      out["figures"].push_back({{"name", what + " bus bandwidth"},
+                                {"value", row["busbw_gbps"].get<double>()},
+                                {"unit", "GB/s"},
+                                {"goal", "-"}});
+      out["figures"].push_back({{"name", what + " simulated time"},
+                                {"value", row["time_us"].get<double>()},
+                                {"unit", "us"},
+                                {"goal", "-"}});
+      out["figures"].push_back({{"name", what + " peak memory"},
+                                {"value", r.max_rss_gib},
+                                {"unit", "GiB"},
+                                {"goal", "-"}});
+    }
+    if (!json_file.empty()) std::ofstream(json_file) << out.dump(2) << "\n";
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "collective_scale: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
