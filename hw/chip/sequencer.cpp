@@ -98,7 +98,7 @@ void Sequencer::issue_loop() {
   while (true) {
     while (issues_.empty()) wait(issue_event_);
     const Issue next = issues_.front();
-    issues_.erase(issues_.begin());
+    issues_.pop_front();
     const core::TimePs now = core::now_ps();
     if (next.at > now) wait(sc_core::sc_time::from_value(next.at - now));
     auto it = running_.find(next.id);

@@ -20,6 +20,7 @@
 
 #include "hw/chip/reduction_engine.h"
 #include "hw/core/config_binding.h"
+#include "hw/core/ring.h"
 #include "hw/roce/completion_queue.h"
 #include "hw/roce/nic.h"
 
@@ -122,7 +123,7 @@ class Sequencer : public sc_core::sc_module {
   std::map<int, std::map<std::uint32_t, std::uint32_t>> early_;
   std::map<std::uint64_t, std::pair<int, std::uint32_t>> pending_writes_;  // wr_id -> (id, done)
   std::uint64_t next_wr_id_ = 1;
-  std::vector<Issue> issues_;  // streams ready to issue, in order
+  core::Ring<Issue> issues_;  // streams ready to issue, in order
   sc_core::sc_event issue_event_;
 };
 
