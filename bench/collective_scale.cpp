@@ -4,14 +4,8 @@
 // memory of the run.
 //
 //   bench/collective_scale [--podsim PATH] [--json FILE] [--bytes SIZE] [--systems A,B,...]
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <spawn.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -20,46 +14,12 @@
 #include <string>
 #include <vector>
 
-extern char** environ;
+#include "bench/podsim_run.h"
 
 namespace {
 
-struct Run {
-  nlohmann::json result;
-  double wall_seconds = 0;
-  double max_rss_gib = 0;
-};
-
-Run run_podsim(const std::string& podsim, std::vector<std::string> args) {
-  const std::string json_file = fmt::format("/tmp/podsim-collective-scale-{}.json", ::getpid());
-  args.insert(args.end(), {"--json", json_file, "-q"});
-  std::vector<char*> argv{const_cast<char*>(podsim.c_str())};
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  const auto start = std::chrono::steady_clock::now();
-  pid_t pid = 0;
-  if (posix_spawn(&pid, podsim.c_str(), &actions, nullptr, argv.data(), environ) != 0) {
-    throw std::runtime_error("cannot start " + podsim);
-  }
-  posix_spawn_file_actions_destroy(&actions);
-  int status = 0;
-  rusage usage{};
-  ::wait4(pid, &status, 0, &usage);
-  Run run;
-  run.wall_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    throw std::runtime_error("podsim failed: " + fmt::format("{}", fmt::join(args, " ")));
-  }
-  std::ifstream in(json_file);
-  run.result = nlohmann::json::parse(in);
-  std::remove(json_file.c_str());
-  run.max_rss_gib = static_cast<double>(usage.ru_maxrss) / (1024.0 * 1024.0);
-  return run;
-}
+using Run = podsim::bench::PodsimRun;
+using podsim::bench::run_podsim;
 
 struct Case {
   std::string system;

@@ -6,59 +6,24 @@
 // --json output; peak memory comes from the child's rusage.
 //
 //   bench/net_rate [--podsim PATH] [--json FILE] [--bytes SIZE]
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
+
+#include <fmt/format.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
-extern char** environ;
+#include "bench/podsim_run.h"
 
 namespace {
 
-struct Run {
-  nlohmann::json result;
-  double max_rss_gib = 0;
-};
-
-Run run_podsim(const std::string& podsim, std::vector<std::string> args) {
-  const std::string json_file = fmt::format("/tmp/podsim-net-rate-{}.json", ::getpid());
-  args.insert(args.end(), {"--json", json_file, "-q"});
-  std::vector<char*> argv{const_cast<char*>(podsim.c_str())};
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  if (posix_spawn(&pid, podsim.c_str(), &actions, nullptr, argv.data(), environ) != 0) {
-    throw std::runtime_error("cannot start " + podsim);
-  }
-  posix_spawn_file_actions_destroy(&actions);
-  int status = 0;
-  rusage usage{};
-  ::wait4(pid, &status, 0, &usage);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    throw std::runtime_error("podsim failed: " + fmt::format("{}", fmt::join(args, " ")));
-  }
-  std::ifstream in(json_file);
-  Run run;
-  run.result = nlohmann::json::parse(in);
-  std::remove(json_file.c_str());
-  run.max_rss_gib = static_cast<double>(usage.ru_maxrss) / (1024.0 * 1024.0);
-  return run;
-}
+using Run = podsim::bench::PodsimRun;
+using podsim::bench::run_podsim;
 
 double hops_per_cpu_second(const Run& r) {
   return r.result["fabric"]["packet_hops"].get<double>() /
@@ -78,17 +43,20 @@ int main(int argc, char** argv) {
   std::string podsim = PODSIM_BINARY, json_file, bytes = "1MiB";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--podsim") podsim = argv[i + 1];
-    else if (flag == "--json") json_file = argv[i + 1];
-    else if (flag == "--bytes") bytes = argv[i + 1];
+    if (flag == "--podsim")
+      podsim = argv[i + 1];
+    else if (flag == "--json")
+      json_file = argv[i + 1];
+    else if (flag == "--bytes")
+      bytes = argv[i + 1];
     else {
       std::fprintf(stderr, "usage: net_rate [--podsim PATH] [--json FILE] [--bytes SIZE]\n");
       return 2;
     }
   }
   try {
-    const std::vector<std::string> permutation = {"net", "--pattern", "permutation", "--bytes",
-                                                  bytes, "--timing-only"};
+    const std::vector<std::string> permutation = {"net",     "--pattern", "permutation",
+                                                  "--bytes", bytes,       "--timing-only"};
     auto k16_args = permutation;
     k16_args.insert(k16_args.end(), {"--system", "fattree-k16"});
     auto k32_args = permutation;
@@ -117,7 +85,8 @@ int main(int argc, char** argv) {
     nlohmann::json out;
     for (const auto& f : figures) {
       fmt::print("{:<66} {:>10.3f} {:>6}  {}\n", f.name, f.value, f.unit, f.goal);
-      out["figures"].push_back({{"name", f.name}, {"value", f.value}, {"unit", f.unit}, {"goal", f.goal}});
+      out["figures"].push_back(
+          {{"name", f.name}, {"value", f.value}, {"unit", f.unit}, {"goal", f.goal}});
     }
     if (!json_file.empty()) std::ofstream(json_file) << out.dump(2) << "\n";
   } catch (const std::exception& e) {
