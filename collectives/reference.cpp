@@ -15,11 +15,9 @@ std::uint64_t input_elements(const Spec& spec, int ranks) {
   return spec.op == Op::kAllGather ? spec.count / static_cast<std::uint64_t>(ranks) : spec.count;
 }
 
-// Segment s of n: offset and length in elements, as the ring cuts the vector.
+// Segment s of n: offset and length in elements, as the algorithms cut the vector.
 std::pair<std::uint64_t, std::uint64_t> segment(std::uint64_t count, int n, int s) {
-  const std::uint64_t base = count / n, extra = count % n;
-  const auto su = static_cast<std::uint64_t>(s);
-  return {su * base + std::min(su, extra), base + (su < extra ? 1 : 0)};
+  return part_of(count, static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(s));
 }
 
 // Segment s reduced over every rank in rank order around the ring, starting after its owner

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "collectives/collective.h"
@@ -12,26 +13,25 @@
 
 namespace podsim::collectives {
 
-struct Segments {
-  std::vector<std::uint64_t> offset, length;  // in elements, per segment
-
-  Segments(std::uint64_t count, int n) {
-    std::uint64_t at = 0;
-    for (int s = 0; s < n; ++s) {
-      const std::uint64_t len = count / n + (static_cast<std::uint64_t>(s) < count % n ? 1 : 0);
-      offset.push_back(at);
-      length.push_back(len);
-      at += len;
-    }
-  }
-};
-
 // [begin, begin + size) of a range cut into `parts` nearly equal parts: part `i`.
 inline std::pair<std::uint64_t, std::uint64_t> part_of(std::uint64_t size, std::uint64_t parts,
                                                        std::uint64_t i) {
   const std::uint64_t base = size / parts, extra = size % parts;
   return {i * base + std::min(i, extra), base + (i < extra ? 1 : 0)};
 }
+
+struct Segments {
+  std::vector<std::uint64_t> offset, length;  // in elements, per segment
+
+  Segments(std::uint64_t count, int n) {
+    for (int s = 0; s < n; ++s) {
+      const auto [at, len] =
+          part_of(count, static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(s));
+      offset.push_back(at);
+      length.push_back(len);
+    }
+  }
+};
 
 inline chip::Command write_command(std::uint32_t qpn, std::uint64_t src, std::uint64_t dst,
                                    std::uint64_t bytes, std::uint32_t remote_signal) {
