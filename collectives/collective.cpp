@@ -18,6 +18,14 @@ const char* to_string(Op op) {
       return "reduce_scatter";
     case Op::kAllGather:
       return "all_gather";
+    case Op::kBroadcast:
+      return "broadcast";
+    case Op::kReduce:
+      return "reduce";
+    case Op::kAllToAll:
+      return "all_to_all";
+    case Op::kSendRecv:
+      return "send_recv";
   }
   return "?";
 }
@@ -32,14 +40,20 @@ const char* to_string(Algorithm algorithm) {
       return "mesh";
     case Algorithm::kHierarchical:
       return "hierarchical";
+    case Algorithm::kHalvingDoubling:
+      return "halving_doubling";
+    case Algorithm::kTree:
+      return "tree";
   }
   return "?";
 }
 
 std::optional<Op> parse_op(std::string_view name) {
-  for (Op op : {Op::kAllReduce, Op::kReduceScatter, Op::kAllGather}) {
+  for (Op op : kOps) {
     if (name == to_string(op)) return op;
   }
+  if (name == "alltoall") return Op::kAllToAll;
+  if (name == "sendrecv") return Op::kSendRecv;
   return std::nullopt;
 }
 
@@ -48,7 +62,34 @@ std::optional<Algorithm> parse_algorithm(std::string_view name) {
   if (name == "ring") return Algorithm::kRing;
   if (name == "mesh" || name == "direct") return Algorithm::kMesh;
   if (name == "hierarchical") return Algorithm::kHierarchical;
+  if (name == "halving_doubling" || name == "hd") return Algorithm::kHalvingDoubling;
+  if (name == "tree" || name == "double_binary_tree") return Algorithm::kTree;
   return std::nullopt;
+}
+
+bool supports(Algorithm algorithm, Op op) {
+  switch (algorithm) {
+    case Algorithm::kAuto:
+      return true;
+    case Algorithm::kRing:
+      return op != Op::kAllToAll;
+    case Algorithm::kMesh:
+      return op != Op::kSendRecv;
+    case Algorithm::kHierarchical:
+    case Algorithm::kHalvingDoubling:
+      return op == Op::kAllReduce;
+    case Algorithm::kTree:
+      return op == Op::kAllReduce || op == Op::kBroadcast || op == Op::kReduce;
+  }
+  return false;
+}
+
+bool reduces(Op op) {
+  return op == Op::kAllReduce || op == Op::kReduceScatter || op == Op::kReduce;
+}
+
+bool splits_evenly(Op op) {
+  return op == Op::kReduceScatter || op == Op::kAllGather || op == Op::kAllToAll;
 }
 
 std::uint64_t size_bytes(const Spec& spec) { return spec.count * core::size_of(spec.type); }
@@ -60,7 +101,12 @@ double bus_factor(Op op, int ranks) {
       return 2 * (n - 1) / n;
     case Op::kReduceScatter:
     case Op::kAllGather:
+    case Op::kAllToAll:
       return (n - 1) / n;
+    case Op::kBroadcast:
+    case Op::kReduce:
+    case Op::kSendRecv:
+      return 1;
   }
   return 1;
 }
@@ -68,7 +114,14 @@ double bus_factor(Op op, int ranks) {
 Layout layout(const Spec& spec, int ranks, int rank) {
   if (ranks < 1) throw std::invalid_argument("a collective needs at least one rank");
   const std::uint64_t element = core::size_of(spec.type);
-  if (spec.op != Op::kAllReduce && spec.count % static_cast<std::uint64_t>(ranks) != 0) {
+  if (spec.root < 0 || spec.root >= ranks) {
+    throw std::invalid_argument(
+        fmt::format("root {} is not a rank (ranks 0..{})", spec.root, ranks - 1));
+  }
+  if (spec.rings < 1 || spec.pipeline < 1) {
+    throw std::invalid_argument("rings and pipeline depth must be at least 1");
+  }
+  if (splits_evenly(spec.op) && spec.count % static_cast<std::uint64_t>(ranks) != 0) {
     throw std::invalid_argument(fmt::format("{}: count {} is not a multiple of the {} ranks",
                                             to_string(spec.op), spec.count, ranks));
   }
@@ -97,8 +150,12 @@ Layout layout(const Spec& spec, int ranks, int rank) {
     l.output = l.input + align(l.input_bytes);
     l.scratch = l.output + align(l.output_bytes);
   }
-  // Each region holds the larger buffer, or one piece per rank of the longest segment.
-  const std::uint64_t region = align(whole + static_cast<std::uint64_t>(ranks) * element);
+  // Each region holds the larger buffer, or one piece per rank of the longest segment, for each
+  // ring, with room for each ring's own regions to start aligned. (A hierarchical all-reduce
+  // lays out its phases' scratch from `scratch` on; the communicator checks its extent.)
+  const std::uint64_t region =
+      align(whole + static_cast<std::uint64_t>(spec.rings) *
+                        (static_cast<std::uint64_t>(ranks) * element + 8192));
   l.scratch_bytes = 3 * region;
   l.arriving_partials = l.scratch;
   l.arriving_results = l.scratch + region;

@@ -13,14 +13,35 @@
 
 namespace podsim::collectives {
 
-enum class Op : std::uint8_t { kAllReduce, kReduceScatter, kAllGather };
+// kSendRecv is nccl-tests' sendrecv: every rank sends its buffer to the next rank and receives
+// the previous rank's.
+enum class Op : std::uint8_t {
+  kAllReduce,
+  kReduceScatter,
+  kAllGather,
+  kBroadcast,
+  kReduce,
+  kAllToAll,
+  kSendRecv
+};
+inline constexpr Op kOps[] = {Op::kAllReduce, Op::kReduceScatter, Op::kAllGather, Op::kBroadcast,
+                              Op::kReduce,    Op::kAllToAll,      Op::kSendRecv};
 // kAuto: the communicator picks (see Communicator::resolve).
-enum class Algorithm : std::uint8_t { kAuto, kRing, kMesh, kHierarchical };
+enum class Algorithm : std::uint8_t { kAuto, kRing, kMesh, kHierarchical, kHalvingDoubling, kTree };
+inline constexpr Algorithm kAlgorithms[] = {Algorithm::kRing, Algorithm::kMesh,
+                                            Algorithm::kHierarchical, Algorithm::kHalvingDoubling,
+                                            Algorithm::kTree};
 
 const char* to_string(Op op);
 const char* to_string(Algorithm algorithm);
 std::optional<Op> parse_op(std::string_view name);
 std::optional<Algorithm> parse_algorithm(std::string_view name);
+// Whether `algorithm` (not kAuto) carries out `op`.
+bool supports(Algorithm algorithm, Op op);
+// True for the operations that combine values (a reduction operator applies).
+bool reduces(Op op);
+// True when the count must split evenly over the ranks (one block per rank).
+bool splits_evenly(Op op);
 
 struct Spec {
   Op op = Op::kAllReduce;
@@ -41,6 +62,13 @@ struct Spec {
   };
   std::optional<Placement> placement;
   int lane = 0;  // which direct link or scale-out rail a ring uses
+  int root = 0;  // broadcast's source and reduce's destination rank
+  // Ring all-reduce: this many rings, each on a slice of the vector, over lanes 0, 0, 1, 1, ...
+  // with every second ring running backwards, so the rings use disjoint link directions.
+  int rings = 1;
+  // Hierarchical all-reduce: the vector cut into this many pieces, each piece's phases started
+  // as soon as the same phase of the piece before has finished, so the phases overlap.
+  int pipeline = 1;
 };
 
 // A rank's buffers, the same addresses on every rank. In place, the smaller buffer lies inside

@@ -6,9 +6,12 @@
 #include <set>
 #include <stdexcept>
 
+#include "collectives/halving_doubling.h"
 #include "collectives/mesh.h"
+#include "collectives/pipeline.h"
 #include "collectives/ring.h"
 #include "collectives/schedule.h"
+#include "collectives/tree.h"
 #include "hw/core/kernel.h"
 
 namespace podsim::collectives {
@@ -81,6 +84,8 @@ bool Communicator::fully_linked() const {
 
 Algorithm Communicator::resolve(const Spec& spec) const {
   if (spec.algorithm != Algorithm::kAuto) return spec.algorithm;
+  if (spec.op == Op::kAllToAll) return Algorithm::kMesh;
+  if (spec.op == Op::kSendRecv) return Algorithm::kRing;
   if (fully_linked()) return Algorithm::kMesh;
   const auto h = hierarchy();
   if (spec.op == Op::kAllReduce && h && h->per_box > 1 &&
@@ -135,12 +140,44 @@ void Communicator::check_hierarchical(const Spec& spec) const {
 chip::Program Communicator::program(const Spec& spec, Algorithm algorithm, int rank) {
   const int n = size();
   if (n == 1) return ring_program(spec, 1, 0, 0);
-  if (algorithm == Algorithm::kMesh) {
-    const int lanes = model_.config().box.links_per_peer;
-    return mesh_program(spec, n, rank, lanes,
-                        [this, rank](int peer, int lane) { return qp(rank, peer, lane); });
+  const auto qp_to = [this, rank](int peer, int lane) { return qp(rank, peer, lane); };
+  switch (algorithm) {
+    case Algorithm::kMesh:
+      return mesh_program(spec, n, rank, model_.config().box.links_per_peer, qp_to);
+    case Algorithm::kTree:
+      return tree_program(spec, n, rank, qp_to);
+    case Algorithm::kHalvingDoubling:
+      return halving_doubling_program(spec, n, rank, qp_to);
+    default:
+      return rings_program(spec, rank);
   }
-  return ring_program(spec, n, rank, qp(rank, (rank + 1) % n, spec.lane));
+}
+
+// Ring i carries slice i of the vector over lane spec.lane + i / 2, odd rings backwards (ring
+// position p is rank (n - p) mod n), each with its own scratch; one program holds them all.
+chip::Program Communicator::rings_program(const Spec& spec, int rank) {
+  const int n = size();
+  if (spec.rings == 1) return ring_program(spec, n, rank, qp(rank, (rank + 1) % n, spec.lane));
+  const Layout l = layout(spec, n, rank);
+  const std::uint64_t element = core::size_of(spec.type);
+  std::uint64_t scratch = l.scratch;
+  chip::Program all;
+  for (int ring = 0; ring < spec.rings; ++ring) {
+    const auto [at, length] = part_of(spec.count, static_cast<std::uint64_t>(spec.rings),
+                                      static_cast<std::uint64_t>(ring));
+    if (length == 0) continue;
+    Spec s = spec;
+    s.count = length;
+    s.rings = 1;
+    s.lane = spec.lane + ring / 2;
+    s.placement = Spec::Placement{l.input + at * element, l.output + at * element, scratch};
+    scratch += layout(s, n, 0).scratch_bytes;
+    const bool backward = ring % 2 == 1;
+    const int position = backward ? (n - rank) % n : rank;
+    const int next = backward ? (rank + n - 1) % n : (rank + 1) % n;
+    append(all, ring_program(s, n, position, qp(rank, next, s.lane)));
+  }
+  return all;
 }
 
 Communicator& Communicator::box(int b) {
@@ -167,100 +204,145 @@ Communicator& Communicator::rail(int local) {
   return *rails_[static_cast<std::size_t>(local)];
 }
 
+namespace {
+
+// One piece of a hierarchical all-reduce: its three phases' specs. The across-boxes specs are
+// one per rail for local rank 0; local rank j's lie `part` elements further per j.
+struct HierarchicalPiece {
+  Spec reduce_scatter, all_gather;
+  std::vector<Spec> across;
+  std::uint64_t part = 0;  // elements of the piece each box rank reduces across the boxes
+};
+
+struct HierarchicalPlan {
+  std::vector<HierarchicalPiece> pieces;
+  std::uint64_t scratch_end = 0;  // first scratch byte no piece uses
+};
+
+// Each piece gets its own scratch, since its phases overlap other pieces'.
+HierarchicalPlan hierarchical_plan(const Spec& spec, const Layout& l, const Hierarchy& h) {
+  const std::uint64_t element = core::size_of(spec.type);
+  Spec base = spec;
+  base.root = 0;
+  base.pipeline = 1;
+  base.lane = 0;
+  HierarchicalPlan plan;
+  std::uint64_t scratch = l.scratch;
+  for (const auto& [offset, count] :
+       cut_pieces(spec.count, static_cast<std::uint64_t>(h.per_box), spec.pipeline)) {
+    HierarchicalPiece piece;
+    piece.part = count / static_cast<std::uint64_t>(h.per_box);
+    const std::uint64_t in = l.input + offset * element, out = l.output + offset * element;
+    Spec box = base;
+    box.algorithm = Algorithm::kMesh;
+    box.count = count;
+    box.op = Op::kReduceScatter;
+    box.in_place = in == out;
+    box.placement = Spec::Placement{in, out, scratch};
+    piece.reduce_scatter = box;
+    box.op = Op::kAllGather;
+    box.in_place = true;
+    box.placement = Spec::Placement{out, out, scratch};
+    piece.all_gather = box;
+    std::uint64_t used = layout(piece.reduce_scatter, h.per_box, 0).scratch_bytes;
+    std::uint64_t lane_scratch = scratch;
+    for (int lane = 0; lane < h.lanes; ++lane) {
+      const auto [at, length] = part_of(piece.part, static_cast<std::uint64_t>(h.lanes), lane);
+      if (length == 0) continue;
+      Spec across = base;
+      across.algorithm = Algorithm::kRing;
+      across.count = length;
+      across.lane = lane;
+      across.in_place = true;
+      const std::uint64_t slice = out + at * element;
+      across.placement = Spec::Placement{slice, slice, lane_scratch};
+      lane_scratch += layout(across, h.boxes, 0).scratch_bytes;
+      piece.across.push_back(across);
+    }
+    scratch += std::max(used, lane_scratch - scratch);
+    plan.pieces.push_back(std::move(piece));
+  }
+  plan.scratch_end = scratch;
+  return plan;
+}
+
+}  // namespace
+
 // Reduce-scatter in every box over its mesh, then all-reduce of each rank's segment across the
 // boxes (a ring per scale-out rail, each on a slice of the segment), then all-gather in every
-// box. Each phase starts when the one before has finished everywhere.
+// box; piece by piece, the phases of consecutive pieces overlapping (see pipeline.h).
 void Communicator::start_hierarchical(const Spec& spec, const Layout& l,
                                       const std::shared_ptr<Handle>& handle) {
   const Hierarchy h = *hierarchy();
+  auto plan = std::make_shared<HierarchicalPlan>(hierarchical_plan(spec, l, h));
   const std::uint64_t element = core::size_of(spec.type);
-  const std::uint64_t part = spec.count / static_cast<std::uint64_t>(h.per_box);
-  const Spec::Placement whole{l.input, l.output, l.scratch};
-  Spec box_spec = spec;
-  box_spec.algorithm = Algorithm::kMesh;
-  box_spec.lane = 0;
-  // The phases hold run_phase, which must not own them back: the pending sub-collectives do.
-  auto phases = std::make_shared<std::vector<std::function<void()>>>();
-  std::weak_ptr<std::vector<std::function<void()>>> weak = phases;
-  auto run_phase = [handle, weak](std::vector<std::pair<Communicator*, Spec>> runs,
-                                  std::size_t next) {
-    auto left = std::make_shared<int>(static_cast<int>(runs.size()));
-    for (auto& [comm, s] : runs) {
-      auto sub = comm->start(s);
-      Handle* raw = sub.get();  // alive while its ranks' callbacks run, which call on_done
-      sub->then([handle, phases = weak.lock(), left, raw, next] {
-        handle->ok = handle->ok && raw->ok;
-        if (--*left > 0) return;
-        if (next < phases->size()) {
-          (*phases)[next]();
-        } else {
-          handle->remaining = 0;
-          handle->finish();
-        }
-      });
-    }
-  };
-  phases->push_back([this, h, box_spec, whole, run_phase] {
+  auto launch = [this, h, plan, element, handle](int p, int phase, std::function<void()> done) {
+    const HierarchicalPiece& piece = plan->pieces[static_cast<std::size_t>(p)];
     std::vector<std::pair<Communicator*, Spec>> runs;
-    for (int b = 0; b < h.boxes; ++b) {
-      Spec s = box_spec;
-      s.op = Op::kReduceScatter;
-      s.placement = whole;
-      s.in_place = whole.input == whole.output;
-      runs.push_back({&box(b), s});
+    for (int b = 0; phase != 1 && b < h.boxes; ++b) {
+      runs.push_back({&box(b), phase == 0 ? piece.reduce_scatter : piece.all_gather});
     }
-    run_phase(std::move(runs), 1);
-  });
-  phases->push_back([this, h, spec, whole, part, element, run_phase] {
-    std::vector<std::pair<Communicator*, Spec>> runs;
-    for (int j = 0; j < h.per_box; ++j) {
-      for (int lane = 0; lane < h.lanes; ++lane) {
-        const auto [offset, length] = part_of(part, static_cast<std::uint64_t>(h.lanes), lane);
-        if (length == 0) continue;
-        Spec s = spec;
-        s.op = Op::kAllReduce;
-        s.algorithm = Algorithm::kRing;
-        s.count = length;
-        s.lane = lane;
-        const std::uint64_t at = whole.output + (j * part + offset) * element;
-        const std::uint64_t scratch =
-            whole.scratch + static_cast<std::uint64_t>(lane) * layout(s, h.boxes, 0).scratch_bytes;
-        s.placement = Spec::Placement{at, at, scratch};
-        s.in_place = true;
+    for (int j = 0; phase == 1 && j < h.per_box; ++j) {
+      for (Spec s : piece.across) {
+        auto& at = *s.placement;
+        at.input = at.output = at.input + static_cast<std::uint64_t>(j) * piece.part * element;
         runs.push_back({&rail(j), s});
       }
     }
-    run_phase(std::move(runs), 2);
-  });
-  phases->push_back([this, h, box_spec, whole, run_phase] {
-    std::vector<std::pair<Communicator*, Spec>> runs;
-    for (int b = 0; b < h.boxes; ++b) {
-      Spec s = box_spec;
-      s.op = Op::kAllGather;
-      s.placement = Spec::Placement{whole.output, whole.output, whole.scratch};
-      s.in_place = true;
-      runs.push_back({&box(b), s});
+    if (runs.empty()) return done();
+    auto left = std::make_shared<std::size_t>(runs.size());
+    for (auto& [comm, s] : runs) {
+      auto sub = comm->start(s);
+      Handle* raw = sub.get();  // alive while its ranks' callbacks run, which call on_done
+      sub->then([handle, left, raw, done] {
+        handle->ok = handle->ok && raw->ok;
+        if (--*left == 0) done();
+      });
     }
-    run_phase(std::move(runs), 3);
-  });
-  (*phases)[0]();
+  };
+  auto pipeline = std::make_shared<PhasePipeline>(static_cast<int>(plan->pieces.size()), 3,
+                                                  std::move(launch), [handle] {
+                                                    handle->remaining = 0;
+                                                    handle->finish();
+                                                  });
+  pipeline->start();
+}
+
+bool Communicator::connected() const {
+  const auto& config = model_.config();
+  const bool scale_out =
+      config.network.kind != system::NetworkKind::kNone && config.scale_out.ports_per_chip > 0;
+  return scale_out || fully_linked();
 }
 
 void Communicator::validate(const Spec& spec) const {
   const Layout l = layout(spec, size(), 0);
+  const Algorithm algorithm = resolve(spec);
+  if (algorithm == Algorithm::kHierarchical) check_hierarchical(spec);
+  const std::uint64_t end =
+      algorithm == Algorithm::kHierarchical
+          ? std::max(l.end, hierarchical_plan(spec, l, *hierarchy()).scratch_end)
+          : l.end;
   const std::uint64_t memory = model_.memory(chip(0)).config().size.bytes;
-  if (l.end > memory) {
+  if (end > memory) {
     throw std::invalid_argument(
         fmt::format("{} of {} bytes needs {} bytes of chip memory from {:#x}; the chips have {}",
-                    to_string(spec.op), size_bytes(spec), l.end - spec.base, spec.base, memory));
+                    to_string(spec.op), size_bytes(spec), end - spec.base, spec.base, memory));
   }
-  const Algorithm algorithm = resolve(spec);
-  if (algorithm == Algorithm::kMesh && !fully_linked()) {
+  if (!supports(algorithm, spec.op)) {
     throw std::invalid_argument(
-        "the mesh algorithm needs every pair of ranks directly linked (ranks in one all-to-all "
-        "box)");
+        fmt::format("the {} algorithm does not run {}", to_string(algorithm), to_string(spec.op)));
   }
-  if (algorithm == Algorithm::kHierarchical) check_hierarchical(spec);
+  if (spec.rings > 1 && (algorithm != Algorithm::kRing || spec.op != Op::kAllReduce)) {
+    throw std::invalid_argument("several rings: only the ring all_reduce runs on several rings");
+  }
+  if (spec.pipeline > 1 && algorithm != Algorithm::kHierarchical) {
+    throw std::invalid_argument("a pipeline depth applies to the hierarchical algorithm only");
+  }
+  if (!connected()) {
+    throw std::invalid_argument(
+        "the ranks span several boxes and the system has no scale-out network to join them");
+  }
 }
 
 std::shared_ptr<Handle> Communicator::start(const Spec& spec) {

@@ -82,6 +82,8 @@ class Communicator {
   Algorithm resolve(const Spec& spec) const;
   // True when every pair of ranks shares a direct link.
   bool fully_linked() const;
+  // True when every pair of ranks can reach each other (directly or over the scale-out network).
+  bool connected() const;
   // The box structure when the ranks come box by box, in whole boxes of all-to-all wired chips.
   std::optional<Hierarchy> hierarchy() const;
 
@@ -95,6 +97,7 @@ class Communicator {
 
  private:
   chip::Program program(const Spec& spec, Algorithm algorithm, int rank);
+  chip::Program rings_program(const Spec& spec, int rank);
   void check_hierarchical(const Spec& spec) const;
   void start_hierarchical(const Spec& spec, const Layout& l, const std::shared_ptr<Handle>& handle);
   Communicator& box(int b);       // the ranks of box b

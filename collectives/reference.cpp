@@ -4,6 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "collectives/pipeline.h"
 #include "collectives/schedule.h"
 #include "hw/core/random.h"
 
@@ -65,35 +66,104 @@ void put(Bytes& out, const Bytes& piece, std::uint64_t offset, std::size_t eleme
             out.begin() + static_cast<std::ptrdiff_t>(offset * element));
 }
 
-// Hierarchical all-reduce: each box's ranks combined in mesh order per local segment, then each
-// local segment's lane slices combined across boxes in ring order.
+// Hierarchical all-reduce, piece by piece: in each piece, each box's ranks combined in mesh
+// order per local segment, then each local segment's lane slices combined across boxes in ring
+// order.
 Bytes reduce_hierarchical(const Spec& spec, const Hierarchy& h, const std::vector<Bytes>& inputs) {
   const std::size_t element = core::size_of(spec.type);
-  const std::uint64_t part = spec.count / static_cast<std::uint64_t>(h.per_box);
-  std::vector<Bytes> boxes;
-  for (int b = 0; b < h.boxes; ++b) {
-    std::vector<const Bytes*> local;
-    for (int j = 0; j < h.per_box; ++j)
-      local.push_back(&inputs[static_cast<std::size_t>(b * h.per_box + j)]);
-    Bytes partial(spec.count * element);
-    for (int j = 0; j < h.per_box; ++j) {
-      put(partial, combine(spec, from(local, j), j * part, part), j * part, element);
-    }
-    boxes.push_back(std::move(partial));
-  }
-  std::vector<const Bytes*> across;
-  for (const Bytes& b : boxes) across.push_back(&b);
   Bytes out(spec.count * element);
-  for (int j = 0; j < h.per_box; ++j) {
-    for (int lane = 0; lane < h.lanes; ++lane) {
-      const auto [lane_offset, lane_length] =
-          part_of(part, static_cast<std::uint64_t>(h.lanes), lane);
-      for (int s = 0; s < h.boxes; ++s) {
-        const auto [offset, length] = segment(lane_length, h.boxes, s);
-        const std::uint64_t at = j * part + lane_offset + offset;
-        put(out, combine(spec, from(across, (s + 1) % h.boxes), at, length), at, element);
+  for (const auto& [piece, count] :
+       cut_pieces(spec.count, static_cast<std::uint64_t>(h.per_box), spec.pipeline)) {
+    const std::uint64_t part = count / static_cast<std::uint64_t>(h.per_box);
+    std::vector<Bytes> boxes;
+    for (int b = 0; b < h.boxes; ++b) {
+      std::vector<const Bytes*> local;
+      for (int j = 0; j < h.per_box; ++j)
+        local.push_back(&inputs[static_cast<std::size_t>(b * h.per_box + j)]);
+      Bytes partial(spec.count * element);
+      for (int j = 0; j < h.per_box; ++j) {
+        const std::uint64_t at = piece + j * part;
+        put(partial, combine(spec, from(local, j), at, part), at, element);
+      }
+      boxes.push_back(std::move(partial));
+    }
+    std::vector<const Bytes*> across;
+    for (const Bytes& b : boxes) across.push_back(&b);
+    for (int j = 0; j < h.per_box; ++j) {
+      for (int lane = 0; lane < h.lanes; ++lane) {
+        const auto [lane_offset, lane_length] =
+            part_of(part, static_cast<std::uint64_t>(h.lanes), lane);
+        for (int s = 0; s < h.boxes; ++s) {
+          const auto [offset, length] = segment(lane_length, h.boxes, s);
+          const std::uint64_t at = piece + j * part + lane_offset + offset;
+          put(out, combine(spec, from(across, (s + 1) % h.boxes), at, length), at, element);
+        }
       }
     }
+  }
+  return out;
+}
+
+// Ring all-reduce over `spec.rings` rings: ring i reduces slice i of the vector in ring order,
+// every second ring running backwards (ring position p is rank (n - p) mod n there).
+Bytes reduce_rings(const Spec& spec, int ranks, const std::vector<Bytes>& inputs) {
+  const std::size_t element = core::size_of(spec.type);
+  Bytes out(spec.count * element);
+  for (int ring = 0; ring < spec.rings; ++ring) {
+    const auto [slice_at, slice] = part_of(spec.count, static_cast<std::uint64_t>(spec.rings),
+                                           static_cast<std::uint64_t>(ring));
+    std::vector<Bytes> positional;
+    for (int p = 0; p < ranks; ++p) {
+      const Bytes& in = inputs[static_cast<std::size_t>(ring % 2 ? (ranks - p) % ranks : p)];
+      positional.emplace_back(
+          in.begin() + static_cast<std::ptrdiff_t>(slice_at * element),
+          in.begin() + static_cast<std::ptrdiff_t>((slice_at + slice) * element));
+    }
+    Spec sub = spec;
+    sub.count = slice;
+    for (int s = 0; s < ranks; ++s) {
+      const auto [offset, length] = segment(slice, ranks, s);
+      put(out, reduce_segment(sub, Algorithm::kRing, ranks, s, positional), slice_at + offset,
+          element);
+    }
+  }
+  return out;
+}
+
+Bytes reduce_tree(const Spec&, int, const std::vector<Bytes>&) {
+  throw std::logic_error("tree reduction order: not built yet");
+}
+
+Bytes reduce_halving_doubling(const Spec&, int, const std::vector<Bytes>&) {
+  throw std::logic_error("halving-doubling reduction order: not built yet");
+}
+
+// The whole vector reduced over every rank, in the order `algorithm` combines it (all-reduce and
+// reduce share their orders).
+Bytes reduce_all(const Spec& spec, Algorithm algorithm, int ranks, const std::vector<Bytes>& inputs,
+                 const Hierarchy* hierarchy) {
+  switch (algorithm) {
+    case Algorithm::kHierarchical:
+      if (!hierarchy) throw std::invalid_argument("hierarchical results need the box structure");
+      return reduce_hierarchical(spec, *hierarchy, inputs);
+    case Algorithm::kTree:
+      return reduce_tree(spec, ranks, inputs);
+    case Algorithm::kHalvingDoubling:
+      return reduce_halving_doubling(spec, ranks, inputs);
+    case Algorithm::kRing:
+      if (spec.op == Op::kReduce) {
+        std::vector<const Bytes*> all;
+        for (const Bytes& in : inputs) all.push_back(&in);
+        return combine(spec, from(all, (spec.root + 1) % ranks), 0, spec.count);
+      }
+      return reduce_rings(spec, ranks, inputs);
+    default:
+      break;
+  }
+  Bytes out;
+  for (int s = 0; s < ranks; ++s) {
+    const Bytes seg = reduce_segment(spec, algorithm, ranks, s, inputs);
+    out.insert(out.end(), seg.begin(), seg.end());
   }
   return out;
 }
@@ -111,21 +181,16 @@ Bytes make_input(const Spec& spec, int ranks, int rank, std::uint64_t seed) {
   return data;
 }
 
+bool has_result(const Spec& spec, int rank) { return spec.op != Op::kReduce || rank == spec.root; }
+
 Bytes expected_output(const Spec& spec, Algorithm algorithm, int ranks, int rank,
                       const std::vector<Bytes>& inputs, const Hierarchy* hierarchy) {
+  const std::size_t element = core::size_of(spec.type);
+  const auto at = [](int i) { return static_cast<std::size_t>(i); };
   switch (spec.op) {
-    case Op::kAllReduce: {
-      if (algorithm == Algorithm::kHierarchical) {
-        if (!hierarchy) throw std::invalid_argument("hierarchical results need the box structure");
-        return reduce_hierarchical(spec, *hierarchy, inputs);
-      }
-      Bytes out;
-      for (int s = 0; s < ranks; ++s) {
-        const Bytes seg = reduce_segment(spec, algorithm, ranks, s, inputs);
-        out.insert(out.end(), seg.begin(), seg.end());
-      }
-      return out;
-    }
+    case Op::kAllReduce:
+    case Op::kReduce:
+      return reduce_all(spec, algorithm, ranks, inputs, hierarchy);
     case Op::kReduceScatter:
       return reduce_segment(spec, algorithm, ranks, rank, inputs);
     case Op::kAllGather: {
@@ -133,6 +198,20 @@ Bytes expected_output(const Spec& spec, Algorithm algorithm, int ranks, int rank
       for (const Bytes& in : inputs) out.insert(out.end(), in.begin(), in.end());
       return out;
     }
+    case Op::kBroadcast:
+      return inputs[at(spec.root)];
+    case Op::kAllToAll: {
+      // Block j of the output is block `rank` of rank j's input.
+      const std::uint64_t block = spec.count / static_cast<std::uint64_t>(ranks) * element;
+      Bytes out;
+      for (const Bytes& in : inputs) {
+        const auto from = in.begin() + static_cast<std::ptrdiff_t>(at(rank) * block);
+        out.insert(out.end(), from, from + static_cast<std::ptrdiff_t>(block));
+      }
+      return out;
+    }
+    case Op::kSendRecv:
+      return inputs[at((rank + ranks - 1) % ranks)];
   }
   return {};
 }
@@ -165,6 +244,7 @@ std::uint64_t check_outputs(Communicator& comm, const Spec& spec, Algorithm algo
   std::uint64_t wrong = 0;
   const auto hierarchy = comm.hierarchy();
   for (int r = 0; r < comm.size(); ++r) {
+    if (!has_result(spec, r)) continue;
     const Layout l = layout(spec, comm.size(), r);
     Bytes got(l.output_bytes);
     comm.model().memory(comm.chip(r)).backing().read(l.output, got.data(), got.size());

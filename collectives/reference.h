@@ -20,6 +20,8 @@ Bytes make_input(const Spec& spec, int ranks, int rank, std::uint64_t seed);
 // kAuto) combines them in its documented order; the hierarchical order needs the box structure.
 Bytes expected_output(const Spec& spec, Algorithm algorithm, int ranks, int rank,
                       const std::vector<Bytes>& inputs, const Hierarchy* hierarchy = nullptr);
+// Whether rank `rank`'s output has a defined result (a reduce's lands on the root only).
+bool has_result(const Spec& spec, int rank);
 // Elements of `got` that differ from `want` in any bit.
 std::uint64_t wrong_elements(core::DataType type, const Bytes& got, const Bytes& want);
 

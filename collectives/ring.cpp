@@ -162,9 +162,126 @@ class RingBuilder {
   chip::Program program_;
 };
 
+// Broadcast, reduce and send/recv: the whole vector, chunk by chunk, along the ring (a chain
+// from the root for a broadcast, to the root for a reduce, one hop for a send/recv).
+class ChainBuilder {
+ public:
+  ChainBuilder(const Spec& spec, int n, int rank, std::uint32_t to_next)
+      : spec_(spec),
+        n_(n),
+        qp_(to_next),
+        l_(layout(spec, n, rank)),
+        element_(core::size_of(spec.type)),
+        chunk_(spec.chunk_bytes / element_),
+        chunks_(std::max<std::uint64_t>(1, (spec.count + chunk_ - 1) / chunk_)) {
+    // Position along the chain: a broadcast starts at the root, a reduce ends there.
+    const int from = spec.op == Op::kReduce ? spec.root + 1 : spec.root;
+    position_ = ((rank - from) % n + n) % n;
+    program_.signals = static_cast<std::uint32_t>(kKinds * chunks_);
+    program_.streams.resize(chunks_ + 1);
+  }
+
+  chip::Program build() {
+    for (std::uint64_t c = 0; c < chunks_; ++c) {
+      switch (spec_.op) {
+        case Op::kBroadcast:
+          broadcast(c);
+          break;
+        case Op::kReduce:
+          reduce(c);
+          break;
+        default:
+          send_recv(c);
+      }
+    }
+    if (spec_.op == Op::kBroadcast && position_ == 0 && !spec_.in_place) {
+      add(chunks_,
+          engine_command(spec_, Command::Kind::kCopy, l_.output, l_.input, 0, spec_.count));
+    }
+    return std::move(program_);
+  }
+
+ private:
+  enum SignalKind { kArrived, kReduced, kSent, kKinds };
+  std::uint32_t signal(SignalKind kind, std::uint64_t c) const {
+    return static_cast<std::uint32_t>(kind * chunks_ + c);
+  }
+  std::uint64_t at(std::uint64_t base, std::uint64_t c) const {
+    return base + c * chunk_ * element_;
+  }
+  std::uint64_t size(std::uint64_t c) const {
+    return std::min(chunk_, spec_.count - std::min(spec_.count, c * chunk_));
+  }
+  bool last() const { return position_ == n_ - 1; }
+  void add(std::uint64_t stream, const Command& command) {
+    program_.streams[stream].push_back(command);
+  }
+  Command write(std::uint64_t src, std::uint64_t dst, std::uint64_t c) const {
+    return write_command(qp_, src, dst, size(c) * element_, signal(kArrived, c));
+  }
+
+  void broadcast(std::uint64_t c) {
+    if (size(c) == 0) return;
+    if (position_ == 0) {
+      add(c, write(at(l_.input, c), at(l_.output, c), c));
+    } else if (!last()) {
+      Command w = write(at(l_.output, c), at(l_.output, c), c);
+      add(c, after(w, signal(kArrived, c)));
+    } else {
+      add(c, wait_command(signal(kArrived, c), 1));
+    }
+  }
+
+  // The chain's first rank sends its input; each next one reduces what arrives with its own
+  // input and passes the partial result on; the root keeps it.
+  void reduce(std::uint64_t c) {
+    if (size(c) == 0) return;
+    if (position_ == 0) {
+      add(c, write(at(l_.input, c), at(l_.arriving_partials, c), c));
+      return;
+    }
+    const std::uint64_t dst = last() ? at(l_.output, c) : at(l_.partials, c);
+    Command r = engine_command(spec_, Command::Kind::kReduce, dst, at(l_.input, c),
+                               at(l_.arriving_partials, c), size(c));
+    after(r, signal(kArrived, c));
+    r.done = signal(kReduced, c);
+    add(c, r);
+    if (last()) return;
+    Command w = write(dst, at(l_.arriving_partials, c), c);
+    add(c, after(w, signal(kReduced, c)));
+  }
+
+  // In place, what arrives waits in scratch until our own chunk has left.
+  void send_recv(std::uint64_t c) {
+    if (size(c) == 0) return;
+    const std::uint64_t landing = spec_.in_place ? l_.arriving_results : l_.output;
+    Command w = write(at(l_.input, c), at(landing, c), c);
+    w.done = signal(kSent, c);
+    add(c, w);
+    if (!spec_.in_place) {
+      add(c, wait_command(signal(kArrived, c), 1));
+      return;
+    }
+    add(c, wait_command(signal(kSent, c), 1));
+    Command copy = engine_command(spec_, Command::Kind::kCopy, at(l_.output, c),
+                                  at(l_.arriving_results, c), 0, size(c));
+    add(c, after(copy, signal(kArrived, c)));
+  }
+
+  const Spec& spec_;
+  int n_, position_ = 0;
+  std::uint32_t qp_;
+  Layout l_;
+  std::uint64_t element_, chunk_, chunks_;
+  chip::Program program_;
+};
+
+bool chained(Op op) { return op == Op::kBroadcast || op == Op::kReduce || op == Op::kSendRecv; }
+
 }  // namespace
 
 chip::Program ring_program(const Spec& spec, int ranks, int rank, std::uint32_t to_next) {
+  if (ranks > 1 && chained(spec.op)) return ChainBuilder(spec, ranks, rank, to_next).build();
   return RingBuilder(spec, ranks, rank, to_next).build();
 }
 

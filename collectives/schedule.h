@@ -73,4 +73,22 @@ inline chip::Command& after(chip::Command& c, std::uint32_t signal, std::uint32_
   return c;
 }
 
+// Appends `from`'s streams to `into`, its signals numbered after `into`'s. Every rank must
+// append the same programs in the same order, since remote signals name the peer's numbering.
+inline void append(chip::Program& into, chip::Program from) {
+  const std::uint32_t base = into.signals;
+  const auto shift = [base](std::uint32_t& signal) {
+    if (signal != chip::Command::kNone) signal += base;
+  };
+  for (auto& stream : from.streams) {
+    for (chip::Command& c : stream) {
+      shift(c.wait);
+      shift(c.done);
+      if (c.kind == chip::Command::Kind::kWrite) c.remote_signal += base;
+    }
+    into.streams.push_back(std::move(stream));
+  }
+  into.signals += from.signals;
+}
+
 }  // namespace podsim::collectives

@@ -91,15 +91,31 @@ class CollectiveCommand : public Command {
   explicit CollectiveCommand(CLI::App& app) {
     subcommand = app.add_subcommand(
         "collective", "nccl-tests-style collective benchmark: a sweep of sizes on the system");
-    subcommand->add_option("--op", op_, "all_reduce, reduce_scatter or all_gather")
+    subcommand
+        ->add_option("--op", op_,
+                     "all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all or "
+                     "send_recv")
         ->capture_default_str()
-        ->check(CLI::IsMember({"all_reduce", "reduce_scatter", "all_gather"}));
+        ->check(CLI::IsMember({"all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce",
+                               "all_to_all", "alltoall", "send_recv", "sendrecv"}));
     subcommand
         ->add_option("--algo", algo_,
-                     "auto, ring, mesh (direct, in one all-to-all box) or hierarchical "
-                     "(all_reduce over whole boxes)")
+                     "auto, ring, mesh (direct), halving_doubling, tree (double binary tree) or "
+                     "hierarchical (all_reduce over whole boxes)")
         ->capture_default_str()
-        ->check(CLI::IsMember({"ring", "mesh", "direct", "hierarchical", "auto"}));
+        ->check(CLI::IsMember({"ring", "mesh", "direct", "hierarchical", "halving_doubling", "hd",
+                               "tree", "double_binary_tree", "auto"}));
+    subcommand->add_option("--root", root_, "root rank of broadcast and reduce")
+        ->capture_default_str();
+    subcommand->add_option("--rings", rings_, "rings of a ring all_reduce (every second backwards)")
+        ->capture_default_str();
+    subcommand
+        ->add_option("--pipeline", pipeline_,
+                     "pieces of a hierarchical all_reduce whose phases overlap")
+        ->capture_default_str();
+    subcommand->add_option("--check,-c", check_, "check every result (1) or not (0)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 1));
     subcommand->add_option("--dtype", dtype_, "float, bf16, half or int32")
         ->capture_default_str()
         ->check(CLI::IsMember({"float", "fp32", "bf16", "half", "fp16", "int32", "int"}));
@@ -154,7 +170,7 @@ class CollectiveCommand : public Command {
       }
     }
     ProgressBar progress("collective", !options.quiet);
-    CollectiveRunner runner("collective", comm, specs, warmup_, iters_, !timing_only_, options.seed,
+    CollectiveRunner runner("collective", comm, specs, warmup_, iters_, checks(), options.seed,
                             progress);
     sc_core::sc_start();
     const double cpu = cpu_seconds() - cpu_before;
@@ -162,6 +178,8 @@ class CollectiveCommand : public Command {
   }
 
  private:
+  bool checks() const { return check_ == 1 && !timing_only_; }
+
   std::vector<collectives::Spec> make_specs(int ranks) const {
     collectives::Spec base;
     base.op = *collectives::parse_op(op_);
@@ -169,6 +187,12 @@ class CollectiveCommand : public Command {
     base.type = *core::parse_data_type(dtype_);
     base.reduce = *core::parse_reduce_op(redop_);
     base.in_place = in_place_;
+    base.root = root_;
+    base.rings = rings_;
+    base.pipeline = pipeline_;
+    if (root_ < 0 || root_ >= ranks) {
+      throw UsageError(fmt::format("--root {}: ranks are 0..{}", root_, ranks - 1));
+    }
     base.chunk_bytes = parse_size_option("--chunk", chunk_);
     const std::uint64_t element = core::size_of(base.type);
     if (base.chunk_bytes % element != 0) {
@@ -178,9 +202,9 @@ class CollectiveCommand : public Command {
     for (std::uint64_t bytes : sizes()) {
       collectives::Spec s = base;
       s.count = bytes / element;
-      // Like nccl-tests: the larger buffer of a reduce-scatter or all-gather splits evenly.
-      if (s.op != collectives::Op::kAllReduce)
-        s.count -= s.count % static_cast<std::uint64_t>(ranks);
+      // Like nccl-tests: the larger buffer of a reduce-scatter, all-gather or all-to-all splits
+      // evenly.
+      if (collectives::splits_evenly(s.op)) s.count -= s.count % static_cast<std::uint64_t>(ranks);
       if (s.count == 0) continue;
       specs.push_back(s);
     }
@@ -210,10 +234,13 @@ class CollectiveCommand : public Command {
     const auto& rows = runner.rows();
     const auto op = *collectives::parse_op(op_);
     const double factor = collectives::bus_factor(op, ranks);
+    const std::string redop = collectives::reduces(op) ? redop_ : "none";
     fmt::print("# {} on {} ({} ranks), {}{}\n", op_, system_name, ranks,
                in_place_ ? "in place" : "out of place",
-               timing_only_ ? ", timing only (nothing checked)" : "");
-    fmt::print("{:>12} {:>12} {:>6} {:>6} {:>6} {:>12} {:>12} {:>12} {:>7}\n", "size (B)", "count",
+               timing_only_ ? ", timing only (nothing checked)"
+               : checks()   ? ""
+                            : ", not checked");
+    fmt::print("{:>12} {:>12} {:>6} {:>6} {:>16} {:>12} {:>12} {:>12} {:>7}\n", "size (B)", "count",
                "type", "redop", "algo", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "#wrong");
     std::ostringstream csv;
     csv << "size_bytes,count,type,redop,algo,time_us,algbw_gbps,busbw_gbps,wrong\n";
@@ -221,22 +248,22 @@ class CollectiveCommand : public Command {
     bool ok = runner.finished();
     for (const Row& r : rows) {
       const double algbw = static_cast<double>(r.bytes) / r.seconds / 1e9;
-      const std::string wrong = timing_only_ ? "N/A" : std::to_string(r.wrong);
+      const std::string wrong = checks() ? std::to_string(r.wrong) : "N/A";
       const char* algo = collectives::to_string(r.algorithm);
-      fmt::print("{:>12} {:>12} {:>6} {:>6} {:>6} {:>12.2f} {:>12.2f} {:>12.2f} {:>7}{}\n", r.bytes,
-                 r.count, dtype_, redop_, algo, r.seconds * 1e6, algbw, algbw * factor, wrong,
-                 r.ok ? "" : "  FAILED");
+      fmt::print("{:>12} {:>12} {:>6} {:>6} {:>16} {:>12.2f} {:>12.2f} {:>12.2f} {:>7}{}\n",
+                 r.bytes, r.count, dtype_, redop, algo, r.seconds * 1e6, algbw, algbw * factor,
+                 wrong, r.ok ? "" : "  FAILED");
       csv << fmt::format("{},{},{},{},{},{:.3f},{:.3f},{:.3f},{}\n", r.bytes, r.count, dtype_,
-                         redop_, algo, r.seconds * 1e6, algbw, algbw * factor, wrong);
+                         redop, algo, r.seconds * 1e6, algbw, algbw * factor, wrong);
       json_rows.push_back({{"size_bytes", r.bytes},
                            {"count", r.count},
                            {"type", dtype_},
-                           {"redop", redop_},
+                           {"redop", redop},
                            {"algo", algo},
                            {"time_us", r.seconds * 1e6},
                            {"algbw_gbps", algbw},
                            {"busbw_gbps", algbw * factor},
-                           {"wrong", timing_only_ ? nlohmann::json() : nlohmann::json(r.wrong)},
+                           {"wrong", checks() ? nlohmann::json(r.wrong) : nlohmann::json()},
                            {"ok", r.ok}});
       ok = ok && r.ok && r.wrong == 0;
     }
@@ -248,7 +275,7 @@ class CollectiveCommand : public Command {
     if (!csv_file_.empty()) write_output_file(csv_file_, csv.str());
     if (!options.json_file.empty()) {
       nlohmann::json j = {{"op", op_},         {"system", system_name}, {"ranks", ranks},
-                          {"algo", algo_},     {"in_place", in_place_}, {"checked", !timing_only_},
+                          {"algo", algo_},     {"in_place", in_place_}, {"checked", checks()},
                           {"rows", json_rows}, {"cpu_seconds", cpu}};
       write_output_file(options.json_file, j.dump(2) + "\n");
     }
@@ -259,7 +286,7 @@ class CollectiveCommand : public Command {
   std::string min_bytes_ = "1MiB", max_bytes_ = "64MiB", chunk_ = "1MiB";
   int factor_ = 2;
   std::vector<std::string> sizes_;
-  int ranks_ = 0, iters_ = 1, warmup_ = 0;
+  int ranks_ = 0, iters_ = 1, warmup_ = 0, root_ = 0, rings_ = 1, pipeline_ = 1, check_ = 1;
   bool in_place_ = false, timing_only_ = false;
   std::string csv_file_;
 };

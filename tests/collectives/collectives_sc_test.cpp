@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -18,8 +19,8 @@ namespace {
 
 struct Bench : sc_core::sc_module {
   SC_HAS_PROCESS(Bench);
-  Bench(sc_core::sc_module_name name, const std::string& system, int ranks, Algorithm algo)
-      : sc_module(name), algorithm(algo) {
+  Bench(sc_core::sc_module_name name, const std::string& system, int ranks, const Spec& shape)
+      : sc_module(name), base(shape), algorithm(shape.algorithm) {
     auto loaded = system::load_system(system, {});
     auto topology = system::build_topology(loaded.config);
     model = std::make_unique<system::SystemModel>("system", loaded.config, std::move(topology),
@@ -34,31 +35,35 @@ struct Bench : sc_core::sc_module {
   // (all-reduce) and chunks split segments.
   void run() {
     const int n = comm->size();
-    for (Op op : {Op::kAllReduce, Op::kReduceScatter, Op::kAllGather}) {
-      if (algorithm == Algorithm::kHierarchical && op != Op::kAllReduce) continue;
+    for (Op op : kOps) {
+      if (!supports(algorithm, op)) continue;
       for (auto type : {core::DataType::kFp32, core::DataType::kBf16, core::DataType::kFp16,
                         core::DataType::kInt32}) {
         for (auto reduce : {core::ReduceOp::kSum, core::ReduceOp::kMin, core::ReduceOp::kMax}) {
-          if (op == Op::kAllGather && reduce != core::ReduceOp::kSum) continue;
+          if (!reduces(op) && reduce != core::ReduceOp::kSum) continue;
           for (bool in_place : {false, true}) {
-            Spec spec;
+            Spec spec = base;
             spec.op = op;
             spec.type = type;
             spec.reduce = reduce;
             spec.in_place = in_place;
             spec.algorithm = algorithm;
-            // Hierarchical needs whole elements per box rank (8): 1016 = 8 x 127, and 127
-            // splits unevenly over the 3 rails and the boxes.
-            spec.count = op != Op::kAllReduce ? 96 * static_cast<std::uint64_t>(n)
-                         : algorithm == Algorithm::kHierarchical ? 1016
+            // Hierarchical needs whole elements per box rank (at most 8 on hls2): 127 each,
+            // which splits unevenly over the 3 rails and the boxes.
+            const auto per_box = static_cast<std::uint64_t>(std::min(n, 8));
+            spec.count = splits_evenly(op) ? 96 * static_cast<std::uint64_t>(n)
+                         : algorithm == Algorithm::kHierarchical ? 127 * per_box
                                                                  : 1000 + 7;
+            if (op != Op::kAllReduce) spec.rings = 1;  // several rings run all-reduce only
+            spec.root = n / 2;  // neither the first nor the last rank where there are three
             spec.chunk_bytes = 64 * core::size_of(type);
             const auto inputs = load_inputs(*comm, spec, 11);
             auto handle = comm->start(spec);
             while (!handle->done()) wait(handle->finished);
             const std::string what =
-                fmt::format("{} {} {} {} on {} ranks", to_string(op), core::to_string(type),
-                            core::to_string(reduce), in_place ? "in place" : "out of place", n);
+                fmt::format("{} {} {} {} {} on {} ranks", to_string(algorithm), to_string(op),
+                            core::to_string(type), core::to_string(reduce),
+                            in_place ? "in place" : "out of place", n);
             EXPECT_TRUE(handle->ok) << what;
             EXPECT_EQ(check_outputs(*comm, spec, handle->algorithm, inputs), 0u) << what;
             EXPECT_EQ(handle->algorithm, algorithm) << what;
@@ -70,16 +75,29 @@ struct Bench : sc_core::sc_module {
     }
   }
 
+  Spec base;
   Algorithm algorithm;
   std::unique_ptr<system::SystemModel> model;
   std::optional<Communicator> comm;
   int runs = 0;
 };
 
-void run_all(const std::string& system, int ranks, Algorithm algorithm = Algorithm::kRing) {
-  Bench bench("bench", system, ranks, algorithm);
+// `shape`: the algorithm and its parameters (rings, pipeline depth).
+void run_all(const std::string& system, int ranks, const Spec& shape) {
+  const Algorithm algorithm = shape.algorithm;
+  Bench bench("bench", system, ranks, shape);
   sc_core::sc_start();
-  EXPECT_EQ(bench.runs, algorithm == Algorithm::kHierarchical ? 12 * 2 : (12 + 12 + 4) * 2);
+  int expected = 0;  // 4 types x 3 reductions (or sum alone) x in place or not, per operation
+  for (Op op : kOps) {
+    if (supports(algorithm, op)) expected += (reduces(op) ? 12 : 4) * 2;
+  }
+  EXPECT_EQ(bench.runs, expected);
+}
+
+void run_all(const std::string& system, int ranks, Algorithm algorithm = Algorithm::kRing) {
+  Spec shape;
+  shape.algorithm = algorithm;
+  run_all(system, ranks, shape);
 }
 
 TEST(RingCollectives, TwoRanks) { run_all("hls2", 2); }
@@ -89,6 +107,18 @@ TEST(RingCollectives, EightRanks) { run_all("hls2", 8); }
 // Sixteen ranks span two boxes: the ring crosses the scale-out network twice.
 TEST(RingCollectives, SixteenRanksAcrossBoxes) { run_all("hls2-pod128", 16); }
 
+// Several rings, every second one backwards, each on its slice of the vector (all-reduce); the
+// other operations run on one ring whatever the count.
+Spec rings(int count) {
+  Spec shape;
+  shape.algorithm = Algorithm::kRing;
+  shape.rings = count;
+  return shape;
+}
+TEST(MultiRingCollectives, TwoRanksTwoRings) { run_all("hls2", 2, rings(2)); }
+TEST(MultiRingCollectives, FiveRanksSixRings) { run_all("hls2", 5, rings(6)); }
+TEST(MultiRingCollectives, SixteenRanksThreeRings) { run_all("hls2-pod128", 16, rings(3)); }
+
 // The direct mesh within one box: every peer link at once, three lanes per peer on hls2 and
 // one on hls1.
 TEST(MeshCollectives, TwoRanks) { run_all("hls2", 2, Algorithm::kMesh); }
@@ -96,11 +126,32 @@ TEST(MeshCollectives, ThreeRanks) { run_all("hls2", 3, Algorithm::kMesh); }
 TEST(MeshCollectives, FiveRanks) { run_all("hls2", 5, Algorithm::kMesh); }
 TEST(MeshCollectives, EightRanks) { run_all("hls2", 8, Algorithm::kMesh); }
 TEST(MeshCollectives, EightRanksOneLinkPerPeer) { run_all("hls1", 8, Algorithm::kMesh); }
+// Across two boxes the peers outside the box are reached over the scale-out rails.
+TEST(MeshCollectives, SixteenRanksAcrossBoxes) { run_all("hls2-pod128", 16, Algorithm::kMesh); }
 
 // Hierarchical all-reduce: mesh reduce-scatter in each box, a ring per scale-out rail across the
 // boxes, mesh all-gather; two and three boxes.
 TEST(HierarchicalCollectives, TwoBoxes) { run_all("hls2-pod128", 16, Algorithm::kHierarchical); }
 TEST(HierarchicalCollectives, ThreeBoxes) { run_all("hls2-pod128", 24, Algorithm::kHierarchical); }
+// Within one box the phase across boxes has nothing to do.
+TEST(HierarchicalCollectives, TwoRanks) { run_all("hls2", 2, Algorithm::kHierarchical); }
+TEST(HierarchicalCollectives, ThreeRanks) { run_all("hls2", 3, Algorithm::kHierarchical); }
+TEST(HierarchicalCollectives, FiveRanks) { run_all("hls2", 5, Algorithm::kHierarchical); }
+TEST(HierarchicalCollectives, EightRanks) { run_all("hls2", 8, Algorithm::kHierarchical); }
+
+// Pipelined: the vector in pieces whose phases overlap.
+Spec pipelined(int depth) {
+  Spec shape;
+  shape.algorithm = Algorithm::kHierarchical;
+  shape.pipeline = depth;
+  return shape;
+}
+TEST(HierarchicalCollectives, TwoBoxesPipelinedFourDeep) {
+  run_all("hls2-pod128", 16, pipelined(4));
+}
+TEST(HierarchicalCollectives, ThreeBoxesPipelinedThreeDeep) {
+  run_all("hls2-pod128", 24, pipelined(3));
+}
 
 }  // namespace
 }  // namespace podsim::collectives

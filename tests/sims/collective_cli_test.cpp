@@ -123,6 +123,60 @@ TEST_F(CollectiveCli, HierarchicalAllReduceBeatsAFlatRingAcrossBoxes) {
             0.5 * ring["rows"][0]["time_us"].get<double>());
 }
 
+// Broadcast and reduce from a middle root, all-to-all and send/recv, each checked bit for bit,
+// with nccl-tests' bus bandwidth factors (1 for the rooted ops and send/recv, (n-1)/n for
+// all-to-all).
+TEST_F(CollectiveCli, RootedAllToAllAndSendRecvCheckOut) {
+  for (const char* op : {"broadcast", "reduce", "all_to_all", "send_recv"}) {
+    for (const char* algo : {"auto", "ring", "mesh"}) {
+      const std::string what = std::string(op) + " " + algo;
+      if ((std::string(op) == "all_to_all" && std::string(algo) == "ring") ||
+          (std::string(op) == "send_recv" && std::string(algo) == "mesh")) {
+        continue;
+      }
+      const auto j = collective({"--system", "hls2", "--op", op, "--algo", algo, "--ranks", "5",
+                                 "--root", "2", "--sizes", "100000B,1MiB", "--dtype", "bf16"});
+      ASSERT_EQ(j["rows"].size(), 2u) << what;
+      const double factor = std::string(op) == "all_to_all" ? 4.0 / 5 : 1.0;
+      for (const auto& row : j["rows"]) {
+        EXPECT_EQ(row["wrong"], 0) << what;
+        EXPECT_NEAR(row["busbw_gbps"].get<double>(), row["algbw_gbps"].get<double>() * factor, 1e-9)
+            << what;
+      }
+    }
+  }
+}
+
+// Six rings (three lanes, both directions) carry an all-reduce over six times the links of one.
+TEST_F(CollectiveCli, SixRingsUseSixTimesTheLinks) {
+  const std::vector<std::string> args = {"--system", "hls2",  "--algo",       "ring",
+                                         "--sizes",  "64MiB", "--timing-only"};
+  auto six = args;
+  six.insert(six.end(), {"--rings", "6"});
+  const double one = collective(args)["rows"][0]["time_us"].get<double>();
+  const double many = collective(six)["rows"][0]["time_us"].get<double>();
+  EXPECT_LT(many, one / 5.5);
+}
+
+// In pieces, the hierarchical phases overlap: the boxes' links and the scale-out rails work at
+// once.
+TEST_F(CollectiveCli, PipelinedHierarchicalAllReduceOverlapsItsPhases) {
+  const std::vector<std::string> args = {"--system", "hls2-pod128", "--ranks",
+                                         "32",       "--algo",      "hierarchical",
+                                         "--sizes",  "64MiB",       "--timing-only"};
+  auto piped = args;
+  piped.insert(piped.end(), {"--pipeline", "4"});
+  const double whole = collective(args)["rows"][0]["time_us"].get<double>();
+  const double pieces = collective(piped)["rows"][0]["time_us"].get<double>();
+  EXPECT_LT(pieces, 0.9 * whole);
+}
+
+TEST_F(CollectiveCli, CheckZeroMovesDataButChecksNothing) {
+  const auto j = collective({"--system", "hls2", "--sizes", "1MiB", "--check", "0"});
+  EXPECT_FALSE(j["checked"].get<bool>());
+  EXPECT_TRUE(j["rows"][0]["wrong"].is_null());
+}
+
 TEST_F(CollectiveCli, BadArgumentsNameTheOption) {
   EXPECT_THAT(fails({"--system", "hls2", "--ranks", "99"}).err, HasSubstr("--ranks 99"));
   EXPECT_THAT(fails({"--system", "hls2", "--iters", "0"}).err, HasSubstr("--iters"));
@@ -132,8 +186,15 @@ TEST_F(CollectiveCli, BadArgumentsNameTheOption) {
               HasSubstr("--min-bytes"));
   EXPECT_THAT(fails({"--system", "hls2", "--sizes", "lots"}).err, HasSubstr("--sizes lots"));
   EXPECT_THAT(fails({"--system", "hls2", "--dtype", "double"}).err, HasSubstr("--dtype"));
-  EXPECT_THAT(fails({"--system", "hls2-pod128", "--ranks", "16", "--algo", "mesh"}).err,
-              HasSubstr("--algo mesh"));
+  EXPECT_THAT(fails({"--system", "hls2", "--op", "all_to_all", "--algo", "ring"}).err,
+              HasSubstr("the ring algorithm does not run all_to_all"));
+  EXPECT_THAT(fails({"--system", "hls2", "--op", "broadcast", "--root", "8"}).err,
+              HasSubstr("--root 8"));
+  EXPECT_THAT(fails({"--system", "hls2", "--op", "all_gather", "--rings", "2"}).err,
+              HasSubstr("several rings"));
+  EXPECT_THAT(fails({"--system", "hls2", "--algo", "ring", "--pipeline", "2"}).err,
+              HasSubstr("pipeline"));
+  EXPECT_THAT(fails({"--system", "hls2", "--check", "2"}).err, HasSubstr("--check"));
   EXPECT_THAT(fails({"--system", "hls2-pod128", "--ranks", "12", "--algo", "hierarchical"}).err,
               HasSubstr("whole boxes"));
   EXPECT_THAT(fails({"--system", "hls2-pod128", "--ranks", "16", "--algo", "hierarchical",
