@@ -13,6 +13,7 @@
 #include "collectives/schedule.h"
 #include "collectives/tree.h"
 #include "hw/core/kernel.h"
+#include "hw/core/trace.h"
 
 namespace podsim::collectives {
 
@@ -84,15 +85,22 @@ bool Communicator::fully_linked() const {
 
 Algorithm Communicator::resolve(const Spec& spec) const {
   if (spec.algorithm != Algorithm::kAuto) return spec.algorithm;
-  if (spec.op == Op::kAllToAll) return Algorithm::kMesh;
-  if (spec.op == Op::kSendRecv) return Algorithm::kRing;
-  if (fully_linked()) return Algorithm::kMesh;
-  const auto h = hierarchy();
-  if (spec.op == Op::kAllReduce && h && h->per_box > 1 &&
-      spec.count % static_cast<std::uint64_t>(h->per_box) == 0) {
-    return Algorithm::kHierarchical;
+  const bool in_one_box = fully_linked();
+  for (const auto& rule : model_.config().collectives.auto_rules) {
+    if (!rule.matches(to_string(spec.op), in_one_box, size_bytes(spec))) continue;
+    const auto algorithm = parse_algorithm(rule.algorithm);
+    if (algorithm && can_run(spec, *algorithm)) return *algorithm;
   }
-  return Algorithm::kRing;
+  return spec.op == Op::kAllToAll ? Algorithm::kMesh : Algorithm::kRing;
+}
+
+bool Communicator::can_run(const Spec& spec, Algorithm algorithm) const {
+  if (!supports(algorithm, spec.op)) return false;
+  if (spec.rings > 1 && algorithm != Algorithm::kRing) return false;
+  if (spec.pipeline > 1 && algorithm != Algorithm::kHierarchical) return false;
+  if (algorithm != Algorithm::kHierarchical) return true;
+  const auto h = hierarchy();
+  return h && h->per_box > 1 && spec.count % static_cast<std::uint64_t>(h->per_box) == 0;
 }
 
 std::optional<Hierarchy> Communicator::hierarchy() const {
@@ -145,9 +153,9 @@ chip::Program Communicator::program(const Spec& spec, Algorithm algorithm, int r
     case Algorithm::kMesh:
       return mesh_program(spec, n, rank, model_.config().box.links_per_peer, qp_to);
     case Algorithm::kTree:
-      return tree_program(spec, n, rank, qp_to);
+      return tree_program(spec, n, rank, model_.config().box.links_per_peer, qp_to);
     case Algorithm::kHalvingDoubling:
-      return halving_doubling_program(spec, n, rank, qp_to);
+      return halving_doubling_program(spec, n, rank, model_.config().box.links_per_peer, qp_to);
     default:
       return rings_program(spec, rank);
   }
@@ -187,6 +195,7 @@ Communicator& Communicator::box(int b) {
       std::vector<int> chips;
       for (int j = 0; j < h.per_box; ++j) chips.push_back(chip(i * h.per_box + j));
       boxes_.push_back(std::make_unique<Communicator>(model_, chips));
+      boxes_.back()->runs_phases_ = true;
     }
   }
   return *boxes_[static_cast<std::size_t>(b)];
@@ -199,6 +208,7 @@ Communicator& Communicator::rail(int local) {
       std::vector<int> chips;
       for (int i = 0; i < h.boxes; ++i) chips.push_back(chip(i * h.per_box + j));
       rails_.push_back(std::make_unique<Communicator>(model_, chips));
+      rails_.back()->runs_phases_ = true;
     }
   }
   return *rails_[static_cast<std::size_t>(local)];
@@ -301,11 +311,30 @@ void Communicator::start_hierarchical(const Spec& spec, const Layout& l,
     }
   };
   auto pipeline = std::make_shared<PhasePipeline>(static_cast<int>(plan->pieces.size()), 3,
-                                                  std::move(launch), [handle] {
+                                                  std::move(launch), [this, handle] {
                                                     handle->remaining = 0;
+                                                    for (int r = 0; r < size(); ++r) {
+                                                      trace_rank(r, *handle);
+                                                    }
                                                     handle->finish();
                                                   });
   pipeline->start();
+}
+
+void Communicator::trace_rank(int r, const Handle& handle) const {
+  core::TraceWriter& trace = core::trace_writer();
+  if (!trace.enabled()) return;
+  // Phases that run at once on one rank get rows of their own: one per operation, and one per
+  // rail for the rings across boxes.
+  std::string row = "collectives";
+  if (runs_phases_) {
+    row = fmt::format("phase_{}", to_string(handle.spec.op));
+    if (handle.algorithm == Algorithm::kRing) row += fmt::format("_rail{}", handle.spec.lane);
+  }
+  const auto track = trace.track(fmt::format("{}.{}", model_.sequencer(chip(r)).name(), row));
+  trace.span(track, fmt::format("{} {}", to_string(handle.spec.op), to_string(handle.algorithm)),
+             handle.start_ps, core::now_ps(),
+             {{"bytes", size_bytes(handle.spec)}, {"collective_id", handle.id}});
 }
 
 bool Communicator::connected() const {
@@ -365,7 +394,8 @@ std::shared_ptr<Handle> Communicator::start(const Spec& spec) {
   std::vector<chip::Program> programs;
   for (int r = 0; r < n; ++r) programs.push_back(program(spec, algorithm, r));
   for (int r = 0; r < n; ++r) {
-    auto finished = [handle](bool ok) {
+    auto finished = [this, handle, r](bool ok) {
+      trace_rank(r, *handle);
       handle->ok = handle->ok && ok;
       if (--handle->remaining == 0) handle->finish();
     };

@@ -77,9 +77,13 @@ class Communicator {
   // and connected on first use.
   std::uint32_t qp(int from, int to, int lane = 0);
 
-  // The algorithm `spec` runs with: its own, or for kAuto the direct mesh when every pair of
-  // ranks is directly linked (one all-to-all box), else the ring.
+  // The algorithm `spec` runs with: its own, or for kAuto the first rule of the system's tuning
+  // table (collectives.auto) that matches and can run here; with none, the mesh for an
+  // all-to-all and the ring for the rest.
   Algorithm resolve(const Spec& spec) const;
+  // Whether `algorithm` runs `spec` on these ranks (the operation, rings, pipeline depth, box
+  // structure).
+  bool can_run(const Spec& spec, Algorithm algorithm) const;
   // True when every pair of ranks shares a direct link.
   bool fully_linked() const;
   // True when every pair of ranks can reach each other (directly or over the scale-out network).
@@ -102,11 +106,15 @@ class Communicator {
   void start_hierarchical(const Spec& spec, const Layout& l, const std::shared_ptr<Handle>& handle);
   Communicator& box(int b);       // the ranks of box b
   Communicator& rail(int local);  // local rank `local` of every box
+  // When tracing, a span on rank r's row of its chip's sequencer, from `start` to now: row
+  // "collectives" for whole collectives, "phase_<op>..." for a hierarchical one's phases.
+  void trace_rank(int r, const Handle& handle) const;
 
   system::SystemModel& model_;
   std::vector<int> chips_;
   std::map<std::tuple<int, int, int>, std::uint32_t> qps_;    // (from, to, lane) -> QPN at from
   std::vector<std::unique_ptr<Communicator>> boxes_, rails_;  // made on first hierarchical use
+  bool runs_phases_ = false;  // a box or rail of a hierarchical collective
 };
 
 }  // namespace podsim::collectives

@@ -6,6 +6,7 @@
 
 #include "collectives/pipeline.h"
 #include "collectives/schedule.h"
+#include "collectives/tree.h"
 #include "hw/core/random.h"
 
 namespace podsim::collectives {
@@ -130,12 +131,57 @@ Bytes reduce_rings(const Spec& spec, int ranks, const std::vector<Bytes>& inputs
   return out;
 }
 
-Bytes reduce_tree(const Spec&, int, const std::vector<Bytes>&) {
-  throw std::logic_error("tree reduction order: not built yet");
+// A node's partial over [offset, offset + length): its input, then each child's partial.
+Bytes tree_partial(const Spec& spec, const BinaryTree& tree, int node,
+                   const std::vector<Bytes>& inputs, std::uint64_t offset, std::uint64_t length) {
+  const std::size_t element = core::size_of(spec.type);
+  const Bytes& own = inputs[static_cast<std::size_t>(node)];
+  Bytes acc(own.begin() + static_cast<std::ptrdiff_t>(offset * element),
+            own.begin() + static_cast<std::ptrdiff_t>((offset + length) * element));
+  for (int child : tree.children[static_cast<std::size_t>(node)]) {
+    const Bytes part = tree_partial(spec, tree, child, inputs, offset, length);
+    core::reduce_into(spec.type, spec.reduce, acc.data(), part.data(), length);
+  }
+  return acc;
 }
 
-Bytes reduce_halving_doubling(const Spec&, int, const std::vector<Bytes>&) {
-  throw std::logic_error("halving-doubling reduction order: not built yet");
+// Half t of the vector reduced up tree t to the root.
+Bytes reduce_tree(const Spec& spec, int ranks, const std::vector<Bytes>& inputs) {
+  const std::size_t element = core::size_of(spec.type);
+  Bytes out(spec.count * element);
+  for (int t = 0; t < 2; ++t) {
+    const auto [offset, length] = part_of(spec.count, 2, static_cast<std::uint64_t>(t));
+    put(out,
+        tree_partial(spec, double_tree(ranks, spec.root, t), spec.root, inputs, offset, length),
+        offset, element);
+  }
+  return out;
+}
+
+// Folded in pairs down to a power of two of vectors, then combined in halves: y[v] op y[v + m]
+// for m = p/2, p/4, ..., 1.
+Bytes reduce_halving_doubling(const Spec& spec, int ranks, const std::vector<Bytes>& inputs) {
+  int p = 1;
+  while (p * 2 <= ranks) p *= 2;
+  const int extra = ranks - p;
+  std::vector<Bytes> y;
+  for (int v = 0; v < p; ++v) {
+    if (v >= extra) {
+      y.push_back(inputs[static_cast<std::size_t>(v + extra)]);
+      continue;
+    }
+    Bytes folded = inputs[static_cast<std::size_t>(2 * v + 1)];
+    core::reduce_into(spec.type, spec.reduce, folded.data(),
+                      inputs[static_cast<std::size_t>(2 * v)].data(), spec.count);
+    y.push_back(std::move(folded));
+  }
+  for (int m = p / 2; m >= 1; m /= 2) {
+    for (int v = 0; v < m; ++v) {
+      core::reduce_into(spec.type, spec.reduce, y[static_cast<std::size_t>(v)].data(),
+                        y[static_cast<std::size_t>(v + m)].data(), spec.count);
+    }
+  }
+  return y.front();
 }
 
 // The whole vector reduced over every rank, in the order `algorithm` combines it (all-reduce and

@@ -4,6 +4,7 @@
 
 #include "hw/core/bulk_transfer.h"
 #include "hw/core/kernel.h"
+#include "hw/core/trace.h"
 
 namespace podsim::chip {
 
@@ -47,8 +48,17 @@ void ReductionEngine::run() {
     const bool ok = process(q.job);
     stats_.jobs.add();
     stats_.busy_ps.add(core::now_ps() - start);
+    trace_job(q.job, start);
     if (q.done) q.done(ok);
   }
+}
+
+void ReductionEngine::trace_job(const ReductionJob& job, core::TimePs start) {
+  core::TraceWriter& trace = core::trace_writer();
+  if (!trace.enabled()) return;
+  if (track_.tid == 0) track_ = trace.track(name());
+  trace.span(track_, job.kind == ReductionJob::Kind::kCopy ? "copy" : "reduce", start,
+             core::now_ps(), {{"bytes", job.count * core::size_of(job.type)}});
 }
 
 bool ReductionEngine::process(const ReductionJob& job) {

@@ -20,6 +20,7 @@
 #include "hw/core/config_binding.h"
 #include "hw/core/numeric.h"
 #include "hw/core/stats.h"
+#include "hw/core/trace.h"
 #include "hw/core/units.h"
 
 namespace podsim::chip {
@@ -90,6 +91,7 @@ class ReductionEngine : public sc_core::sc_module {
   };
   void run();
   bool process(const ReductionJob& job);
+  void trace_job(const ReductionJob& job, core::TimePs start);  // a span per job, when tracing
   bool tile(const ReductionJob& job, std::uint64_t offset, std::uint32_t bytes);
   Stats make_stats();
 
@@ -100,6 +102,7 @@ class ReductionEngine : public sc_core::sc_module {
   std::vector<std::uint8_t> a_, b_;
   tlm::tlm_generic_payload trans_;
   Stats stats_;
+  core::TrackId track_{};
 };
 
 }  // namespace podsim::chip

@@ -35,13 +35,28 @@ namespace podsim::core {
 class Spec {
  public:
   explicit Spec(std::string doc) : doc_(std::move(doc)) {}
-  Spec& required() { required_ = true; return *this; }
-  Spec& min(double v) { min_ = v; return *this; }
-  Spec& max(double v) { max_ = v; return *this; }
+  Spec& required() {
+    required_ = true;
+    return *this;
+  }
+  Spec& min(double v) {
+    min_ = v;
+    return *this;
+  }
+  Spec& max(double v) {
+    max_ = v;
+    return *this;
+  }
   Spec& range(double lo, double hi) { return min(lo).max(hi); }
-  Spec& positive() { positive_ = true; return *this; }
+  Spec& positive() {
+    positive_ = true;
+    return *this;
+  }
   // Where the default value (or a preset's value) comes from, e.g. "hardware.md S4".
-  Spec& source(std::string s) { source_ = std::move(s); return *this; }
+  Spec& source(std::string s) {
+    source_ = std::move(s);
+    return *this;
+  }
 
   const std::string& doc() const { return doc_; }
   bool is_required() const { return required_; }
@@ -159,8 +174,9 @@ namespace detail {
 template <class C, class = void>
 struct HasCheck : std::false_type {};
 template <class C>
-struct HasCheck<C, std::void_t<decltype(std::declval<const C&>().check(
-                       std::declval<ConfigChecks&>()))>> : std::true_type {};
+struct HasCheck<
+    C, std::void_t<decltype(std::declval<const C&>().check(std::declval<ConfigChecks&>()))>>
+    : std::true_type {};
 
 std::string join_path(const std::string& path, const std::string& key);
 }  // namespace detail
@@ -195,7 +211,8 @@ class ConfigReader {
       }
     }
     report(n->where(), key,
-           "'" + n->text() + "' is not one of: " + choice_list(choices) + suggestion(n->text(), choices));
+           "'" + n->text() + "' is not one of: " + choice_list(choices) +
+               suggestion(n->text(), choices));
   }
 
   template <class S>
@@ -260,7 +277,8 @@ class ConfigValidator {
   ConfigValidator(ConfigChecks checks) : checks_(std::move(checks)) {}
   template <class T>
   void field(const std::string& key, const T& value, const Spec& spec) {
-    if (const auto problem = range_problem(value, spec); !problem.empty()) checks_.fail(key, problem);
+    if (const auto problem = range_problem(value, spec); !problem.empty())
+      checks_.fail(key, problem);
   }
   template <class E>
   void choice(const std::string&, const E&, const Choices<E>&, const Spec&) {}
@@ -317,8 +335,8 @@ class ConfigPrinter {
 
 // One row of the schema: a key path with its type, default, meaning and source.
 struct SchemaRow {
-  std::string path;  // "chip.nic.ports"; list items appear as "tiers[].ports"
-  std::string kind;  // "integer", "bandwidth", "one of: a, b", ...
+  std::string path;          // "chip.nic.ports"; list items appear as "tiers[].ports"
+  std::string kind;          // "integer", "bandwidth", "one of: a, b", ...
   std::string default_text;  // empty when required
   bool required = false;
   std::string doc, source, range;
@@ -342,8 +360,8 @@ class SchemaCollector {
     const_cast<S&>(value).describe(child);
   }
   template <class S>
-  void list(const std::string& key, const std::vector<S>&, const Spec& spec) {
-    add(key, "list", "", spec, "");
+  void list(const std::string& key, const std::vector<S>& items, const Spec& spec) {
+    add(key, "list", std::to_string(items.size()) + " items", spec, "");
     S item{};
     SchemaCollector child(detail::join_path(path_, key) + "[]", rows_);
     item.describe(child);
@@ -358,7 +376,9 @@ class SchemaCollector {
       using Traits = FieldTraits<T>;
       std::string text = spec.is_positive() ? "> 0" : "";
       const auto add_bound = [&](const char* op, const std::optional<double>& b) {
-        if (b) text += (text.empty() ? "" : ", ") + std::string(op) + Traits::print(Traits::from_numeric(*b));
+        if (b)
+          text += (text.empty() ? "" : ", ") + std::string(op) +
+                  Traits::print(Traits::from_numeric(*b));
       };
       add_bound(">= ", spec.min_value());
       add_bound("<= ", spec.max_value());

@@ -628,7 +628,10 @@ void Nic::complete_send(Qp& qp, const SendWqe& w, CompletionStatus status) {
   const core::TimePs now = core::now_ps();
   core::TraceWriter& trace = core::trace_writer();
   if (trace.enabled()) {
-    if (qp.track.tid == 0) qp.track = trace.track(fmt::format("{}.qp{}", name(), qp.qpn));
+    // A process per port, a row per QP on it: every port's transfers.
+    if (qp.track.tid == 0) {
+      qp.track = trace.track(fmt::format("{}.port{}.qp{}", name(), qp.port, qp.qpn));
+    }
     // Work requests of a QP run one after another, so spans from the later of posting and the
     // previous completion nest on one track.
     const core::TimePs start = std::max(w.posted_ps, qp.last_span_end);

@@ -12,6 +12,7 @@
 #include "hw/core/config_tree.h"
 #include "hw/fabric/link.h"
 #include "hw/fabric/switch.h"
+#include "hw/system/collective_tuning.h"
 
 namespace podsim::system {
 
@@ -25,10 +26,10 @@ struct BoxConfig {
   template <class V>
   void describe(V& v) {
     v.field("chips", chips, core::Spec("chips in one box").range(1, 64).source("hardware.md 3"));
-    v.choice("wiring", wiring,
-             core::Choices<BoxWiring>{{"all-to-all", BoxWiring::kAllToAll},
-                                      {"none", BoxWiring::kNone}},
-             core::Spec("how the box joins its chips' scale-up ports"));
+    v.choice(
+        "wiring", wiring,
+        core::Choices<BoxWiring>{{"all-to-all", BoxWiring::kAllToAll}, {"none", BoxWiring::kNone}},
+        core::Spec("how the box joins its chips' scale-up ports"));
     v.field("links_per_peer", links_per_peer,
             core::Spec("direct links between each pair of chips (all-to-all wiring)")
                 .range(1, 64)
@@ -84,8 +85,9 @@ struct ScaleOutConfig {
   template <class V>
   void describe(V& v) {
     v.field("ports_per_chip", ports_per_chip,
-            core::Spec("NIC ports per chip reserved for scale-out").range(0, 256).source(
-                "hardware.md 3"));
+            core::Spec("NIC ports per chip reserved for scale-out")
+                .range(0, 256)
+                .source("hardware.md 3"));
   }
 };
 
@@ -97,6 +99,7 @@ struct SystemConfig {
   int boxes = 1;
   ScaleOutConfig scale_out;
   NetworkConfig network;
+  CollectivesConfig collectives;
 
   template <class V>
   void describe(V& v) {
@@ -107,6 +110,7 @@ struct SystemConfig {
     v.field("boxes", boxes, core::Spec("boxes in the system").range(1, 65536));
     v.section("scale_out", scale_out, core::Spec("ports that leave the box"));
     v.section("network", network, core::Spec("the switches that join the boxes"));
+    v.section("collectives", collectives, core::Spec("how collectives pick their algorithm"));
   }
 
   int chips() const { return boxes * box.chips; }

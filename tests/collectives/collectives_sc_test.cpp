@@ -153,5 +153,22 @@ TEST(HierarchicalCollectives, ThreeBoxesPipelinedThreeDeep) {
   run_all("hls2-pod128", 24, pipelined(3));
 }
 
+// Recursive halving-doubling (all-reduce): 3 and 5 ranks fold their extra ranks in first.
+TEST(HalvingDoublingCollectives, TwoRanks) { run_all("hls2", 2, Algorithm::kHalvingDoubling); }
+TEST(HalvingDoublingCollectives, ThreeRanks) { run_all("hls2", 3, Algorithm::kHalvingDoubling); }
+TEST(HalvingDoublingCollectives, FiveRanks) { run_all("hls2", 5, Algorithm::kHalvingDoubling); }
+TEST(HalvingDoublingCollectives, EightRanks) { run_all("hls2", 8, Algorithm::kHalvingDoubling); }
+TEST(HalvingDoublingCollectives, SixteenRanksAcrossBoxes) {
+  run_all("hls2-pod128", 16, Algorithm::kHalvingDoubling);
+}
+
+// The double binary tree (all-reduce, broadcast and reduce).
+TEST(TreeCollectives, TwoRanks) { run_all("hls2", 2, Algorithm::kTree); }
+TEST(TreeCollectives, ThreeRanks) { run_all("hls2", 3, Algorithm::kTree); }
+TEST(TreeCollectives, FiveRanks) { run_all("hls2", 5, Algorithm::kTree); }
+TEST(TreeCollectives, EightRanks) { run_all("hls2", 8, Algorithm::kTree); }
+TEST(TreeCollectives, EightRanksOneLinkPerPeer) { run_all("hls1", 8, Algorithm::kTree); }
+TEST(TreeCollectives, SixteenRanksAcrossBoxes) { run_all("hls2-pod128", 16, Algorithm::kTree); }
+
 }  // namespace
 }  // namespace podsim::collectives

@@ -3,8 +3,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string>
 
+#include "tests/support/chrome_trace_check.h"
 #include "tests/support/test_support.h"
 
 namespace podsim {
@@ -46,6 +50,49 @@ TEST_F(CollectiveCli, CheckedSweepPrintsOneRowPerSizeWithBusBandwidth) {
   }
   EXPECT_THAT(last_.out, HasSubstr("busbw (GB/s)"));
   EXPECT_THAT(last_.out, HasSubstr("#wrong"));
+}
+
+// (process, thread) names of every row that holds a span.
+std::set<std::pair<std::string, std::string>> rows_with_spans(const nlohmann::json& trace) {
+  std::map<int, std::string> processes;
+  std::map<std::pair<int, int>, std::string> threads;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "M") continue;
+    if (e["name"] == "process_name") processes[e["pid"]] = e["args"]["name"];
+    if (e["name"] == "thread_name") threads[{e["pid"], e["tid"]}] = e["args"]["name"];
+  }
+  std::set<std::pair<std::string, std::string>> rows;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "X") rows.insert({processes[e["pid"]], threads[{e["pid"], e["tid"]}]});
+  }
+  return rows;
+}
+
+TEST_F(CollectiveCli, TraceShowsEveryRanksPhasesAndEveryPortsTransfers) {
+  const auto trace = dir_ / "trace.json";
+  collective({"--system", "hls2-pod128", "--ranks", "16", "--sizes", "1MiB", "--algo",
+              "hierarchical", "--pipeline", "2", "--timing-only", "--trace", trace.string()});
+  const auto t = nlohmann::json::parse(test::read_text(trace));
+  EXPECT_THAT(test::check_chrome_trace(t), ::testing::IsEmpty());
+  const auto rows = rows_with_spans(t);
+  for (int box = 0; box < 2; ++box) {
+    for (int chip = 0; chip < 8; ++chip) {
+      const std::string sequencer =
+          "system.box" + std::to_string(box) + "_chip" + std::to_string(chip) + "_sequencer";
+      for (const char* row : {"collectives", "phase_reduce_scatter", "phase_all_reduce_rail0",
+                              "phase_all_reduce_rail2", "phase_all_gather"}) {
+        EXPECT_TRUE(rows.count({sequencer, row})) << sequencer << " " << row;
+      }
+      EXPECT_TRUE(rows.count(
+          {"system", "box" + std::to_string(box) + "_chip" + std::to_string(chip) + "_reduction"}));
+    }
+  }
+  // In the box every chip sends on its 21 direct ports; across the boxes on its 3 rails.
+  std::set<std::string> ports;
+  for (const auto& [process, thread] : rows) {
+    if (process.rfind("system.box0_chip0_nic.port", 0) == 0) ports.insert(process);
+  }
+  EXPECT_EQ(ports.size(), 24u);
 }
 
 TEST_F(CollectiveCli, ReduceScatterAndAllGatherCheckOutOnFiveRanksInPlace) {
