@@ -16,18 +16,10 @@ struct Piece {
   int lane = 0;
 };
 
-class HalvingDoublingBuilder {
+class HalvingDoublingBuilder : ProgramBuilder {
  public:
-  HalvingDoublingBuilder(const Spec& spec, int n, int rank, int lanes,
-                         const std::function<std::uint32_t(int, int)>& qp)
-      : spec_(spec),
-        n_(n),
-        r_(rank),
-        lanes_(lanes),
-        qp_(qp),
-        l_(layout(spec, n, rank)),
-        element_(core::size_of(spec.type)),
-        chunk_(spec.chunk_bytes / element_) {
+  HalvingDoublingBuilder(const Spec& spec, int n, int rank, int lanes, const QpOf& qp)
+      : ProgramBuilder(spec, n, rank, lanes, qp) {
     while (p_ * 2 <= n_) p_ *= 2;
     while ((1 << levels_) < p_) ++levels_;
     extra_ = n_ - p_;
@@ -61,7 +53,6 @@ class HalvingDoublingBuilder {
     return static_cast<std::uint32_t>(steps_) * max_pieces_ + static_cast<std::uint32_t>(step);
   }
   int rank_of(int v) const { return v < extra_ ? 2 * v + 1 : v + extra_; }
-  std::uint64_t bytes(std::uint64_t elements) const { return elements * element_; }
   // Elements of blocks [lo, hi) of the vector cut into p blocks.
   std::pair<std::uint64_t, std::uint64_t> blocks(int lo, int hi) const {
     const auto p = static_cast<std::uint64_t>(p_);
@@ -171,14 +162,8 @@ class HalvingDoublingBuilder {
     }
   }
 
-  const Spec& spec_;
-  int n_, r_, lanes_;
-  const std::function<std::uint32_t(int, int)>& qp_;
-  Layout l_;
-  std::uint64_t element_, chunk_;
   int p_ = 1, levels_ = 0, extra_ = 0, steps_ = 0;
   std::uint32_t max_pieces_ = 1;
-  chip::Program program_;
 };
 
 }  // namespace

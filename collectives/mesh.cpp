@@ -11,19 +11,10 @@ namespace {
 
 using chip::Command;
 
-class MeshBuilder {
+class MeshBuilder : ProgramBuilder {
  public:
-  MeshBuilder(const Spec& spec, int n, int rank, int lanes,
-              const std::function<std::uint32_t(int, int)>& qp)
-      : spec_(spec),
-        n_(n),
-        r_(rank),
-        lanes_(lanes),
-        qp_(qp),
-        l_(layout(spec, n, rank)),
-        element_(core::size_of(spec.type)),
-        segments_(spec.count, n),
-        chunk_(spec.chunk_bytes / element_) {
+  MeshBuilder(const Spec& spec, int n, int rank, int lanes, const QpOf& qp)
+      : ProgramBuilder(spec, n, rank, lanes, qp), segments_(spec.count, n) {
     // Every lane of the longest segment in chunks; shorter pieces have fewer.
     const std::uint64_t lane_max = (segments_.length[0] + lanes_ - 1) / lanes_;
     chunks_ = std::max<std::uint64_t>(1, (lane_max + chunk_ - 1) / chunk_);
@@ -130,7 +121,6 @@ class MeshBuilder {
     if (begin >= lane_len) return {0, 0};
     return {lane_start + begin, std::min(chunk_, lane_len - begin)};
   }
-  std::uint64_t bytes(std::uint64_t elements) const { return elements * element_; }
   // Where this rank's input holds segment s, and where its output does.
   std::uint64_t input(int s) const {
     return spec_.op == Op::kAllGather ? l_.input : l_.input + bytes(segments_.offset[s]);
@@ -250,14 +240,8 @@ class MeshBuilder {
     add(0, engine_command(spec_, Command::Kind::kCopy, dst, src, 0, len / element_));
   }
 
-  const Spec& spec_;
-  int n_, r_, lanes_;
-  const std::function<std::uint32_t(int, int)>& qp_;
-  Layout l_;
-  std::uint64_t element_;
   Segments segments_;
-  std::uint64_t chunk_, chunks_ = 1;
-  chip::Program program_;
+  std::uint64_t chunks_ = 1;
 };
 
 }  // namespace

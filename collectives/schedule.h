@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -31,6 +32,33 @@ struct Segments {
       length.push_back(len);
     }
   }
+};
+
+// A rank's QP to `peer` over lane `lane`.
+using QpOf = std::function<std::uint32_t(int peer, int lane)>;
+
+// What the builders of the algorithms that talk to many peers start from: the spec, this rank
+// among n, its QPs over `lanes` lanes per peer, its buffers, and element and chunk sizes.
+class ProgramBuilder {
+ protected:
+  ProgramBuilder(const Spec& spec, int n, int rank, int lanes, const QpOf& qp)
+      : spec_(spec),
+        n_(n),
+        r_(rank),
+        lanes_(lanes),
+        qp_(qp),
+        l_(layout(spec, n, rank)),
+        element_(core::size_of(spec.type)),
+        chunk_(spec.chunk_bytes / element_) {}
+
+  std::uint64_t bytes(std::uint64_t elements) const { return elements * element_; }
+
+  const Spec& spec_;
+  int n_, r_, lanes_;
+  const QpOf& qp_;
+  Layout l_;
+  std::uint64_t element_, chunk_;  // bytes per element, elements per chunk
+  chip::Program program_;
 };
 
 inline chip::Command write_command(std::uint32_t qpn, std::uint64_t src, std::uint64_t dst,

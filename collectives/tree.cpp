@@ -27,18 +27,10 @@ std::vector<int> children_at(int x, int n) {
   return out;
 }
 
-class TreeBuilder {
+class TreeBuilder : ProgramBuilder {
  public:
-  TreeBuilder(const Spec& spec, int n, int rank, int lanes,
-              const std::function<std::uint32_t(int, int)>& qp)
-      : spec_(spec),
-        n_(n),
-        r_(rank),
-        lanes_(lanes),
-        qp_(qp),
-        l_(layout(spec, n, rank)),
-        element_(core::size_of(spec.type)),
-        chunk_(spec.chunk_bytes / element_) {
+  TreeBuilder(const Spec& spec, int n, int rank, int lanes, const QpOf& qp)
+      : ProgramBuilder(spec, n, rank, lanes, qp) {
     const std::uint64_t half = part_of(spec.count, 2, 0).second;
     chunks_ = std::max<std::uint64_t>(1, (half + chunk_ - 1) / chunk_);
     program_.signals = static_cast<std::uint32_t>(2 * kKinds * chunks_);
@@ -136,12 +128,7 @@ class TreeBuilder {
     }
   }
 
-  const Spec& spec_;
-  int n_, r_, lanes_;
-  const std::function<std::uint32_t(int, int)>& qp_;
-  Layout l_;
-  std::uint64_t element_, chunk_, chunks_ = 1;
-  chip::Program program_;
+  std::uint64_t chunks_ = 1;
 };
 
 }  // namespace
