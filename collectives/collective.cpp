@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace podsim::collectives {
@@ -94,6 +95,12 @@ bool splits_evenly(Op op) {
 
 std::uint64_t size_bytes(const Spec& spec) { return spec.count * core::size_of(spec.type); }
 
+int pipeline_depth(const Spec& spec) {
+  if (spec.pipeline > 0) return spec.pipeline;
+  constexpr std::uint64_t kPiece = 64ull << 20;
+  return static_cast<int>(std::clamp<std::uint64_t>(size_bytes(spec) / kPiece, 1, 4));
+}
+
 double bus_factor(Op op, int ranks) {
   const double n = ranks;
   switch (op) {
@@ -118,8 +125,8 @@ Layout layout(const Spec& spec, int ranks, int rank) {
     throw std::invalid_argument(
         fmt::format("root {} is not a rank (ranks 0..{})", spec.root, ranks - 1));
   }
-  if (spec.rings < 1 || spec.pipeline < 1) {
-    throw std::invalid_argument("rings and pipeline depth must be at least 1");
+  if (spec.rings < 1 || spec.pipeline < 0) {
+    throw std::invalid_argument("rings must be at least 1 and the pipeline depth not negative");
   }
   if (splits_evenly(spec.op) && spec.count % static_cast<std::uint64_t>(ranks) != 0) {
     throw std::invalid_argument(fmt::format("{}: count {} is not a multiple of the {} ranks",

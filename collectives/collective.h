@@ -67,8 +67,9 @@ struct Spec {
   // with every second ring running backwards, so the rings use disjoint link directions.
   int rings = 1;
   // Hierarchical all-reduce: the vector cut into this many pieces, each piece's phases started
-  // as soon as the same phase of the piece before has finished, so the phases overlap.
-  int pipeline = 1;
+  // as soon as the same phase of the piece before has finished, so the phases overlap. 0: by
+  // size (see pipeline_depth).
+  int pipeline = 0;
 };
 
 // A rank's buffers, the same addresses on every rank. In place, the smaller buffer lies inside
@@ -90,6 +91,11 @@ Layout layout(const Spec& spec, int ranks, int rank);
 
 // Bytes of the larger buffer (nccl-tests' "size").
 std::uint64_t size_bytes(const Spec& spec);
+// The hierarchical all-reduce's pipeline depth: spec.pipeline, or when 0 one piece per 64 MiB,
+// 1 to 4 pieces (sweeps on hls2-pod128: pieces under about 64 MiB cost more in each phase's
+// latency than the overlap gains; docs/collectives.md).
+int pipeline_depth(const Spec& spec);
+
 // nccl-tests' bus bandwidth factor: busbw = algbw x factor.
 double bus_factor(Op op, int ranks);
 

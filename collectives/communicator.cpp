@@ -239,7 +239,7 @@ HierarchicalPlan hierarchical_plan(const Spec& spec, const Layout& l, const Hier
   HierarchicalPlan plan;
   std::uint64_t scratch = l.scratch;
   for (const auto& [offset, count] :
-       cut_pieces(spec.count, static_cast<std::uint64_t>(h.per_box), spec.pipeline)) {
+       cut_pieces(spec.count, static_cast<std::uint64_t>(h.per_box), pipeline_depth(spec))) {
     HierarchicalPiece piece;
     piece.part = count / static_cast<std::uint64_t>(h.per_box);
     const std::uint64_t in = l.input + offset * element, out = l.output + offset * element;

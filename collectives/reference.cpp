@@ -74,7 +74,7 @@ Bytes reduce_hierarchical(const Spec& spec, const Hierarchy& h, const std::vecto
   const std::size_t element = core::size_of(spec.type);
   Bytes out(spec.count * element);
   for (const auto& [piece, count] :
-       cut_pieces(spec.count, static_cast<std::uint64_t>(h.per_box), spec.pipeline)) {
+       cut_pieces(spec.count, static_cast<std::uint64_t>(h.per_box), pipeline_depth(spec))) {
     const std::uint64_t part = count / static_cast<std::uint64_t>(h.per_box);
     std::vector<Bytes> boxes;
     for (int b = 0; b < h.boxes; ++b) {

@@ -111,7 +111,8 @@ class CollectiveCommand : public Command {
         ->capture_default_str();
     subcommand
         ->add_option("--pipeline", pipeline_,
-                     "pieces of a hierarchical all_reduce whose phases overlap")
+                     "pieces of a hierarchical all_reduce whose phases overlap (0: one per "
+                     "64 MiB, 1 to 4)")
         ->capture_default_str();
     subcommand->add_option("--check,-c", check_, "check every result (1) or not (0)")
         ->capture_default_str()
@@ -286,7 +287,7 @@ class CollectiveCommand : public Command {
   std::string min_bytes_ = "1MiB", max_bytes_ = "64MiB", chunk_ = "1MiB";
   int factor_ = 2;
   std::vector<std::string> sizes_;
-  int ranks_ = 0, iters_ = 1, warmup_ = 0, root_ = 0, rings_ = 1, pipeline_ = 1, check_ = 1;
+  int ranks_ = 0, iters_ = 1, warmup_ = 0, root_ = 0, rings_ = 1, pipeline_ = 0, check_ = 1;
   bool in_place_ = false, timing_only_ = false;
   std::string csv_file_;
 };

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/collective.h"
+
 namespace podsim::collectives {
 namespace {
 
@@ -75,6 +77,21 @@ TEST(CutPieces, WholeUnitsNearlyEqualNoneEmpty) {
   EXPECT_EQ(pieces[2], std::make_pair(std::uint64_t{56}, std::uint64_t{24}));
   EXPECT_EQ(cut_pieces(16, 8, 5).size(), 2u);  // no more pieces than units
   EXPECT_THROW(cut_pieces(17, 8, 2), std::invalid_argument);
+}
+
+TEST(PipelineDepth, OnePiecePer64MiBFromOneToFourUnlessGiven) {
+  Spec spec;
+  spec.type = core::DataType::kFp32;
+  const auto depth_at = [&spec](std::uint64_t mib) {
+    spec.count = mib * (1 << 20) / 4;
+    return pipeline_depth(spec);
+  };
+  EXPECT_EQ(depth_at(16), 1);
+  EXPECT_EQ(depth_at(64), 1);
+  EXPECT_EQ(depth_at(128), 2);
+  EXPECT_EQ(depth_at(1024), 4);
+  spec.pipeline = 3;
+  EXPECT_EQ(depth_at(16), 3);
 }
 
 }  // namespace
