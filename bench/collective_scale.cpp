@@ -6,6 +6,7 @@
 //   bench/collective_scale [--podsim PATH] [--json FILE] [--bytes SIZE] [--systems A,B,...]
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -33,29 +34,32 @@ int main(int argc, char** argv) {
   std::string podsim = PODSIM_BINARY, json_file, bytes = "1GiB";
   std::vector<Case> cases = {
       {"hls2", 8, 5}, {"hls2-pod128", 128, 120}, {"hls2-rack16x", 1024, 1800}};
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--podsim") {
-      podsim = argv[i + 1];
-    } else if (flag == "--json") {
-      json_file = argv[i + 1];
-    } else if (flag == "--bytes") {
-      bytes = argv[i + 1];
-    } else if (flag == "--systems") {
-      std::vector<Case> chosen;
-      std::stringstream list(argv[i + 1]);
-      for (std::string name; std::getline(list, name, ',');) {
-        for (const auto& c : cases) {
-          if (c.system == name) chosen.push_back(c);
-        }
+  std::string systems;
+  constexpr const char* kUsage =
+      "usage: collective_scale [--podsim PATH] [--json FILE] [--bytes SIZE] "
+      "[--systems hls2,hls2-pod128,hls2-rack16x]";
+  if (!podsim::bench::read_flags(argc, argv,
+                                 {{"--podsim", &podsim},
+                                  {"--json", &json_file},
+                                  {"--bytes", &bytes},
+                                  {"--systems", &systems}},
+                                 kUsage)) {
+    return 2;
+  }
+  if (!systems.empty()) {
+    std::vector<Case> chosen;
+    std::stringstream list(systems);
+    for (std::string name; std::getline(list, name, ',');) {
+      const auto it = std::find_if(cases.begin(), cases.end(),
+                                   [&name](const Case& c) { return c.system == name; });
+      if (it == cases.end()) {
+        std::fprintf(stderr, "collective_scale: --systems: no case '%s'\n%s\n", name.c_str(),
+                     kUsage);
+        return 2;
       }
-      cases = chosen;
-    } else {
-      std::fprintf(stderr,
-                   "usage: collective_scale [--podsim PATH] [--json FILE] [--bytes SIZE] "
-                   "[--systems hls2,hls2-pod128,hls2-rack16x]\n");
-      return 2;
+      chosen.push_back(*it);
     }
+    cases = chosen;
   }
   try {
     nlohmann::json out;

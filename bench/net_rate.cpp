@@ -41,18 +41,10 @@ struct Figure {
 
 int main(int argc, char** argv) {
   std::string podsim = PODSIM_BINARY, json_file, bytes = "1MiB";
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--podsim")
-      podsim = argv[i + 1];
-    else if (flag == "--json")
-      json_file = argv[i + 1];
-    else if (flag == "--bytes")
-      bytes = argv[i + 1];
-    else {
-      std::fprintf(stderr, "usage: net_rate [--podsim PATH] [--json FILE] [--bytes SIZE]\n");
-      return 2;
-    }
+  if (!podsim::bench::read_flags(
+          argc, argv, {{"--podsim", &podsim}, {"--json", &json_file}, {"--bytes", &bytes}},
+          "usage: net_rate [--podsim PATH] [--json FILE] [--bytes SIZE]")) {
+    return 2;
   }
   try {
     const std::vector<std::string> permutation = {"net",     "--pattern", "permutation",

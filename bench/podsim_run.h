@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -20,6 +21,21 @@
 extern char** environ;
 
 namespace podsim::bench {
+
+// Reads "--flag VALUE" pairs into `flags`. On an unknown flag, or a flag without its value,
+// prints `usage` and returns false.
+inline bool read_flags(int argc, char** argv, const std::map<std::string, std::string*>& flags,
+                       const char* usage) {
+  for (int i = 1; i < argc; i += 2) {
+    const auto it = flags.find(argv[i]);
+    if (it == flags.end() || i + 1 >= argc) {
+      std::fprintf(stderr, "%s\n", usage);
+      return false;
+    }
+    *it->second = argv[i + 1];
+  }
+  return true;
+}
 
 struct PodsimRun {
   nlohmann::json result;

@@ -1,0 +1,30 @@
+// The benchmarks refuse arguments they do not understand before running anything (a lone
+// `--help` once started the half-hour sweep).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/support/test_support.h"
+
+namespace podsim {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(BenchArgs, AFlagWithoutItsValueIsAUsageError) {
+  for (const char* bench : {COLLECTIVE_SCALE_BINARY, NET_RATE_BINARY}) {
+    for (const char* flag : {"--help", "--json"}) {
+      const auto r = test::run_program(bench, {flag});
+      EXPECT_EQ(r.exit_status, 2) << bench << " " << flag;
+      EXPECT_THAT(r.err, HasSubstr("usage:")) << bench;
+    }
+  }
+}
+
+TEST(BenchArgs, AnUnknownSystemIsNamed) {
+  const auto r = test::run_program(COLLECTIVE_SCALE_BINARY, {"--systems", "hls2,hls9"});
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_THAT(r.err, HasSubstr("no case 'hls9'"));
+}
+
+}  // namespace
+}  // namespace podsim
