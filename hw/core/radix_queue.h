@@ -42,6 +42,14 @@ class RadixQueue {
     if (s < last_slice_) {
       early_.push_back({entry, pushed_});
       std::push_heap(early_.begin(), early_.end(), LaterEarly{});
+      // Once the slice taken out has run far ahead, every near entry would go through the heap:
+      // when it holds a good share of the queue, start the buckets again from the earliest.
+      if (early_.size() >= kRebaseAt && early_.size() * 4 > size_) {
+        ++pushed_;
+        ++size_;
+        rebase();
+        return;
+      }
     } else if (s == last_slice_) {
       insert_current(entry);
     } else {
@@ -85,6 +93,7 @@ class RadixQueue {
   };
   // Bucket b holds slices whose highest bit differing from the last slice is b-1.
   static constexpr int kBuckets = 65;
+  static constexpr std::size_t kRebaseAt = 64;
 
   static TimePs slice(TimePs at) { return at >> kSliceBits; }
   int bucket_of(TimePs at) const { return 64 - __builtin_clzll(slice(at) ^ last_slice_); }
@@ -118,6 +127,34 @@ class RadixQueue {
       }
     }
     spill_.clear();
+  }
+
+  // Every entry placed again with the earliest one's slice as the last taken out. Equal times
+  // share a slice, so they sit in one of early_, current_ or a bucket, each of which keeps their
+  // order: taking those out in turn keeps it.
+  void rebase() {
+    std::vector<T> all;
+    all.reserve(size_);
+    std::sort(early_.begin(), early_.end(),
+              [](const Early& a, const Early& b) { return LaterEarly{}(b, a); });
+    for (const Early& e : early_) all.push_back(e.entry);
+    early_.clear();
+    all.insert(all.end(), current_.begin() + static_cast<std::ptrdiff_t>(head_), current_.end());
+    current_.clear();
+    head_ = 0;
+    for (std::vector<T>& bucket : buckets_) {
+      all.insert(all.end(), bucket.begin(), bucket.end());
+      bucket.clear();
+    }
+    nonempty_ = 0;
+    last_slice_ = slice(all.front().at);
+    for (const T& e : all) {
+      if (slice(e.at) == last_slice_) {
+        insert_current(e);
+      } else {
+        place(e);
+      }
+    }
   }
 
   void place(const T& entry) {

@@ -42,6 +42,8 @@ TEST(AutoAlgorithm, InAnHls2Box) {
   EXPECT_EQ(p.pick(Op::kAllReduce, 64 * kKiB), "mesh");
   EXPECT_EQ(p.pick(Op::kAllReduce, 1 * kMiB), "mesh");
   EXPECT_EQ(p.pick(Op::kBroadcast, 4 * kKiB), "mesh");
+  EXPECT_EQ(p.pick(Op::kReduce, 64 * kKiB), "tree");
+  EXPECT_EQ(p.pick(Op::kReduce, 256 * kKiB), "mesh");
   EXPECT_EQ(p.pick(Op::kSendRecv, 1 * kMiB), "ring");
   EXPECT_EQ(p.pick(Op::kAllToAll, 1 * kMiB), "mesh");
 }

@@ -86,6 +86,42 @@ TEST(RadixQueue, ManyTimesBeforeTheLastTakenOutComeOutInOrder) {
   EXPECT_TRUE(q.empty());
 }
 
+// After a far entry is taken out, near entries pile up before it; the queue starts its buckets
+// again from them (a regression: they used to go through the small heap for good, which made a
+// pipelined collective's simulation 1.6 times slower). Order and ties must survive every restart.
+TEST(RadixQueue, NearEntriesAfterAFarOneKeepTheirOrderAcrossRestarts) {
+  std::mt19937_64 rng(11);
+  RadixQueue<Item> q;
+  std::set<std::pair<TimePs, std::uint64_t>> reference;
+  std::uint64_t seq = 0;
+  TimePs now = 0;
+  for (int round = 0; round < 50; ++round) {
+    // A far entry comes out first when nothing nearer is queued.
+    while (!reference.empty()) {
+      ASSERT_EQ(q.pop().seq, reference.begin()->second);
+      reference.erase(reference.begin());
+    }
+    const TimePs far = now + (TimePs{1} << 30);
+    q.push({far, seq});
+    reference.insert({far, seq++});
+    ASSERT_EQ(q.pop().seq, reference.begin()->second);
+    reference.erase(reference.begin());
+    // Then many entries before it, interleaved with pops, with many ties.
+    for (int step = 0; step < 3000; ++step) {
+      if (reference.empty() || rng() % 4 != 0) {
+        Item it{now + rng() % 2000, seq++};
+        q.push(it);
+        reference.insert({it.at, it.seq});
+      } else {
+        const Item got = q.pop();
+        ASSERT_EQ(got.seq, reference.begin()->second) << "round " << round << " step " << step;
+        now = got.at;
+        reference.erase(reference.begin());
+      }
+    }
+  }
+}
+
 TEST(RadixQueue, ATimeBeforeTheLastTakenOutComesOutFirst) {
   RadixQueue<Item> q;
   q.push({100000, 0});
