@@ -220,6 +220,21 @@ TEST_F(CollectiveCli, PipelinedHierarchicalAllReduceOverlapsItsPhases) {
   EXPECT_LT(pieces, 0.9 * whole);
 }
 
+// Halving-doubling folds 6 ranks to 4; the tree broadcasts from a middle root; auto picks the
+// tree for a small all-reduce in an hls2 box.
+TEST_F(CollectiveCli, HalvingDoublingAndTreeCheckOutFromTheCommandLine) {
+  const auto hd = collective({"--system", "hls2", "--ranks", "6", "--algo", "hd", "--sizes",
+                              "100000B", "--dtype", "bf16"});
+  EXPECT_EQ(hd["rows"][0]["algo"], "halving_doubling");
+  EXPECT_EQ(hd["rows"][0]["wrong"], 0);
+  const auto tree = collective({"--system", "hls2", "--op", "broadcast", "--algo", "tree", "--root",
+                                "3", "--sizes", "300KiB"});
+  EXPECT_EQ(tree["rows"][0]["wrong"], 0);
+  const auto small = collective({"--system", "hls2", "--sizes", "4KiB"});
+  EXPECT_EQ(small["rows"][0]["algo"], "tree");
+  EXPECT_EQ(small["rows"][0]["wrong"], 0);
+}
+
 TEST_F(CollectiveCli, CheckZeroMovesDataButChecksNothing) {
   const auto j = collective({"--system", "hls2", "--sizes", "1MiB", "--check", "0"});
   EXPECT_FALSE(j["checked"].get<bool>());
@@ -244,6 +259,10 @@ TEST_F(CollectiveCli, BadArgumentsNameTheOption) {
   EXPECT_THAT(fails({"--system", "hls2", "--algo", "ring", "--pipeline", "2"}).err,
               HasSubstr("pipeline"));
   EXPECT_THAT(fails({"--system", "hls2", "--check", "2"}).err, HasSubstr("--check"));
+  EXPECT_THAT(fails({"--system", "hls2", "--op", "all_gather", "--algo", "tree"}).err,
+              HasSubstr("the tree algorithm does not run all_gather"));
+  EXPECT_THAT(fails({"--system", "hls2", "--op", "broadcast", "--algo", "hd"}).err,
+              HasSubstr("the halving_doubling algorithm does not run broadcast"));
   EXPECT_THAT(fails({"--system", "hls2-pod128", "--ranks", "12", "--algo", "hierarchical"}).err,
               HasSubstr("whole boxes"));
   EXPECT_THAT(fails({"--system", "hls2-pod128", "--ranks", "16", "--algo", "hierarchical",
