@@ -17,16 +17,24 @@
 
 namespace podsim::collectives {
 
-namespace {
-// Collective ids are shared by every communicator, so collectives that meet on one chip never
-// share signals; an id comes back into use after Sequencer::kMaxPrograms others.
-int next_collective_id() {
+// An id no chip of this communicator is using, so collectives that meet on a chip never share
+// signals, while collectives on disjoint chips may share ids (a hierarchical all-reduce over
+// 128 boxes runs more than kMaxPrograms sub-collectives at once). Ids rotate, so each comes
+// back into use as late as possible.
+int Communicator::free_collective_id() const {
   static int next = 0;
-  const int id = next;
-  next = (next + 1) % chip::Sequencer::kMaxPrograms;
-  return id;
+  constexpr int kIds = chip::Sequencer::kMaxPrograms;
+  for (int k = 0; k < kIds; ++k) {
+    const int id = (next + k) % kIds;
+    const bool free = std::none_of(chips_.begin(), chips_.end(),
+                                   [this, id](int c) { return model_.sequencer(c).busy(id); });
+    if (free) {
+      next = (id + 1) % kIds;
+      return id;
+    }
+  }
+  throw std::invalid_argument(fmt::format("more than {} collectives in flight on one chip", kIds));
 }
-}  // namespace
 
 Communicator::Communicator(system::SystemModel& model, std::vector<int> chips)
     : model_(model), chips_(std::move(chips)) {
@@ -381,7 +389,7 @@ std::shared_ptr<Handle> Communicator::start(const Spec& spec) {
   auto handle = std::make_shared<Handle>();
   handle->spec = spec;
   handle->ranks = n;
-  handle->id = next_collective_id();
+  handle->id = free_collective_id();
   handle->start_ps = core::now_ps();
   handle->remaining = n;
   const Algorithm algorithm = resolve(spec);

@@ -100,6 +100,7 @@ class Communicator {
   std::shared_ptr<Handle> start(const Spec& spec);
 
  private:
+  int free_collective_id() const;
   chip::Program program(const Spec& spec, Algorithm algorithm, int rank);
   chip::Program rings_program(const Spec& spec, int rank);
   void check_hierarchical(const Spec& spec) const;

@@ -79,7 +79,8 @@ class Sequencer : public sc_core::sc_module {
   // `finished` runs). `finished(ok)` runs when every command has finished, or with false as
   // soon as one fails. Throws std::invalid_argument on a malformed program.
   void start(int id, Program program, std::function<void(bool ok)> finished);
-  bool busy(int id) const { return running_.count(id) != 0; }
+  // True while a program runs under `id` here, or signals for one wait to start.
+  bool busy(int id) const { return running_.count(id) != 0 || early_.count(id) != 0; }
 
  private:
   SC_HAS_PROCESS(Sequencer);

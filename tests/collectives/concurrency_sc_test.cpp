@@ -85,5 +85,29 @@ TEST(ConcurrentCollectives, TwoOnTheSamePortsShareTheBandwidth) {
   EXPECT_GE(first, 1.5 * alone[0]);
 }
 
+// A collective's id stays busy on its chips for as long as it runs, however many others start
+// and finish elsewhere meanwhile (a regression: ids were handed out round-robin, so a hierarchical
+// all-reduce over 128 boxes, with more sub-collectives than ids, reused one still running).
+TEST(ConcurrentCollectives, AnIdStaysTakenWhileItsCollectiveRuns) {
+  auto model = timing_only_model("hls2");
+  Communicator first(*model, {0, 1}), other(*model, {2, 3});
+  Spec tiny = all_reduce();
+  tiny.count = 1024;
+  const std::uint64_t second_base = layout(all_reduce(), 2, 0).end;
+  bool both_ok = false;
+  Driver d("driver", [&](Driver& self) {
+    auto long_one = first.start(all_reduce());
+    for (int i = 1; i < chip::Sequencer::kMaxPrograms; ++i) self.together({{&other, tiny}});
+    ASSERT_FALSE(long_one->done());
+    auto next = first.start(all_reduce(second_base));
+    EXPECT_NE(next->id, long_one->id);
+    while (!long_one->done()) sc_core::wait(long_one->finished);
+    while (!next->done()) sc_core::wait(next->finished);
+    both_ok = long_one->ok && next->ok;
+  });
+  sc_core::sc_start();
+  EXPECT_TRUE(both_ok);
+}
+
 }  // namespace
 }  // namespace podsim::collectives
