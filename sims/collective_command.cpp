@@ -12,6 +12,7 @@
 
 #include "collectives/communicator.h"
 #include "collectives/reference.h"
+#include "hw/core/event_queue.h"
 #include "hw/core/kernel.h"
 #include "hw/core/stats.h"
 #include "hw/core/trace.h"
@@ -269,7 +270,9 @@ class CollectiveCommand : public Command {
       ok = ok && r.ok && r.wrong == 0;
     }
     if (!runner.finished()) fmt::print("# the run stopped before every size finished\n");
-    fmt::print("# simulated in {:.2f} s CPU\n", cpu);
+    const core::EventQueue& queue = core::event_queue();
+    fmt::print("# simulated in {:.2f} s CPU: {} callbacks in {} activations, at most {} pending\n",
+               cpu, queue.fired(), queue.activations(), queue.peak_pending());
     if (!options.stats_file.empty())
       core::stats_registry().write(options.stats_file, core::now_ps());
     if (!options.trace_file.empty()) core::trace_writer().close();

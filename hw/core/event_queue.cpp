@@ -64,7 +64,7 @@ void EventQueue::prefetch_ahead() const {
   for (int stage = 1; stage <= Timed::kPrefetchStages; ++stage) {
     if (n > kStageAt[stage]) {
       const Entry& e = window_[kStageAt[stage]];
-      e.target->prefetch(e.tag(), stage);
+      e.target->prefetch(e.tag(), e.hot, stage);
     }
   }
 }
@@ -73,6 +73,7 @@ void EventQueue::run() {
   const TimePs now = now_ps();
   armed_ps_ = ~TimePs{0};
   running_ = true;
+  ++activations_;
   while (!window_.empty() && window_.front().at <= now) {
     const Entry e = take_front();
     prefetch_ahead();

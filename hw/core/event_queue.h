@@ -34,10 +34,11 @@ class Timed {
   virtual void fire(std::uint32_t tag) = 0;
   static constexpr int kPrefetchStages = 4;
   // Called for stages 1 to kPrefetchStages, in order, a few callbacks before fire(tag): prefetch
-  // what fire() will read, following one more level of pointers each stage (stage 1 may read the
-  // state named `hot` at scheduling, which was prefetched before it). A hint only: it must not
-  // change anything, and may be skipped or come for a callback that turns out stale.
-  virtual void prefetch(std::uint32_t /*tag*/, int /*stage*/) const {}
+  // what fire() will read, following one more level of pointers each stage (stage 1 may read
+  // `hot`, the state named at scheduling, and the line holding this object's vtable pointer:
+  // both were prefetched before it). A hint only: it must not change anything, and may be
+  // skipped or come for a callback that turns out stale.
+  virtual void prefetch(std::uint32_t /*tag*/, const void* /*hot*/, int /*stage*/) const {}
 };
 
 class EventQueue : public sc_core::sc_module {
@@ -49,6 +50,8 @@ class EventQueue : public sc_core::sc_module {
   void schedule(TimePs at, Timed& target, std::uint32_t tag, const void* hot = nullptr);
   std::size_t pending() const { return later_.size() + window_.size(); }
   std::uint64_t fired() const { return fired_; }
+  // Times the process woke to run callbacks: each costs a pass through the SystemC kernel.
+  std::uint64_t activations() const { return activations_; }
   std::size_t peak_pending() const { return peak_pending_; }
 
  private:
@@ -88,7 +91,7 @@ class EventQueue : public sc_core::sc_module {
   // Ordered by scheduling order among equal times, so an entry the window gives back sorts
   // before later ones of its time.
   RadixQueue<Entry, ByOrder> later_;
-  std::uint64_t next_order_ = 0, fired_ = 0;
+  std::uint64_t next_order_ = 0, fired_ = 0, activations_ = 0;
   std::size_t peak_pending_ = 0;
   TimePs armed_ps_ = ~TimePs{0};  // when wake_ is due; all-ones when not armed
   bool running_ = false;

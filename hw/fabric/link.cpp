@@ -58,7 +58,7 @@ void Link::fire(std::uint32_t tag) {
 // Stage 1 reads the direction and prefetches the endpoint object (and the frame arriving);
 // the endpoint's own stages follow one stage later. Transmit: the sender's port state, then its
 // next frame. Deliver: the receiver's port, then where the receiver will put the frame.
-void Link::prefetch(std::uint32_t tag, int stage) const {
+void Link::prefetch(std::uint32_t tag, const void* /*hot: the direction*/, int stage) const {
   const Direction& d = directions_[tag & 1];
   const bool deliver = tag >= kDeliver0;
   const LinkEndpoint* endpoint = deliver ? d.to : d.from;

@@ -137,7 +137,7 @@ class Link : public sc_core::sc_module, private core::Timed {
 
   enum Tag : std::uint32_t { kTransmit0, kTransmit1, kDeliver0, kDeliver1 };
   void fire(std::uint32_t tag) override;
-  void prefetch(std::uint32_t tag, int stage) const override;
+  void prefetch(std::uint32_t tag, const void* hot, int stage) const override;
   void transmit(int side);
   void deliver(int side);
   void schedule_transmit(int side, core::TimePs at);

@@ -27,62 +27,73 @@ const RoceConfig& validated(const RoceConfig& config) {
   return config;
 }
 
-Nic::PortStats make_port_stats(const std::string& prefix) {
+}  // namespace
+
+// Counters are the port's own (see PortCounters); the registry reads them.
+Nic::PortStats Nic::attach_port_stats(const std::string& prefix, PortCounters& c) {
   core::StatsGroup g(prefix);
-  Nic::PortStats s{};
-  s.tx_packets = &g.counter("tx_packets", "1", "frames sent, control and data");
-  s.tx_bytes = &g.counter("tx_bytes", "B", "wire bytes sent, preamble and gap included");
-  s.rx_packets = &g.counter("rx_packets", "1", "frames received");
-  s.rx_bytes = &g.counter("rx_bytes", "B", "wire bytes received");
-  s.data_packets_sent = &g.counter("data_packets_sent", "1",
-                                   "requests and READ responses sent, retransmissions included");
-  s.data_bytes_sent = &g.counter("data_bytes_sent", "B", "payload of the data packets sent");
-  s.data_packets_received =
-      &g.counter("data_packets_received", "1", "requests and READ responses received");
-  s.acks_sent = &g.counter("acks_sent", "1", "ACKs sent");
-  s.acks_received = &g.counter("acks_received", "1", "ACKs received");
-  s.naks_sent = &g.counter("naks_sent", "1", "NAKs sent (sequence, RNR, access, invalid)");
-  s.naks_received = &g.counter("naks_received", "1", "NAKs received");
-  s.retransmitted_packets =
-      &g.counter("retransmitted_packets", "1", "requests sent again by go-back-N");
-  s.timeouts = &g.counter("timeouts", "1", "retransmission timer expiries");
-  s.duplicates_received = &g.counter("duplicates_received", "1", "duplicate packets dropped");
-  s.out_of_sequence_received =
-      &g.counter("out_of_sequence_received", "1", "packets ahead of a gap dropped");
-  s.cnps_sent = &g.counter("cnps_sent", "1", "congestion notifications sent");
-  s.cnps_received = &g.counter("cnps_received", "1", "congestion notifications received");
-  s.pfc_pauses_received =
-      &g.counter("pfc_pauses_received", "1", "PFC frames received that pause a priority");
-  s.dropped = &g.counter("dropped", "1", "packets for an unknown or unconnected QP");
+  PortStats s{};
+  s.tx_packets = &g.attach("tx_packets", c.tx_packets, "1", "frames sent, control and data");
+  s.tx_bytes = &g.attach("tx_bytes", c.tx_bytes, "B", "wire bytes sent, preamble and gap included");
+  s.rx_packets = &g.attach("rx_packets", c.rx_packets, "1", "frames received");
+  s.rx_bytes = &g.attach("rx_bytes", c.rx_bytes, "B", "wire bytes received");
+  s.data_packets_sent = &g.attach("data_packets_sent", c.data_packets_sent, "1",
+                                  "requests and READ responses sent, retransmissions included");
+  s.data_bytes_sent =
+      &g.attach("data_bytes_sent", c.data_bytes_sent, "B", "payload of the data packets sent");
+  s.data_packets_received = &g.attach("data_packets_received", c.data_packets_received, "1",
+                                      "requests and READ responses received");
+  s.acks_sent = &g.attach("acks_sent", c.acks_sent, "1", "ACKs sent");
+  s.acks_received = &g.attach("acks_received", c.acks_received, "1", "ACKs received");
+  s.naks_sent =
+      &g.attach("naks_sent", c.naks_sent, "1", "NAKs sent (sequence, RNR, access, invalid)");
+  s.naks_received = &g.attach("naks_received", c.naks_received, "1", "NAKs received");
+  s.retransmitted_packets = &g.attach("retransmitted_packets", c.retransmitted_packets, "1",
+                                      "requests sent again by go-back-N");
+  s.timeouts = &g.attach("timeouts", c.timeouts, "1", "retransmission timer expiries");
+  s.duplicates_received =
+      &g.attach("duplicates_received", c.duplicates_received, "1", "duplicate packets dropped");
+  s.out_of_sequence_received = &g.attach("out_of_sequence_received", c.out_of_sequence_received,
+                                         "1", "packets ahead of a gap dropped");
+  s.cnps_sent = &g.attach("cnps_sent", c.cnps_sent, "1", "congestion notifications sent");
+  s.cnps_received =
+      &g.attach("cnps_received", c.cnps_received, "1", "congestion notifications received");
+  s.pfc_pauses_received = &g.attach("pfc_pauses_received", c.pfc_pauses_received, "1",
+                                    "PFC frames received that pause a priority");
+  s.dropped = &g.attach("dropped", c.dropped, "1", "packets for an unknown or unconnected QP");
   return s;
 }
-
-}  // namespace
 
 Nic::Qp::Qp(std::uint32_t qpn_, int port_, CompletionQueue& send_cq_, CompletionQueue& recv_cq_,
             const RoceConfig& config, double line_rate)
     : qpn(qpn_),
       port(port_),
-      send_cq(&send_cq_),
-      recv_cq(&recv_cq_),
       requester(static_cast<std::uint32_t>(config.mtu), config.ack_every,
                 config.retransmit_timeout_ps(), config.retry_limit),
       responder(config.ack_every, static_cast<core::TimePs>(config.nak_interval.ps)),
-      dcqcn(config.dcqcn, line_rate) {}
+      send_cq(&send_cq_),
+      recv_cq(&recv_cq_),
+      dcqcn(config.dcqcn, line_rate) {
+  for (FlowKind kind : {kRequesterFlow, kResponderFlow}) {
+    flow[kind].qp = this;
+    flow[kind].kind = kind;
+  }
+}
 
 Nic::Nic(sc_core::sc_module_name name, int ports, const RoceConfig& config)
     : sc_core::sc_module(name),
+      queue_(&core::event_queue()),
       memory_socket("memory_socket"),
       config_(validated(config)),
-      rto_ps_(config.retransmit_timeout_ps()),
-      queue_(&core::event_queue()) {
+      rto_ps_(config.retransmit_timeout_ps()) {
   if (ports < 1 || ports > 256) {
     throw std::invalid_argument(
         fmt::format("{}: a NIC has 1 to 256 ports, got {}", this->name(), ports));
   }
   ports_.resize(static_cast<std::size_t>(ports));
   for (int p = 0; p < ports; ++p) {
-    ports_[p].stats = make_port_stats(fmt::format("{}.port{}", this->name(), p));
+    ports_[p].stats =
+        attach_port_stats(fmt::format("{}.port{}", this->name(), p), ports_[p].counters);
   }
   core::StatsGroup g(this->name());
   completions_ = &g.counter("completions", "1", "work completions delivered, both CQ kinds");
@@ -95,9 +106,9 @@ void Nic::fire(std::uint32_t tag) {
 }
 
 Nic::~Nic() {
-  for (Qp& qp : qps_) {
-    discard(qp.flow[kRequesterFlow]);
-    discard(qp.flow[kResponderFlow]);
+  for (auto& qp : qps_) {
+    discard(qp->flow[kRequesterFlow]);
+    discard(qp->flow[kResponderFlow]);
   }
   while (!arrivals_.empty()) {
     packet_pool().release(arrivals_.front().packet);
@@ -147,7 +158,7 @@ const Nic::Qp& Nic::qp_of(std::uint32_t qpn, const char* call) const {
   if (qpn < kFirstQpn || qpn - kFirstQpn >= qps_.size()) {
     reject(call, fmt::format("QP {} does not exist on this NIC", qpn));
   }
-  return qps_[qpn - kFirstQpn];
+  return *qps_[qpn - kFirstQpn];
 }
 
 std::uint32_t Nic::create_qp(int port, CompletionQueue& send_cq, CompletionQueue& recv_cq) {
@@ -160,7 +171,8 @@ std::uint32_t Nic::create_qp(int port, CompletionQueue& send_cq, CompletionQueue
   }
   if (qps_.size() >= kPsnMask - kFirstQpn) reject("create_qp", "out of 24-bit QP numbers");
   const auto qpn = static_cast<std::uint32_t>(kFirstQpn + qps_.size());
-  qps_.emplace_back(qpn, port, send_cq, recv_cq, config_, ports_[port].rate.bits_per_second);
+  qps_.push_back(std::make_unique<Qp>(qpn, port, send_cq, recv_cq, config_,
+                                      ports_[port].rate.bits_per_second));
   return qpn;
 }
 
@@ -392,33 +404,31 @@ void Nic::link_flow(Qp& qp, FlowKind kind) {
   Flow& f = qp.flow[kind];
   if (f.linked) return;
   Port& port = ports_[qp.port];
-  const int id = static_cast<int>(index_of(qp)) * 2 + kind;
   f.linked = true;
   ++port.linked;
-  if (port.rr < 0) {
-    f.prev = f.next = id;
-    port.rr = id;
+  if (!port.rr) {
+    f.prev = f.next = &f;
+    port.rr = &f;
     return;
   }
   // Joins at the end of the round: just before the flow offered the link next.
-  Flow& head = flow_of(port.rr);
-  f.next = port.rr;
+  Flow& head = *port.rr;
+  f.next = &head;
   f.prev = head.prev;
-  flow_of(head.prev).next = id;
-  head.prev = id;
+  head.prev->next = &f;
+  head.prev = &f;
 }
 
-void Nic::unlink_flow(Port& port, int id) {
-  Flow& f = flow_of(id);
+void Nic::unlink_flow(Port& port, Flow& f) {
   if (!f.linked) return;
   f.linked = false;
   if (--port.linked == 0) {
-    port.rr = -1;
+    port.rr = nullptr;
     return;
   }
-  flow_of(f.prev).next = f.next;
-  flow_of(f.next).prev = f.prev;
-  if (port.rr == id) port.rr = f.next;
+  f.prev->next = f.next;
+  f.next->prev = f.prev;
+  if (port.rr == &f) port.rr = f.next;
 }
 
 Packet* Nic::next_to_send(int port_index, core::TimePs now, core::TimePs& retry_at) {
@@ -448,8 +458,8 @@ Packet* Nic::next_to_send(int port_index, core::TimePs now, core::TimePs& retry_
     return nullptr;
   }
   const std::uint32_t wire = p->wire_bytes();
-  port.stats.tx_packets->add();
-  port.stats.tx_bytes->add(wire);
+  port.counters.tx_packets.add();
+  port.counters.tx_bytes.add(wire);
   // Whatever else waits decides at the next call when it can go; new work wakes the link.
   if (!port.control.empty() || port.linked > 0) retry_at = now;
   return p;
@@ -457,17 +467,16 @@ Packet* Nic::next_to_send(int port_index, core::TimePs now, core::TimePs& retry_
 
 Packet* Nic::next_data(Port& port, core::TimePs now, core::TimePs& retry) {
   // Each flow is looked at once, starting where the last round stopped.
-  for (int visits = port.linked; visits > 0 && port.rr >= 0; --visits) {
-    const int id = port.rr;
-    Flow& f = flow_of(id);
+  for (int visits = port.linked; visits > 0 && port.rr; --visits) {
+    Flow& f = *port.rr;
     port.rr = f.next;
     if (!f.staged) {
-      unlink_flow(port, id);
+      unlink_flow(port, f);
       continue;
     }
-    Qp& qp = qps_[static_cast<std::size_t>(id / 2)];
+    Qp& qp = *f.qp;
     const core::TimePs ready = std::max(f.ready_ps, qp.next_send_ps);
-    if (ready <= now) return take(qp, static_cast<FlowKind>(id % 2), now);
+    if (ready <= now) return take(qp, f.kind, now);
     retry = std::min(retry, ready);
   }
   return nullptr;
@@ -477,11 +486,11 @@ Packet* Nic::take(Qp& qp, FlowKind kind, core::TimePs now) {
   Flow& f = qp.flow[kind];
   Packet* p = f.staged;
   f.staged = nullptr;
-  const PortStats& s = ports_[qp.port].stats;
-  s.data_packets_sent->add();
-  s.data_bytes_sent->add(p->payload_bytes);
+  PortCounters& s = ports_[qp.port].counters;
+  s.data_packets_sent.add();
+  s.data_bytes_sent.add(p->payload_bytes);
   if (kind == kRequesterFlow) {
-    if (f.tx.retransmission) s.retransmitted_packets->add();
+    if (f.tx.retransmission) s.retransmitted_packets.add();
     qp.requester.on_transmit(f.tx, now);
     ensure_timer(qp);
   } else {
@@ -506,12 +515,12 @@ Packet* Nic::take(Qp& qp, FlowKind kind, core::TimePs now) {
 }
 
 Packet* Nic::build_control(const Control& c) {
-  Qp& qp = qps_[c.qp];
+  Qp& qp = *qps_[c.qp];
   Packet* p = new_packet(qp, config_.control_priority);
-  const PortStats& s = ports_[qp.port].stats;
+  PortCounters& s = ports_[qp.port].counters;
   if (c.kind == Control::Kind::kCnp) {
     p->opcode = fabric::Opcode::kCnp;
-    s.cnps_sent->add();
+    s.cnps_sent.add();
     return p;
   }
   p->opcode = fabric::Opcode::kAcknowledge;
@@ -519,8 +528,82 @@ Packet* Nic::build_control(const Control& c) {
   p->syndrome = c.syndrome;
   p->msn = c.msn;
   p->psn = c.psn;
-  (c.syndrome == fabric::AckSyndrome::kAck ? s.acks_sent : s.naks_sent)->add();
+  (c.syndrome == fabric::AckSyndrome::kAck ? s.acks_sent : s.naks_sent).add();
   return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Prefetch hints (core::Timed::prefetch, fabric::LinkEndpoint): a chip's NIC serves dozens of
+// ports and QPs in turn, whose state has usually left the cache by the time their next frame
+// comes. Each stage reads only what the stage before prefetched.
+
+namespace {
+
+void prefetch_range(const void* first, const void* end) {
+  for (auto p = static_cast<const char*>(first); p < static_cast<const char*>(end); p += 64) {
+    __builtin_prefetch(p, 1);
+  }
+}
+
+}  // namespace
+
+void Nic::prefetch_port(const Port& port) const { prefetch_range(&port, &port.counters.naks_sent); }
+
+// The lines every packet of the QP touches, then those of sending and ACKs (flows, requester)
+// or those of received requests (responder, the receive in progress).
+void Nic::prefetch_qp(const Qp& qp, bool sending) const {
+  if (sending) return prefetch_range(&qp, &qp.responder);
+  __builtin_prefetch(&qp, 1);
+  prefetch_range(&qp.responder, &qp.send_cq);
+}
+
+// Link stages 2 to 4: the port, then the control frame or flow it serves next, then that
+// frame's QP or the flow's staged packet and requester.
+void Nic::prefetch_send(int port_index, int stage) const {
+  const Port& port = ports_[static_cast<std::size_t>(port_index)];
+  if (stage == 1) return prefetch_port(port);
+  const bool control = !port.control.empty();
+  if (stage == 2) {
+    if (control) __builtin_prefetch(&port.control.front());
+    if (port.rr) prefetch_range(port.rr, port.rr + 1);
+    return;
+  }
+  if (control) {
+    const std::uint32_t qp = port.control.front().qp;
+    if (qp < qps_.size()) __builtin_prefetch(qps_[qp].get());
+  } else if (port.rr && port.rr->staged) {
+    __builtin_prefetch(port.rr->staged);
+    prefetch_range(&port.rr->qp->requester, &port.rr->qp->responder);
+  }
+}
+
+void Nic::prefetch_receive(int port_index, const fabric::Packet* /*packet*/, int stage) const {
+  if (stage != 1) return;
+  prefetch_port(ports_[static_cast<std::size_t>(port_index)]);
+}
+
+// An arrival's packet is `hot` (in cache from stage 0): its QP's slot, then the QP's lines for
+// that kind of packet, then its port and the work request an ACK advances.
+void Nic::prefetch(std::uint32_t tag, const void* hot, int stage) const {
+  if (tag != kArrival || !hot) return;
+  const auto& p = *static_cast<const fabric::Packet*>(hot);
+  const std::size_t index = p.dest_qp - kFirstQpn;
+  if (p.dest_qp < kFirstQpn || index >= qps_.size()) return;
+  if (stage == 1) {
+    __builtin_prefetch(&qps_[index]);
+    if (!arrivals_.empty()) __builtin_prefetch(&arrivals_.front());
+    // The packet's other lines: releasing it to the pool rewrites all of them.
+    prefetch_range(reinterpret_cast<const char*>(&p) + 64, &p + 1);
+    return;
+  }
+  const Qp& qp = *qps_[index];
+  const OpcodeClass kind = classify(p.opcode);
+  const bool sending = kind == OpcodeClass::kAck || kind == OpcodeClass::kReadResponse;
+  if (stage == 2) return prefetch_qp(qp, sending);
+  if (stage == 3) {
+    prefetch_port(ports_[static_cast<std::size_t>(qp.port)]);
+    if (sending) __builtin_prefetch(qp.requester.oldest_unacked());
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -538,30 +621,38 @@ void Nic::schedule(core::TimePs at, Timed::Kind kind, std::uint32_t qp,
   t.completion = completion;
   timers_.push_back(t);
   std::push_heap(timers_.begin(), timers_.end(), std::greater<Timed>());
-  if (at < timer_armed_ps_) {
-    timer_armed_ps_ = at;
-    queue_->schedule(at, *this, kTimer);
-  }
+  arm_timer_callback();
+}
+
+// Every queue callback for timers runs the timers due by then, so one at or before the earliest
+// timer is enough. A far retransmission deadline keeps its callback while near retirements come
+// and go: arming anew after each of them would leave a stale far callback in the queue every
+// time (tens of thousands in a 128-chip run, each moved through the queue's buckets).
+void Nic::arm_timer_callback() {
+  if (timers_.empty()) return;
+  const core::TimePs due = timers_.front().at;
+  if (!timer_callbacks_.empty() && timer_callbacks_.front() <= due) return;
+  timer_callbacks_.push_back(due);
+  std::push_heap(timer_callbacks_.begin(), timer_callbacks_.end(), std::greater<core::TimePs>());
+  queue_->schedule(due, *this, kTimer);
 }
 
 void Nic::on_timer() {
+  // The queue runs this NIC's callbacks in time order, so the one firing is the earliest.
+  std::pop_heap(timer_callbacks_.begin(), timer_callbacks_.end(), std::greater<core::TimePs>());
+  timer_callbacks_.pop_back();
   const core::TimePs now = core::now_ps();
-  if (now != timer_armed_ps_) return;  // superseded by an earlier arming
-  timer_armed_ps_ = kNever;
   while (!timers_.empty() && timers_.front().at <= now) {
     std::pop_heap(timers_.begin(), timers_.end(), std::greater<Timed>());
     const Timed t = timers_.back();
     timers_.pop_back();
     run(t);
   }
-  if (!timers_.empty() && timers_.front().at < timer_armed_ps_) {
-    timer_armed_ps_ = timers_.front().at;
-    queue_->schedule(timer_armed_ps_, *this, kTimer);
-  }
+  arm_timer_callback();
 }
 
 void Nic::run(const Timed& t) {
-  Qp& qp = qps_[t.qp];
+  Qp& qp = *qps_[t.qp];
   switch (t.kind) {
     case Timed::Kind::kTimeout:
       qp.timer_queued = false;
@@ -593,7 +684,7 @@ void Nic::on_timeout(Qp& qp, core::TimePs now) {
   if (qp.requester.timer_deadline() > now) return ensure_timer(qp);
   const Requester::Timeout result = qp.requester.on_timer(now);
   if (result == Requester::Timeout::kNotDue) return;
-  ports_[qp.port].stats.timeouts->add();
+  ports_[qp.port].counters.timeouts.add();
   if (result == Requester::Timeout::kExceeded) {
     retire(qp);
     fail_qp(qp, CompletionStatus::kRetryExceeded);
@@ -666,9 +757,9 @@ void Nic::fail_qp(Qp& qp, CompletionStatus send_status) {
   if (qp.state == QpState::kError) return;
   qp.state = QpState::kError;  // first: callbacks that post to this QP are refused
   Port& port = ports_[qp.port];
-  for (int kind = 0; kind < 2; ++kind) {
-    discard(qp.flow[kind]);
-    unlink_flow(port, static_cast<int>(index_of(qp)) * 2 + kind);
+  for (Flow& flow : qp.flow) {
+    discard(flow);
+    unlink_flow(port, flow);
   }
   qp.reads.clear();
   qp.ack_deferred = false;

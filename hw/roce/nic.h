@@ -29,13 +29,14 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include <cstdint>
-#include <deque>
 #include <limits>
+#include <memory>
 #include <systemc>
 #include <tlm>
 #include <vector>
 
 #include "hw/core/event_queue.h"
+#include "hw/core/ring.h"
 #include "hw/core/stats.h"
 #include "hw/core/trace.h"
 #include "hw/core/units.h"
@@ -45,13 +46,23 @@
 #include "hw/roce/dcqcn.h"
 #include "hw/roce/requester.h"
 #include "hw/roce/responder.h"
-#include "hw/core/ring.h"
 #include "hw/roce/roce_config.h"
 #include "hw/roce/verbs.h"
 
 namespace podsim::roce {
 
 class Nic : public sc_core::sc_module, public fabric::LinkEndpoint, private core::Timed {
+  struct Port;
+  struct Qp;
+  struct Arrival;
+  // What every packet's work starts from, declared first so that it follows the vtable pointers
+  // of the LinkEndpoint and Timed bases: the link and the event queue prefetch those lines
+  // first, and the prefetch hints then read these without waiting (see prefetch_send).
+  std::vector<Port> ports_;
+  std::vector<std::unique_ptr<Qp>> qps_;  // by index = QPN - kFirstQpn
+  core::Ring<Arrival> arrivals_;          // one queue callback each, in arrival order
+  core::EventQueue* queue_;
+
  public:
   tlm_utils::simple_initiator_socket<Nic> memory_socket;
 
@@ -113,6 +124,8 @@ class Nic : public sc_core::sc_module, public fabric::LinkEndpoint, private core
   // ---- fabric::LinkEndpoint
   fabric::Packet* next_to_send(int port, core::TimePs now, core::TimePs& retry_at) override;
   void receive(fabric::Packet* packet, int port) override;
+  void prefetch_send(int port, int stage) const override;
+  void prefetch_receive(int port, const fabric::Packet* packet, int stage) const override;
 
  private:
   static constexpr std::uint32_t kFirstQpn = 2;  // QP0 and QP1 are IBTA's management QPs
@@ -124,9 +137,11 @@ class Nic : public sc_core::sc_module, public fabric::LinkEndpoint, private core
   struct Flow {
     fabric::Packet* staged = nullptr;
     core::TimePs ready_ps = 0;
-    Requester::Tx tx;  // requester flow: what the staged packet is
+    Qp* qp = nullptr;  // the QP holding this flow
+    FlowKind kind = kRequesterFlow;
     bool linked = false;
-    int prev = -1, next = -1;  // flow ids (qp index * 2 + kind) in the port's ring
+    Flow *prev = nullptr, *next = nullptr;  // in the port's ring
+    Requester::Tx tx;                       // requester flow: what the staged packet is
   };
 
   // A READ the responder is answering.
@@ -138,44 +153,46 @@ class Nic : public sc_core::sc_module, public fabric::LinkEndpoint, private core
     std::uint32_t next = 0;  // responses staged so far
   };
 
-  struct Qp {
+  // Laid out by use: what every packet of the QP touches first, then what sending and ACKs
+  // touch (flows, requester), then what received requests touch (responder, receives), then the
+  // rest; prefetch_qp names the groups.
+  struct alignas(64) Qp {
     Qp(std::uint32_t qpn, int port, CompletionQueue& send_cq, CompletionQueue& recv_cq,
        const RoceConfig& config, double line_rate);
     std::uint32_t qpn;
     int port;
-    CompletionQueue* send_cq;
-    CompletionQueue* recv_cq;
     QpState state = QpState::kInit;
+    bool timer_queued = false;  // a timeout entry for this QP is in the timer heap
+    bool in_send = false;       // a SEND's first packet took `receive`
+    bool ack_deferred = false;  // an ACK or NAK waits for READ responses with lower PSNs
+    bool cnp_sent = false;
+    std::uint16_t udp_source = 0;
     fabric::EndpointId remote = fabric::kNoEndpoint;
     std::uint32_t remote_qpn = 0, remote_ip = 0;
     std::uint64_t remote_mac = 0;
-    std::uint16_t udp_source = 0;
-
-    Requester requester;
-    Responder responder;
-    Dcqcn dcqcn;
-    Flow flow[2];
     core::TimePs next_send_ps = 0;  // DCQCN pacing
 
+    Flow flow[2];
+    Requester requester;
+
     // Responder: where the message in progress goes.
+    Responder responder;
     core::Ring<RecvRequest> receives;
-    bool in_send = false;  // a SEND's first packet took `receive`
     RecvRequest receive;
     std::uint64_t write_address = 0;
     std::uint64_t message_bytes = 0;
+
+    CompletionQueue* send_cq;
+    CompletionQueue* recv_cq;
     core::Ring<ReadWork> reads;
-    // An ACK or NAK waiting for READ responses with lower PSNs to leave first.
-    bool ack_deferred = false;
     fabric::AckSyndrome deferred_syndrome = fabric::AckSyndrome::kAck;
     std::uint32_t deferred_psn = 0;
     core::TimePs deferred_ready_ps = 0;
-    bool cnp_sent = false;
     core::TimePs last_cnp_ps = 0;
-
-    bool timer_queued = false;  // a timeout entry for this QP is in the timer heap
     core::TrackId track{};
     core::TimePs last_span_end = 0;
     core::TimeWeighted* rate_level = nullptr;
+    Dcqcn dcqcn;
   };
 
   // A frame the port sends before data.
@@ -188,18 +205,29 @@ class Nic : public sc_core::sc_module, public fabric::LinkEndpoint, private core
     core::TimePs ready_ps = 0;
   };
 
-  struct Port {
+  // The counters behind PortStats, kept in the port so that a packet's counting costs no
+  // lines of its own; those every packet touches first.
+  struct PortCounters {
+    core::Counter tx_packets, tx_bytes, rx_packets, rx_bytes, data_packets_sent, data_bytes_sent,
+        data_packets_received, acks_sent, acks_received;
+    core::Counter naks_sent, naks_received, retransmitted_packets, timeouts, duplicates_received,
+        out_of_sequence_received, cnps_sent, cnps_received, pfc_pauses_received, dropped;
+  };
+
+  // What a frame sent or received touches comes first (prefetch_port names the lines).
+  struct alignas(64) Port {
+    core::Ring<Control> control;
+    Flow* rr = nullptr;  // the flow offered the link next
+    int linked = 0;
     fabric::Link* link = nullptr;
     int side = 0;
-    fabric::EndpointId address = fabric::kNoEndpoint;
     std::uint32_t ip = 0;
     std::uint64_t mac = 0;
-    core::Bandwidth rate{};
-    core::Ring<Control> control;
     core::TimePs paused_until[8] = {};
-    int rr = -1;  // the flow offered the link next
-    int linked = 0;
-    PortStats stats{};
+    PortCounters counters;
+    fabric::EndpointId address = fabric::kNoEndpoint;
+    core::Bandwidth rate{};
+    PortStats stats{};  // points into `counters`
   };
 
   // Work the NIC does at a future time.
@@ -220,6 +248,7 @@ class Nic : public sc_core::sc_module, public fabric::LinkEndpoint, private core
   };
 
   // ---- nic.cpp: verbs, sending, timers
+  static PortStats attach_port_stats(const std::string& prefix, PortCounters& counters);
   Qp& qp_of(std::uint32_t qpn, const char* call);
   const Qp& qp_of(std::uint32_t qpn, const char* call) const;
   [[noreturn]] void reject(const char* call, const std::string& problem) const;
@@ -228,6 +257,9 @@ class Nic : public sc_core::sc_module, public fabric::LinkEndpoint, private core
 
   enum Tag : std::uint32_t { kArrival, kTimer };
   void fire(std::uint32_t tag) override;
+  void prefetch(std::uint32_t tag, const void* hot, int stage) const override;
+  void prefetch_port(const Port& port) const;
+  void prefetch_qp(const Qp& qp, bool sending) const;
   void wake(int port) { ports_[port].link->wake(ports_[port].side); }
   // Nothing new on the port can leave before `at`.
   void wake_at(int port, core::TimePs at) { ports_[port].link->wake_at(ports_[port].side, at); }
@@ -242,8 +274,7 @@ class Nic : public sc_core::sc_module, public fabric::LinkEndpoint, private core
   fabric::Packet* take(Qp& qp, FlowKind kind, core::TimePs now);
   fabric::Packet* build_control(const Control& c);
   void link_flow(Qp& qp, FlowKind kind);
-  void unlink_flow(Port& port, int flow);
-  Flow& flow_of(int id) { return qps_[static_cast<std::size_t>(id / 2)].flow[id % 2]; }
+  void unlink_flow(Port& port, Flow& flow);
 
   // Memory: a bulk transfer issued at `at`; false if the memory rejected it.
   bool transfer(tlm::tlm_command command, std::uint64_t address, std::uint8_t* data,
@@ -251,6 +282,7 @@ class Nic : public sc_core::sc_module, public fabric::LinkEndpoint, private core
 
   void schedule(core::TimePs at, Timed::Kind kind, std::uint32_t qp,
                 const Completion& completion = {});
+  void arm_timer_callback();
   void on_timer();
   void run(const Timed& t);
   void ensure_timer(Qp& qp);
@@ -282,13 +314,9 @@ class Nic : public sc_core::sc_module, public fabric::LinkEndpoint, private core
 
   RoceConfig config_;
   std::uint64_t rto_ps_;
-  std::vector<Port> ports_;
-  std::deque<Qp> qps_;  // by index = QPN - kFirstQpn; a deque keeps references stable
-  core::EventQueue* queue_;
-  core::Ring<Arrival> arrivals_;     // one queue callback each, in arrival order
   std::vector<Timed> timers_;  // a min-heap on (at, order)
   std::uint64_t timer_order_ = 0;
-  core::TimePs timer_armed_ps_ = kNever;  // the queue callback that runs timers; others are stale
+  std::vector<core::TimePs> timer_callbacks_;  // a min-heap: when this NIC's kTimer callbacks run
   tlm::tlm_generic_payload trans_;
   core::Counter* completions_;
   core::Counter* completion_errors_;

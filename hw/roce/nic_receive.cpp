@@ -14,8 +14,8 @@ using fabric::packet_pool;
 
 void Nic::receive(Packet* p, int port) {
   Port& pt = ports_[port];
-  pt.stats.rx_packets->add();
-  pt.stats.rx_bytes->add(p->wire_bytes());
+  pt.counters.rx_packets.add();
+  pt.counters.rx_bytes.add(p->wire_bytes());
   if (p->kind == fabric::FrameKind::kPfcPause) {
     // PFC acts in the MAC, ahead of the RX pipeline.
     on_pfc(*p, port);
@@ -28,7 +28,7 @@ void Nic::receive(Packet* p, int port) {
   // the order they were scheduled, so each callback takes the oldest arrival.
   const core::TimePs at = core::now_ps() + delay;
   arrivals_.push_back({p, port, at});
-  queue_->schedule(at, *this, kArrival);
+  queue_->schedule(at, *this, kArrival, p);
 }
 
 void Nic::on_arrival() {
@@ -40,12 +40,12 @@ void Nic::on_arrival() {
 void Nic::process(Packet* p, int port) {
   const std::uint32_t qpn = p->dest_qp;
   if (qpn < kFirstQpn || qpn - kFirstQpn >= qps_.size() ||
-      qps_[qpn - kFirstQpn].state != QpState::kConnected) {
-    ports_[port].stats.dropped->add();
+      qps_[qpn - kFirstQpn]->state != QpState::kConnected) {
+    ports_[port].counters.dropped.add();
     packet_pool().release(p);
     return;
   }
-  Qp& qp = qps_[qpn - kFirstQpn];
+  Qp& qp = *qps_[qpn - kFirstQpn];
   switch (classify(p->opcode)) {
     case OpcodeClass::kCnp:
       on_cnp(qp);
@@ -54,11 +54,11 @@ void Nic::process(Packet* p, int port) {
       on_acknowledge(qp, *p);
       break;
     case OpcodeClass::kReadResponse:
-      ports_[port].stats.data_packets_received->add();
+      ports_[port].counters.data_packets_received.add();
       on_read_response(qp, *p);
       break;
     default:
-      ports_[port].stats.data_packets_received->add();
+      ports_[port].counters.data_packets_received.add();
       on_request(qp, *p);
       break;
   }
@@ -77,7 +77,7 @@ void Nic::on_pfc(const Packet& p, int port_index) {
         now + static_cast<core::TimePs>(port.rate.time_for(std::uint64_t{quanta} * 64).ps);
     paused = paused || quanta > 0;
   }
-  if (paused) port.stats.pfc_pauses_received->add();
+  if (paused) port.counters.pfc_pauses_received.add();
   // The link asks again now and learns the new pause end (a resume, or a shorter pause).
   if (p.pfc_enable != 0 && port.link) wake(port_index);
 }
@@ -86,7 +86,7 @@ void Nic::on_pfc(const Packet& p, int port_index) {
 // Responder
 
 void Nic::on_request(Qp& qp, Packet& p) {
-  const PortStats& s = ports_[qp.port].stats;
+  PortCounters& s = ports_[qp.port].counters;
   const core::TimePs now = core::now_ps();
   if (p.ecn == fabric::Ecn::kCe) maybe_send_cnp(qp);
   switch (qp.responder.classify(p.psn, now)) {
@@ -94,19 +94,19 @@ void Nic::on_request(Qp& qp, Packet& p) {
       take_request(qp, p);
       return;
     case Responder::Verdict::kDuplicate:
-      s.duplicates_received->add();
+      s.duplicates_received.add();
       if (classify(p.opcode) == OpcodeClass::kReadRequest) return reexecute_read(qp, p);
       if (qp.responder.duplicate(p.ack_request)) {
         send_ack(qp, AckSyndrome::kAck, qp.responder.ack_psn(), now);
       }
       return;
     case Responder::Verdict::kSequenceError:
-      s.out_of_sequence_received->add();
+      s.out_of_sequence_received.add();
       qp.responder.acknowledged();  // the NAK acknowledges everything before the gap
       send_ack(qp, AckSyndrome::kNakSequenceError, qp.responder.expected_psn(), now);
       return;
     case Responder::Verdict::kIgnore:
-      s.out_of_sequence_received->add();
+      s.out_of_sequence_received.add();
       return;
   }
 }
@@ -282,13 +282,13 @@ void Nic::receive_completion(Qp& qp, const RecvRequest& r, CompletionOpcode op,
 // Requester
 
 void Nic::on_acknowledge(Qp& qp, const Packet& p) {
-  const PortStats& s = ports_[qp.port].stats;
+  PortCounters& s = ports_[qp.port].counters;
   const core::TimePs now = core::now_ps();
   if (p.syndrome == AckSyndrome::kAck) {
-    s.acks_received->add();
+    s.acks_received.add();
     return after_progress(qp, qp.requester.on_ack(p.psn, now));
   }
-  s.naks_received->add();
+  s.naks_received.add();
   if (p.syndrome == AckSyndrome::kNakSequenceError) {
     return after_progress(qp, qp.requester.on_nak_sequence(p.psn, now));
   }
@@ -301,13 +301,13 @@ void Nic::on_acknowledge(Qp& qp, const Packet& p) {
 }
 
 void Nic::on_read_response(Qp& qp, Packet& p) {
-  const PortStats& s = ports_[qp.port].stats;
+  PortCounters& s = ports_[qp.port].counters;
   const core::TimePs now = core::now_ps();
   if (p.ecn == fabric::Ecn::kCe) maybe_send_cnp(qp);
   const Requester::ReadResponse r = qp.requester.on_read_response(p.psn, now);
   using Kind = Requester::ReadResponse::Kind;
-  if (r.kind == Kind::kOutOfOrder) s.out_of_sequence_received->add();
-  if (r.kind == Kind::kDuplicate || r.kind == Kind::kUnexpected) s.duplicates_received->add();
+  if (r.kind == Kind::kOutOfOrder) s.out_of_sequence_received.add();
+  if (r.kind == Kind::kDuplicate || r.kind == Kind::kUnexpected) s.duplicates_received.add();
   if (r.kind == Kind::kAccepted) {
     SendWqe& w = qp.requester.wqe(r.wqe);
     const std::uint64_t address =
@@ -361,7 +361,7 @@ void Nic::maybe_send_cnp(Qp& qp) {
 }
 
 void Nic::on_cnp(Qp& qp) {
-  ports_[qp.port].stats.cnps_received->add();
+  ports_[qp.port].counters.cnps_received.add();
   if (!config_.dcqcn.enabled) return;
   if (!qp.rate_level) {
     // Only QPs that see congestion get a rate statistic; the rate was the line rate until now.

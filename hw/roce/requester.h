@@ -14,9 +14,9 @@
 #include <cstdint>
 #include <limits>
 
+#include "hw/core/ring.h"
 #include "hw/core/units.h"
 #include "hw/roce/psn.h"
-#include "hw/core/ring.h"
 #include "hw/roce/verbs.h"
 
 namespace podsim::roce {
@@ -52,6 +52,10 @@ class Requester {
   std::size_t queued() const { return sq_.size(); }
   SendWqe& wqe(std::uint64_t number) { return sq_[number - retired_]; }
   const SendWqe& head() const { return sq_.front(); }
+  // The WQE an ACK will advance first (for prefetching), or null.
+  const SendWqe* oldest_unacked() const {
+    return una_wqe_ - retired_ < sq_.size() ? &sq_[una_wqe_ - retired_] : nullptr;
+  }
 
   // ---- Transmission
   struct Tx {

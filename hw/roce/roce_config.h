@@ -23,7 +23,7 @@ struct DcqcnConfig {
   core::Duration alpha_update_period{50000000};   // 50 us
   core::Duration rate_decrease_period{50000000};  // 50 us
   core::Duration rate_increase_period{55000000};  // 55 us
-  core::ByteSize byte_counter{10000000};           // 10 MB
+  core::ByteSize byte_counter{10000000};          // 10 MB
   double g = 1.0 / 256;
   int fast_recovery_rounds = 5;
   core::Bandwidth additive_increase{20e6};  // 20 Mb/s

@@ -150,20 +150,21 @@ TEST(EventQueue, AFarCallbackDoesNotDisturbTheOrderOfNearOnes) {
 }
 
 // Each callback's target is asked to prefetch stages 1 to 4, in that order, before it fires
-// (when enough callbacks are pending for the look-ahead to reach it).
+// (when enough callbacks are pending for the look-ahead to reach it), with the state it named.
 TEST(EventQueue, PrefetchStagesComeInOrderBeforeFiring) {
   struct Staged : Timed {
     std::vector<std::vector<int>> stages = std::vector<std::vector<int>>(64);
     std::vector<bool> fired = std::vector<bool>(64);
-    void prefetch(std::uint32_t tag, int stage) const override {
+    void prefetch(std::uint32_t tag, const void* hot, int stage) const override {
       EXPECT_FALSE(fired[tag]) << "stage " << stage << " after firing " << tag;
+      EXPECT_EQ(hot, &stages[tag]) << "stage " << stage << " of " << tag;
       const_cast<Staged*>(this)->stages[tag].push_back(stage);
     }
     void fire(std::uint32_t tag) override { fired[tag] = true; }
   } staged;
   auto& q = event_queue();
   Driver d("driver", [&] {
-    for (std::uint32_t i = 0; i < 64; ++i) q.schedule(1000 + 10 * i, staged, i);
+    for (std::uint32_t i = 0; i < 64; ++i) q.schedule(1000 + 10 * i, staged, i, &staged.stages[i]);
   });
   sc_core::sc_start();
   for (std::uint32_t i = 0; i < 64; ++i) EXPECT_TRUE(staged.fired[i]);
