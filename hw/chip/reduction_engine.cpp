@@ -24,7 +24,6 @@ ReductionEngine::ReductionEngine(sc_core::sc_module_name name, const ReductionEn
     a_.resize(config_.tile.bytes);
     b_.resize(config_.tile.bytes);
   }
-  SC_THREAD(run);
 }
 
 ReductionEngine::Stats ReductionEngine::make_stats() {
@@ -36,21 +35,41 @@ ReductionEngine::Stats ReductionEngine::make_stats() {
 
 void ReductionEngine::submit(const ReductionJob& job, std::function<void(bool)> done) {
   jobs_.push_back({job, std::move(done)});
-  job_event_.notify(sc_core::SC_ZERO_TIME);
+  if (!busy_) begin_next();
 }
 
-void ReductionEngine::run() {
-  while (true) {
-    while (jobs_.empty()) wait(job_event_);
-    const Queued q = std::move(jobs_.front());
-    jobs_.pop_front();
-    const core::TimePs start = core::now_ps();
-    const bool ok = process(q.job);
-    stats_.jobs.add();
-    stats_.busy_ps.add(core::now_ps() - start);
-    trace_job(q.job, start);
-    if (q.done) q.done(ok);
-  }
+// A job's first memory access waits out the start latency; its tiles follow one another.
+void ReductionEngine::begin_next() {
+  busy_ = !jobs_.empty();
+  if (!busy_) return;
+  current_ = std::move(jobs_.front());
+  jobs_.pop_front();
+  offset_ = 0;
+  job_start_ = core::now_ps();
+  core::event_queue().schedule(job_start_ + static_cast<core::TimePs>(config_.latency.ps), *this,
+                               0);
+}
+
+void ReductionEngine::fire(std::uint32_t /*tag*/) {
+  const ReductionJob& job = current_.job;
+  const std::uint64_t bytes = job.count * core::size_of(job.type);
+  if (offset_ >= bytes) return finish(true);  // the last tile's write has drained
+  const auto n = static_cast<std::uint32_t>(std::min(config_.tile.bytes, bytes - offset_));
+  core::TimePs next = 0;
+  if (!tile(job, offset_, n, next)) return finish(false);
+  offset_ += n;
+  core::event_queue().schedule(next, *this, 0);
+}
+
+void ReductionEngine::finish(bool ok) {
+  if (ok) stats_.bytes.add(offset_);
+  stats_.jobs.add();
+  stats_.busy_ps.add(core::now_ps() - job_start_);
+  trace_job(current_.job, job_start_);
+  // The engine stays busy while `done` runs, so a job it submits queues behind the others.
+  const auto done = std::move(current_.done);
+  if (done) done(ok);
+  begin_next();
 }
 
 void ReductionEngine::trace_job(const ReductionJob& job, core::TimePs start) {
@@ -61,21 +80,11 @@ void ReductionEngine::trace_job(const ReductionJob& job, core::TimePs start) {
              core::now_ps(), {{"bytes", job.count * core::size_of(job.type)}});
 }
 
-bool ReductionEngine::process(const ReductionJob& job) {
-  wait(core::to_sc_time(config_.latency));
-  const std::uint64_t bytes = job.count * core::size_of(job.type);
-  for (std::uint64_t offset = 0; offset < bytes; offset += config_.tile.bytes) {
-    const auto n = static_cast<std::uint32_t>(std::min(config_.tile.bytes, bytes - offset));
-    if (!tile(job, offset, n)) return false;
-  }
-  stats_.bytes.add(bytes);
-  return true;
-}
-
 // One tile: operands read as soon as the engine gets to it, the combine at the compute rate
 // overlapping the reads of a steady stream, then the write; the engine moves on when the tile's
 // inputs are in and combined, and the write drains behind it.
-bool ReductionEngine::tile(const ReductionJob& job, std::uint64_t offset, std::uint32_t bytes) {
+bool ReductionEngine::tile(const ReductionJob& job, std::uint64_t offset, std::uint32_t bytes,
+                           core::TimePs& next) {
   const core::TimePs start = core::now_ps();
   std::uint8_t* a = functional_ ? a_.data() : nullptr;
   std::uint8_t* b = functional_ ? b_.data() : nullptr;
@@ -99,7 +108,7 @@ bool ReductionEngine::tile(const ReductionJob& job, std::uint64_t offset, std::u
     return false;
   }
   const bool last = offset + bytes >= job.count * core::size_of(job.type);
-  wait(sc_core::sc_time::from_value((last ? written : combined) - start));
+  next = last ? written : combined;
   return true;
 }
 

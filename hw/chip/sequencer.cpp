@@ -20,7 +20,6 @@ Sequencer::Sequencer(sc_core::sc_module_name name, const SequencerConfig& config
   core::validate_config(config_);
   send_cq_.set_callback([this](const roce::Completion& c) { on_send_completion(c); });
   recv_cq_.set_callback([this](const roce::Completion& c) { on_recv_completion(c); });
-  SC_THREAD(issue_loop);
 }
 
 std::uint32_t Sequencer::create_qp(int port) {
@@ -90,17 +89,23 @@ void Sequencer::advance(int id, std::size_t stream) {
   st.scheduled = true;
   issues_.push_back(
       {id, stream, core::now_ps() + static_cast<core::TimePs>(config_.issue_latency.ps)});
-  issue_event_.notify(sc_core::SC_ZERO_TIME);
+  arm();
+}
+
+void Sequencer::arm() {
+  if (armed_ || issuing_ || issues_.empty()) return;
+  armed_ = true;
+  core::event_queue().schedule(issues_.front().at, *this, 0);
 }
 
 // Issues happen in readiness order, each issue_latency after its command could go.
-void Sequencer::issue_loop() {
-  while (true) {
-    while (issues_.empty()) wait(issue_event_);
+void Sequencer::fire(std::uint32_t /*tag*/) {
+  armed_ = false;
+  issuing_ = true;
+  const core::TimePs now = core::now_ps();
+  while (!issues_.empty() && issues_.front().at <= now) {
     const Issue next = issues_.front();
     issues_.pop_front();
-    const core::TimePs now = core::now_ps();
-    if (next.at > now) wait(sc_core::sc_time::from_value(next.at - now));
     auto it = running_.find(next.id);
     if (it == running_.end()) continue;
     Stream& st = it->second.streams[next.stream];
@@ -110,6 +115,8 @@ void Sequencer::issue_loop() {
     issue(next.id, c);
     if (running_.count(next.id)) advance(next.id, next.stream);
   }
+  issuing_ = false;
+  arm();
 }
 
 void Sequencer::issue(int id, const Command& c) {

@@ -10,6 +10,8 @@
 // on every signal its peers' writes raise before it ends, so that no write lands on a program
 // that has finished. Ignores: command
 // buffers in memory and their fetch, monitors' other actions, and doorbells over PCIe.
+// Issues run as callbacks of the shared core::EventQueue, not in a thread: a thread's timed wait
+// per command put a kernel event and a context switch behind every one.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +22,7 @@
 
 #include "hw/chip/reduction_engine.h"
 #include "hw/core/config_binding.h"
+#include "hw/core/event_queue.h"
 #include "hw/core/ring.h"
 #include "hw/roce/completion_queue.h"
 #include "hw/roce/nic.h"
@@ -63,7 +66,7 @@ struct SequencerConfig {
   }
 };
 
-class Sequencer : public sc_core::sc_module {
+class Sequencer : public sc_core::sc_module, private core::Timed {
  public:
   static constexpr int kMaxPrograms = 256;  // programs in flight at once, by collective id
   static constexpr std::uint32_t kMaxSignals = 1u << 24;
@@ -83,7 +86,6 @@ class Sequencer : public sc_core::sc_module {
   bool busy(int id) const { return running_.count(id) != 0 || early_.count(id) != 0; }
 
  private:
-  SC_HAS_PROCESS(Sequencer);
   struct Stream {
     std::size_t next = 0;
     bool scheduled = false;
@@ -108,7 +110,8 @@ class Sequencer : public sc_core::sc_module {
   }
   void validate(const Program& program) const;
   void advance(int id, std::size_t stream);
-  void issue_loop();
+  void arm();
+  void fire(std::uint32_t tag) override;  // issues every command whose time has come
   void issue(int id, const Command& c);
   void add_signal(int id, std::uint32_t signal);
   void finish_command(int id, std::uint32_t signal, bool ok);
@@ -124,8 +127,9 @@ class Sequencer : public sc_core::sc_module {
   std::map<int, std::map<std::uint32_t, std::uint32_t>> early_;
   std::map<std::uint64_t, std::pair<int, std::uint32_t>> pending_writes_;  // wr_id -> (id, done)
   std::uint64_t next_wr_id_ = 1;
-  core::Ring<Issue> issues_;  // streams ready to issue, in order
-  sc_core::sc_event issue_event_;
+  core::Ring<Issue> issues_;  // streams ready to issue, in order (and so in time)
+  bool armed_ = false;        // a queue callback for issues_.front() is pending
+  bool issuing_ = false;      // inside fire(): it arms again when done
 };
 
 }  // namespace podsim::chip
