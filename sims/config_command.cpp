@@ -15,9 +15,10 @@ std::string schema_table() {
       "| key | type | default | range | meaning | source |\n"
       "|---|---|---|---|---|---|\n";
   for (const auto& row : core::config_schema<system::SystemConfig>()) {
-    table += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", row.path, row.kind,
-                         row.required ? "required" : (row.default_text.empty() ? "\"\"" : row.default_text),
-                         row.range, row.doc, row.source);
+    table += fmt::format(
+        "| `{}` | {} | {} | {} | {} | {} |\n", row.path, row.kind,
+        row.required ? "required" : (row.default_text.empty() ? "\"\"" : row.default_text),
+        row.range, row.doc, row.source);
   }
   return table;
 }

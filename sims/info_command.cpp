@@ -50,7 +50,9 @@ GraphCounts count(const system::Topology& t) {
   for (const auto& link : t.links) {
     const bool a_switch = t.nodes[static_cast<std::size_t>(link.a.node)].kind == Kind::kSwitch;
     const bool b_switch = t.nodes[static_cast<std::size_t>(link.b.node)].kind == Kind::kSwitch;
-    (a_switch && b_switch ? g.switch_links : a_switch || b_switch ? g.endpoint_links : g.in_box_links)++;
+    (a_switch && b_switch   ? g.switch_links
+     : a_switch || b_switch ? g.endpoint_links
+                            : g.in_box_links)++;
   }
   for (const auto& node : t.nodes) {
     if (node.kind == Kind::kSwitch) g.switches_by_tier[std::min(node.tier, 2)]++;
@@ -65,9 +67,11 @@ std::string network_text(const system::NetworkConfig& n) {
     case system::NetworkKind::kLeafSpine:
       return n.leaf_up_ports == 0
                  ? fmt::format("rail-aligned leaves of {} ports, one tier", n.leaf_down_ports)
-                 : fmt::format("rail-aligned leaf-spine: leaves {} down + {} up ({:.2g}:1), spines of {} ports",
-                               n.leaf_down_ports, n.leaf_up_ports,
-                               static_cast<double>(n.leaf_down_ports) / n.leaf_up_ports, n.spine_ports);
+                 : fmt::format(
+                       "rail-aligned leaf-spine: leaves {} down + {} up ({:.2g}:1), spines of {} "
+                       "ports",
+                       n.leaf_down_ports, n.leaf_up_ports,
+                       static_cast<double>(n.leaf_down_ports) / n.leaf_up_ports, n.spine_ports);
     case system::NetworkKind::kFatTree:
       return fmt::format("k={} fat tree", n.fat_tree_k);
   }
@@ -86,13 +90,14 @@ void print_topology(const system::SystemConfig& s, const system::SystemCeilings&
   row("network", network_text(s.network));
   row("links", fmt::format("{} in-box point-to-point, {} chip-to-switch, {} switch-to-switch",
                            g.in_box_links, g.endpoint_links, g.switch_links));
-  row("scale-out ports", fmt::format("{} ({} per chip)", c.scale_out_ports, c.scale_out_ports_per_chip));
+  row("scale-out ports",
+      fmt::format("{} ({} per chip)", c.scale_out_ports, c.scale_out_ports_per_chip));
   row("switches", fmt::format("{} ({} leaf/edge, {} spine/aggregation, {} core)",
                               g.switches_by_tier[0] + g.switches_by_tier[1] + g.switches_by_tier[2],
                               g.switches_by_tier[0], g.switches_by_tier[1], g.switches_by_tier[2]));
-  row("NIC ports per chip", fmt::format("{} scale-up + {} scale-out of {} ({} unused)",
-                                        c.scale_up_ports_per_chip, c.scale_out_ports_per_chip,
-                                        s.chip.nic.ports, c.unused_ports_per_chip));
+  row("NIC ports per chip",
+      fmt::format("{} scale-up + {} scale-out of {} ({} unused)", c.scale_up_ports_per_chip,
+                  c.scale_out_ports_per_chip, s.chip.nic.ports, c.unused_ports_per_chip));
 }
 
 void print_ceilings(const system::SystemConfig& s, const system::SystemCeilings& c) {
@@ -101,10 +106,12 @@ void print_ceilings(const system::SystemConfig& s, const system::SystemCeilings&
   };
   fmt::print("derived ceilings (one direction; goodput after RoCE v2 framing at MTU {}: {:.2f}%)\n",
              s.chip.nic.roce.mtu, 100 * c.roce_efficiency);
-  row("scale-up per chip", fmt::format("{} line, {} goodput", format_gbytes_per_second(c.scale_up_line),
-                                       format_gbytes_per_second(c.scale_up_goodput)));
-  row("scale-out per chip", fmt::format("{} line, {} goodput", format_gbytes_per_second(c.scale_out_line),
-                                        format_gbytes_per_second(c.scale_out_goodput)));
+  row("scale-up per chip",
+      fmt::format("{} line, {} goodput", format_gbytes_per_second(c.scale_up_line),
+                  format_gbytes_per_second(c.scale_up_goodput)));
+  row("scale-out per chip",
+      fmt::format("{} line, {} goodput", format_gbytes_per_second(c.scale_out_line),
+                  format_gbytes_per_second(c.scale_out_goodput)));
   row("scale-out per box", format_gbytes_per_second(c.box_scale_out_line) + " line");
   row(fmt::format("in-box all-reduce algbw (n={})", c.chips_per_box).c_str(),
       format_gbytes_per_second(c.all_reduce_algbw_ceiling) + " (goodput x n / 2(n-1))");
@@ -126,17 +133,18 @@ nlohmann::json to_json(const system::SystemConfig& s, const system::SystemCeilin
                {"nic_ports", s.chip.nic.ports},
                {"nic_port_gbits_per_second", s.chip.nic.port_speed.bits_per_second / 1e9},
                {"mtu", s.chip.nic.roce.mtu}};
-  j["topology"] = {{"chips", c.chips},
-                   {"boxes", c.boxes},
-                   {"chips_per_box", c.chips_per_box},
-                   {"in_box_links", g.in_box_links},
-                   {"chip_to_switch_links", g.endpoint_links},
-                   {"switch_to_switch_links", g.switch_links},
-                   {"scale_out_ports", c.scale_out_ports},
-                   {"switches", g.switches_by_tier[0] + g.switches_by_tier[1] + g.switches_by_tier[2]},
-                   {"scale_up_ports_per_chip", c.scale_up_ports_per_chip},
-                   {"scale_out_ports_per_chip", c.scale_out_ports_per_chip},
-                   {"unused_ports_per_chip", c.unused_ports_per_chip}};
+  j["topology"] = {
+      {"chips", c.chips},
+      {"boxes", c.boxes},
+      {"chips_per_box", c.chips_per_box},
+      {"in_box_links", g.in_box_links},
+      {"chip_to_switch_links", g.endpoint_links},
+      {"switch_to_switch_links", g.switch_links},
+      {"scale_out_ports", c.scale_out_ports},
+      {"switches", g.switches_by_tier[0] + g.switches_by_tier[1] + g.switches_by_tier[2]},
+      {"scale_up_ports_per_chip", c.scale_up_ports_per_chip},
+      {"scale_out_ports_per_chip", c.scale_out_ports_per_chip},
+      {"unused_ports_per_chip", c.unused_ports_per_chip}};
   j["ceilings_gbytes_per_second"] = {
       {"scale_up_line_per_chip", gbytes(c.scale_up_line)},
       {"scale_up_goodput_per_chip", gbytes(c.scale_up_goodput)},
@@ -156,7 +164,8 @@ class InfoCommand : public Command {
     const auto ceilings = system::compute_ceilings(s);
     const auto graph = count(system::build_topology(s, &system.tree));
     if (!options.json_file.empty()) {
-      write_output_file(options.json_file, to_json(s, ceilings, graph, options.seed).dump(2) + "\n");
+      write_output_file(options.json_file,
+                        to_json(s, ceilings, graph, options.seed).dump(2) + "\n");
     }
     fmt::print("system    {}: {}\n", s.name, s.description);
     print_chip(s.chip);

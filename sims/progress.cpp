@@ -29,8 +29,9 @@ void ProgressBar::update(double fraction) {
   fraction = std::clamp(fraction, 0.0, 1.0);
   const int filled = static_cast<int>(fraction * kWidth);
   const double elapsed = std::chrono::duration<double>(now - start_).count();
-  std::fprintf(stderr, "\r%s [%s%s] %5.1f%% %6.1fs", label_.c_str(), std::string(filled, '#').c_str(),
-               std::string(kWidth - filled, '.').c_str(), 100 * fraction, elapsed);
+  std::fprintf(stderr, "\r%s [%s%s] %5.1f%% %6.1fs", label_.c_str(),
+               std::string(filled, '#').c_str(), std::string(kWidth - filled, '.').c_str(),
+               100 * fraction, elapsed);
   std::fflush(stderr);
 }
 
