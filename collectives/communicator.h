@@ -42,7 +42,7 @@ struct Handle {
   }
   void finish() {
     end_ps = core::now_ps();
-    finished.notify(sc_core::SC_ZERO_TIME);
+    core::notify_now(finished);
     if (on_done_) std::exchange(on_done_, nullptr)();
   }
 

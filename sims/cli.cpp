@@ -38,6 +38,9 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
       ->type_name("SPEC");
   app.add_option("--json", o.json_file, "write the command's results as JSON")->type_name("FILE");
   app.add_flag("-q,--quiet", o.quiet, "print only results and errors; no progress bar");
+  app.add_flag("--lock-step", o.lock_step,
+               "enter the SystemC kernel at every simulated time callbacks are due (slower; the "
+               "results are the same, which this checks)");
 }
 
 void set_up_logging(const GlobalOptions& o) {
@@ -129,7 +132,7 @@ int run_podsim(int argc, char** argv) {
     commands.back()->subcommand->fallthrough()->footer(
         "Global options, accepted before or after the command (see podsim --help):\n"
         "  --system NAME|FILE  --set KEY=VALUE  --seed N  --stats FILE  --trace FILE\n"
-        "  --log SPEC  --json FILE  -q,--quiet");
+        "  --log SPEC  --json FILE  -q,--quiet  --lock-step");
   }
   try {
     app.parse(argc, argv);

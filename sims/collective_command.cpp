@@ -174,7 +174,7 @@ class CollectiveCommand : public Command {
     ProgressBar progress("collective", !options.quiet);
     CollectiveRunner runner("collective", comm, specs, warmup_, iters_, checks(), options.seed,
                             progress);
-    sc_core::sc_start();
+    core::run_to_completion(options.lock_step);
     const double cpu = cpu_seconds() - cpu_before;
     return report(options, system.config.name, ranks, runner, cpu);
   }
@@ -278,9 +278,18 @@ class CollectiveCommand : public Command {
     if (!options.trace_file.empty()) core::trace_writer().close();
     if (!csv_file_.empty()) write_output_file(csv_file_, csv.str());
     if (!options.json_file.empty()) {
-      nlohmann::json j = {{"op", op_},         {"system", system_name}, {"ranks", ranks},
-                          {"algo", algo_},     {"in_place", in_place_}, {"checked", checks()},
-                          {"rows", json_rows}, {"cpu_seconds", cpu}};
+      nlohmann::json j = {{"op", op_},
+                          {"system", system_name},
+                          {"ranks", ranks},
+                          {"algo", algo_},
+                          {"in_place", in_place_},
+                          {"checked", checks()},
+                          {"rows", json_rows},
+                          {"cpu_seconds", cpu},
+                          {"event_queue",
+                           {{"callbacks", queue.fired()},
+                            {"activations", queue.activations()},
+                            {"peak_pending", queue.peak_pending()}}}};
       write_output_file(options.json_file, j.dump(2) + "\n");
     }
     return ok ? 0 : 1;

@@ -22,6 +22,7 @@ struct GlobalOptions {
   std::string log_spec;
   std::string json_file;
   bool quiet = false;
+  bool lock_step = false;  // keep the event queue in step with the SystemC kernel
 
   system::LoadedSystem load_system(core::BindChecks checks = core::BindChecks::kAll) const {
     return system::load_system(system, overrides, checks);

@@ -147,7 +147,7 @@ class NetCommand : public Command {
     NetWorkload workload("net", model, plan_, std::move(flows),
                          [&progress](double done) { progress.update(done); });
     const double cpu_elaborated = cpu_seconds();
-    sc_core::sc_start();
+    core::run_to_completion(options.lock_step);
     const double cpu_after = cpu_seconds();
     return report(options, model, workload, cpu_elaborated - cpu_before,
                   cpu_after - cpu_elaborated);

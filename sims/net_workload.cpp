@@ -195,7 +195,7 @@ std::uint32_t NetWorkload::open_qp(const FlowResult& flow, roce::CompletionQueue
 void NetWorkload::on_completion(std::size_t f, const roce::Completion& c) {
   flows_[f].end_ps = core::now_ps();
   flows_[f].ok = flows_[f].ok && c.status == roce::CompletionStatus::kSuccess;
-  if (--pending_ == 0) all_done_.notify(sc_core::SC_ZERO_TIME);
+  if (--pending_ == 0) core::notify_now(all_done_);
   if (progress_) progress_(1.0 - static_cast<double>(pending_) / static_cast<double>(posted_));
 }
 

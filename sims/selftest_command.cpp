@@ -4,14 +4,14 @@
 // the configured one. It exercises the kernel, TLM transport, sparse memory, stats, trace and
 // logging, which every model builds on.
 #include <fmt/format.h>
-
-#include <random>
-#include <vector>
-
-#include <systemc>
-#include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include <random>
+#include <systemc>
+#include <tlm>
+#include <vector>
+
+#include "hw/core/event_queue.h"
 #include "hw/core/kernel.h"
 #include "hw/core/log.h"
 #include "hw/core/memory_target.h"
@@ -155,7 +155,7 @@ class SelftestCommand : public Command {
     core::MemoryTarget target("selftest_memory", memory);
     StreamInitiator initiator("selftest_initiator", plan, progress);
     initiator.initiator_socket.bind(target.target_socket);
-    sc_core::sc_start();
+    core::run_to_completion(options.lock_step);
     return report(options, plan, memory, initiator);
   }
 
@@ -178,34 +178,41 @@ class SelftestCommand : public Command {
     for (int pass = 0; pass < 2; ++pass) {
       for (std::uint64_t offset = 0; offset < plan.bytes; offset += plan.chunk) {
         const std::uint64_t len = std::min(plan.chunk, plan.bytes - offset);
-        expected += static_cast<core::TimePs>(memory.bandwidth.time_for(len).ps + memory.latency.ps);
+        expected +=
+            static_cast<core::TimePs>(memory.bandwidth.time_for(len).ps + memory.latency.ps);
         ++transactions;
       }
     }
-    const double achieved = 2.0 * static_cast<double>(plan.bytes) / (static_cast<double>(end) * 1e-12);
+    const double achieved =
+        2.0 * static_cast<double>(plan.bytes) / (static_cast<double>(end) * 1e-12);
     fmt::print("selftest: {} written and read back in {} transactions of {}\n",
                core::to_string(core::ByteSize{plan.bytes}), transactions,
                core::to_string(core::ByteSize{plan.chunk}));
-    fmt::print("  simulated time   {} (expected {})\n", core::to_string(core::Duration{static_cast<std::int64_t>(end)}),
+    fmt::print("  simulated time   {} (expected {})\n",
+               core::to_string(core::Duration{static_cast<std::int64_t>(end)}),
                core::to_string(core::Duration{static_cast<std::int64_t>(expected)}));
     fmt::print("  bandwidth        {} achieved of {} configured ({:.1f}%)\n",
                core::format_gbytes_per_second(core::Bandwidth{achieved * 8}),
                core::format_gbytes_per_second(memory.bandwidth),
                100 * achieved * 8 / memory.bandwidth.bits_per_second);
-    fmt::print("  data             {}\n", initiator.mismatches() == 0
-                                              ? std::string("ok, every byte matches")
-                                              : fmt::format("{} bytes WRONG", initiator.mismatches()));
+    fmt::print("  data             {}\n",
+               initiator.mismatches() == 0 ? std::string("ok, every byte matches")
+                                           : fmt::format("{} bytes WRONG", initiator.mismatches()));
     if (!options.stats_file.empty()) core::stats_registry().write(options.stats_file, end);
     if (!options.trace_file.empty()) core::trace_writer().close();
     const bool ok = initiator.finished() && initiator.mismatches() == 0 && end == expected;
     if (!options.json_file.empty()) {
-      nlohmann::json j = {{"bytes", plan.bytes},          {"chunk", plan.chunk},
-                          {"sim_time_ps", end},          {"expected_time_ps", expected},
+      nlohmann::json j = {{"bytes", plan.bytes},
+                          {"chunk", plan.chunk},
+                          {"sim_time_ps", end},
+                          {"expected_time_ps", expected},
                           {"achieved_gbytes_per_second", achieved / 1e9},
-                          {"mismatched_bytes", initiator.mismatches()}, {"ok", ok}};
+                          {"mismatched_bytes", initiator.mismatches()},
+                          {"ok", ok}};
       write_output_file(options.json_file, j.dump(2) + "\n");
     }
-    if (end != expected) fmt::print("  timing           MISMATCH: simulated time differs from the model\n");
+    if (end != expected)
+      fmt::print("  timing           MISMATCH: simulated time differs from the model\n");
     return ok ? 0 : 1;
   }
 

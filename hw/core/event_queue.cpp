@@ -1,6 +1,7 @@
 #include "hw/core/event_queue.h"
 
 #include <algorithm>
+#include <tlm>
 
 #include "hw/core/kernel.h"
 
@@ -74,20 +75,51 @@ void EventQueue::run() {
   armed_ps_ = ~TimePs{0};
   running_ = true;
   ++activations_;
-  while (!window_.empty() && window_.front().at <= now) {
+  detail::kernel_touched = true;
+  TimePs horizon = now, last = now;
+  while (!window_.empty()) {
+    const TimePs at = window_.front().at;
+    if (at > now) {
+      if (detail::kernel_touched) horizon = run_ahead_horizon(now);
+      if (at >= horizon) break;
+    }
     const Entry e = take_front();
+    detail::queue_now_ps = last = at;
     prefetch_ahead();
     ++fired_;
     e.target->fire(e.tag());
   }
+  detail::queue_now_ps = 0;
   running_ = false;
-  arm(now);
+  arm(now, last);
 }
 
-void EventQueue::arm(TimePs now) {
-  if (window_.empty()) return;
-  armed_ps_ = window_.front().at;
-  wake_.notify(to_sc_time(Duration{static_cast<std::int64_t>(armed_ps_ - now)}));
+// Strictly before the kernel's next activity, so everything the kernel does at a time comes
+// after the callbacks before it and in the same order as without running ahead; and within the
+// TLM global quantum, which bounds how far a run that sc_start(duration) limits can overshoot.
+TimePs EventQueue::run_ahead_horizon(TimePs now) {
+  detail::kernel_touched = false;
+  const TimePs quantum = tlm::tlm_global_quantum::instance().get().value();
+  if (quantum == 0) return now;
+  const TimePs to_kernel = sc_core::sc_time_to_pending_activity().value();
+  return now + std::min(quantum, to_kernel);
+}
+
+// At the next callback; or, with none left after running ahead, at the last one's time, so that
+// the kernel's clock ends where the simulation did.
+void EventQueue::arm(TimePs now, TimePs last) {
+  const TimePs at = window_.empty() ? last : window_.front().at;
+  if (at <= now) return;
+  armed_ps_ = at;
+  wake_.notify(to_sc_time(Duration{static_cast<std::int64_t>(at - now)}));
+}
+
+void run_to_completion(bool lock_step) {
+  auto& quantum = tlm::tlm_global_quantum::instance();
+  const sc_core::sc_time before = quantum.get();
+  quantum.set(lock_step ? sc_core::SC_ZERO_TIME : sc_core::sc_max_time());
+  sc_core::sc_start();
+  quantum.set(before);
 }
 
 EventQueue& event_queue() {

@@ -11,6 +11,15 @@
 // firing it, to prefetch its state one level of the chain per stage; the misses of many
 // upcoming callbacks then overlap instead of following one another.
 //
+// Each activation is a pass through the SystemC kernel (a timed notification, its heap, the
+// process switch), so the queue may also run callbacks of later times in the same activation
+// (temporal decoupling): those before the kernel's next activity and within the TLM global
+// quantum (zero by default, which keeps it in lock step). now_ps() then returns the callback's
+// time, and a callback that notifies a kernel event does so through notify_now(), which turns
+// the queue's lead into a timed notification. Since nothing in the kernel falls due before a
+// callback run ahead, the kernel sees every effect at its time and in the same order as in lock
+// step: running ahead changes how often the kernel is entered, never a result.
+//
 // Captures: timed callbacks at picosecond resolution, interleaved with ordinary SystemC
 // processes at the same simulated times. Ignores: cancellation (a target that reschedules keeps
 // its own notion of which call is current and ignores stale ones) and delta-cycle ordering
@@ -84,7 +93,8 @@ class EventQueue : public sc_core::sc_module {
   Entry take_front();
   void prefetch_ahead() const;
   void run();
-  void arm(TimePs now);
+  TimePs run_ahead_horizon(TimePs now);
+  void arm(TimePs now, TimePs last);
 
   // The earliest callbacks, sorted, each before every callback in later_, at most kWindow.
   Ring<Entry> window_;
@@ -100,5 +110,10 @@ class EventQueue : public sc_core::sc_module {
 
 // The queue of this process's simulation, made on first use (during elaboration).
 EventQueue& event_queue();
+
+// sc_start() until nothing is left to do. Unless `lock_step`, the queue may run ahead of the
+// kernel up to the kernel's next activity (the TLM global quantum is unbounded meanwhile); the
+// results are the same either way, only the kernel passes are fewer.
+void run_to_completion(bool lock_step = false);
 
 }  // namespace podsim::core

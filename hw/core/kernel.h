@@ -8,7 +8,19 @@
 
 namespace podsim::core {
 
-inline TimePs now_ps() { return sc_core::sc_time_stamp().value(); }
+namespace detail {
+// The event queue's time while it runs callbacks (ahead of the kernel's, under temporal
+// decoupling); zero when no callback runs. Written only by EventQueue.
+inline TimePs queue_now_ps = 0;
+// Set when a callback notifies a kernel event, so the queue looks again at how far it may run
+// ahead.
+inline bool kernel_touched = false;
+}  // namespace detail
+
+// The current simulated time: a callback's own when the event queue runs ahead of the kernel.
+inline TimePs now_ps() {
+  return detail::queue_now_ps != 0 ? detail::queue_now_ps : sc_core::sc_time_stamp().value();
+}
 
 inline sc_core::sc_time to_sc_time(Duration d) {
   return sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(d.ps));
@@ -16,6 +28,20 @@ inline sc_core::sc_time to_sc_time(Duration d) {
 
 inline Duration to_duration(const sc_core::sc_time& t) {
   return Duration{static_cast<std::int64_t>(t.value())};
+}
+
+// Notifies `event` at now_ps(): one delta cycle later, as notify(SC_ZERO_TIME) does, when in
+// step with the kernel; after the gap when an event-queue callback runs ahead of it, so waiters
+// wake at the callback's time. Callbacks must reach the kernel only this way.
+inline void notify_now(sc_core::sc_event& event) {
+  const TimePs kernel = sc_core::sc_time_stamp().value();
+  const TimePs now = now_ps();
+  detail::kernel_touched = true;
+  if (now == kernel) {
+    event.notify(sc_core::SC_ZERO_TIME);
+  } else {
+    event.notify(to_sc_time(Duration{static_cast<std::int64_t>(now - kernel)}));
+  }
 }
 
 }  // namespace podsim::core

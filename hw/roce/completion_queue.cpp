@@ -1,5 +1,7 @@
 #include "hw/roce/completion_queue.h"
 
+#include "hw/core/kernel.h"
+
 namespace podsim::roce {
 
 std::optional<Completion> CompletionQueue::poll() {
@@ -11,14 +13,11 @@ std::optional<Completion> CompletionQueue::poll() {
 
 void CompletionQueue::push(const Completion& completion) {
   ++delivered_;
+  if (callback_) return callback_(completion);
+  entries_.push_back(completion);
   // A delta notification: several completions in one delta wake a waiter once, and a waiter
   // that is itself mid-activation is not skipped.
-  event_.notify(sc_core::SC_ZERO_TIME);
-  if (callback_) {
-    callback_(completion);
-  } else {
-    entries_.push_back(completion);
-  }
+  core::notify_now(event_);
 }
 
 }  // namespace podsim::roce

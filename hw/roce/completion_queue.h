@@ -29,11 +29,12 @@ class CompletionQueue {
   std::size_t size() const { return entries_.size(); }
   // Completions delivered so far (polled or not, callback or queue).
   std::uint64_t delivered() const { return delivered_; }
-  // Notified (one delta cycle later) whenever a completion is delivered.
+  // Notified (one delta cycle later) whenever a completion is queued.
   const sc_core::sc_event& event() const { return event_; }
 
-  // With a callback set, completions go to it as they happen and are not queued (a callback
-  // user never polls, and a queue nobody drains would only grow).
+  // With a callback set, completions go to it as they happen and are neither queued (a callback
+  // user never polls, and a queue nobody drains would only grow) nor notified (a notification
+  // would stop the event queue from running ahead of the kernel, for no waiter).
   void set_callback(Callback callback) { callback_ = std::move(callback); }
 
   // Called by the NIC.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <random>
+#include <tlm>
 #include <vector>
 
 #include "hw/core/event_queue.h"
@@ -85,9 +86,12 @@ TEST(EventQueue, PastTimesRunNow) {
   EXPECT_EQ(r.calls[0].first, 4000u);
 }
 
+// Lets the queue run ahead of the kernel as far as the kernel allows (run_to_completion's way).
+void allow_running_ahead() { tlm::tlm_global_quantum::instance().set(sc_core::sc_max_time()); }
+
 // Many callbacks scheduling more at random delays (zero included, so the look-ahead window takes
 // insertions) run exactly in (time, scheduling order), as a reference ordering predicts.
-TEST(EventQueue, ManyInterleavedCallbacksRunInTimeThenSchedulingOrder) {
+void check_many_interleaved_callbacks() {
   auto& q = event_queue();
   std::mt19937_64 rng(3);
   std::vector<std::pair<TimePs, std::uint64_t>> scheduled, ran;
@@ -120,6 +124,97 @@ TEST(EventQueue, ManyInterleavedCallbacksRunInTimeThenSchedulingOrder) {
   ASSERT_EQ(ran.size(), scheduled.size());
   EXPECT_TRUE(ran == scheduled);
   EXPECT_EQ(q.pending(), 0u);
+}
+
+TEST(EventQueue, ManyInterleavedCallbacksRunInTimeThenSchedulingOrder) {
+  check_many_interleaved_callbacks();
+}
+
+TEST(EventQueue, ManyInterleavedCallbacksRunInOrderWhenRunningAhead) {
+  allow_running_ahead();
+  check_many_interleaved_callbacks();
+  EXPECT_LE(event_queue().activations(), 3u);
+}
+
+// By default (TLM global quantum zero) the queue enters the kernel at every time it runs.
+TEST(EventQueue, InLockStepEachTimeIsAnActivation) {
+  Recorder r;
+  auto& q = event_queue();
+  Driver d("driver", [&] {
+    for (TimePs t : {1000, 3000, 5000}) q.schedule(t, r, static_cast<std::uint32_t>(t));
+  });
+  sc_core::sc_start();
+  EXPECT_EQ(r.calls.size(), 3u);
+  EXPECT_EQ(q.activations(), 3u);
+}
+
+TEST(EventQueue, RunsLaterCallbacksInOneActivationWhenTheKernelHasNothingBefore) {
+  allow_running_ahead();
+  Recorder r;
+  auto& q = event_queue();
+  Driver d("driver", [&] {
+    for (TimePs t : {1000, 3000, 5000}) q.schedule(t, r, static_cast<std::uint32_t>(t));
+  });
+  sc_core::sc_start();
+  EXPECT_EQ(r.calls, (std::vector<std::pair<TimePs, std::uint32_t>>{
+                         {1000, 1000}, {3000, 3000}, {5000, 5000}}));
+  // One activation runs all three; one more brings the kernel's clock to the last of them.
+  EXPECT_EQ(q.activations(), 2u);
+  EXPECT_EQ(sc_core::sc_time_stamp().value(), 5000u);
+}
+
+// A thread due at 3000 stops the run ahead there: the callbacks due at 3000 run first, as the
+// queue's method runs before threads at a time, then the thread, then what it scheduled.
+TEST(EventQueue, RunningAheadStopsAtTheKernelsNextActivity) {
+  allow_running_ahead();
+  Recorder r;
+  auto& q = event_queue();
+  Driver d("driver", [&] {
+    for (TimePs t : {1000, 3000, 5000}) q.schedule(t, r, static_cast<std::uint32_t>(t));
+    sc_core::wait(sc_core::sc_time(3, sc_core::SC_NS));
+    r.calls.push_back({now_ps(), 1});
+    q.schedule(now_ps(), r, 2);
+  });
+  sc_core::sc_start();
+  EXPECT_EQ(r.calls, (std::vector<std::pair<TimePs, std::uint32_t>>{
+                         {1000, 1000}, {3000, 3000}, {3000, 1}, {3000, 2}, {5000, 5000}}));
+}
+
+// A callback run ahead that notifies an event (through notify_now) wakes its waiter at the
+// callback's time, and the queue does not run past that time before the waiter has run.
+TEST(EventQueue, ANotificationFromACallbackRunAheadWakesTheWaiterAtItsTime) {
+  allow_running_ahead();
+  Recorder r;
+  auto& q = event_queue();
+  sc_core::sc_event done;
+  r.also = [&](std::uint32_t tag) {
+    if (tag == 4000) notify_now(done);
+  };
+  TimePs woke_kernel = 0;
+  Driver d("driver", [&] {
+    for (TimePs t : {1000, 4000, 6000}) q.schedule(t, r, static_cast<std::uint32_t>(t));
+    sc_core::wait(done);
+    woke_kernel = sc_core::sc_time_stamp().value();
+    r.calls.push_back({now_ps(), 1});
+  });
+  sc_core::sc_start();
+  EXPECT_EQ(r.calls, (std::vector<std::pair<TimePs, std::uint32_t>>{
+                         {1000, 1000}, {4000, 4000}, {4000, 1}, {6000, 6000}}));
+  EXPECT_EQ(woke_kernel, 4000u);
+}
+
+// The TLM global quantum bounds the lead: with 2 ns, callbacks every nanosecond from 0 to 10 ns
+// take an activation per 2 ns.
+TEST(EventQueue, TheGlobalQuantumBoundsHowFarTheQueueRunsAhead) {
+  tlm::tlm_global_quantum::instance().set(sc_core::sc_time(2, sc_core::SC_NS));
+  Recorder r;
+  auto& q = event_queue();
+  Driver d("driver", [&] {
+    for (TimePs t = 0; t <= 10000; t += 1000) q.schedule(t, r, static_cast<std::uint32_t>(t));
+  });
+  sc_core::sc_start();
+  EXPECT_EQ(r.calls.size(), 11u);
+  EXPECT_EQ(q.activations(), 6u);  // at 0, 2, 4, 6, 8 and 10 ns
 }
 
 // Regression: a far-future callback at the back of the look-ahead window once let every nearer

@@ -22,7 +22,6 @@ constexpr const char* kLeaf8 =
     "scale_out: {ports_per_chip: 1}\n"
     "network: {kind: leaf-spine, leaf_down_ports: 8}\n";
 
-
 class NetCli : public ::testing::Test {
  protected:
   // Runs podsim net with --json and returns the parsed results (exit status must be 0).
@@ -50,9 +49,10 @@ TEST_F(NetCli, PfcMakesSevenToOneIncastLosslessAtLineRate) {
 }
 
 TEST_F(NetCli, WithoutPfcASmallBufferDropsAndTheFlowsRecover) {
-  const auto j = net({"--system", leaf8(), "--pattern", "incast", "--senders", "7", "--bytes",
-                      "1MiB", "--timing-only", "--set", "network.switch.pfc.enabled=false", "--set",
-                      "network.switch.buffer=256KiB", "--set", "chip.nic.roce.retransmit_timeout=8"});
+  const auto j =
+      net({"--system", leaf8(), "--pattern", "incast", "--senders", "7", "--bytes", "1MiB",
+           "--timing-only", "--set", "network.switch.pfc.enabled=false", "--set",
+           "network.switch.buffer=256KiB", "--set", "chip.nic.roce.retransmit_timeout=8"});
   EXPECT_GT(j["fabric"]["drops"].get<int>(), 0);
   EXPECT_GT(j["fabric"]["retransmitted"].get<int>(), 0);
   for (const auto& f : j["flows"]) EXPECT_TRUE(f["ok"].get<bool>());
@@ -105,17 +105,33 @@ TEST_F(NetCli, SameSeedGivesByteIdenticalStats) {
   }
   EXPECT_EQ(stats[0], stats[1]);
   EXPECT_THAT(stats[0], HasSubstr("rail0_leaf0"));
-  const auto other = net({"--system", leaf8(), "--pattern", "permutation", "--bytes", "256KiB",
-                          "--seed", "6"});
-  const auto first = net({"--system", leaf8(), "--pattern", "permutation", "--bytes", "256KiB",
-                          "--seed", "5"});
+  const auto other =
+      net({"--system", leaf8(), "--pattern", "permutation", "--bytes", "256KiB", "--seed", "6"});
+  const auto first =
+      net({"--system", leaf8(), "--pattern", "permutation", "--bytes", "256KiB", "--seed", "5"});
   EXPECT_NE(other["flows"], first["flows"]);  // another seed, another permutation
+}
+
+TEST_F(NetCli, LockStepGivesTheSameFlowsAndStats) {
+  std::vector<std::string> stats;
+  std::vector<nlohmann::json> flows;
+  for (const bool lock_step : {false, true}) {
+    const auto file = dir_ / (lock_step ? "step.json" : "ahead.json");
+    std::vector<std::string> args = {"--system", "fattree-k16", "--pattern", "permutation",
+                                     "--bytes",  "64KiB",       "--qps",     "4",
+                                     "--stats",  file.string()};
+    if (lock_step) args.push_back("--lock-step");
+    flows.push_back(net(args)["flows"]);
+    stats.push_back(test::read_text(file));
+  }
+  EXPECT_EQ(flows[0], flows[1]);
+  EXPECT_EQ(stats[0], stats[1]);
 }
 
 TEST_F(NetCli, TraceOfARunIsAValidPerfettoTimeline) {
   const auto trace = dir_ / "net.trace.json";
-  net({"--system", leaf8(), "--pattern", "incast", "--senders", "3", "--bytes", "256KiB",
-       "--trace", trace.string()});
+  net({"--system", leaf8(), "--pattern", "incast", "--senders", "3", "--bytes", "256KiB", "--trace",
+       trace.string()});
   const auto t = nlohmann::json::parse(test::read_text(trace));
   EXPECT_THAT(test::check_chrome_trace(t), ::testing::IsEmpty());
   EXPECT_GT(t["traceEvents"].size(), 3u);
@@ -124,9 +140,9 @@ TEST_F(NetCli, TraceOfARunIsAValidPerfettoTimeline) {
 // Regression: flows from one chip shared source bytes once it sent more than 64 of them, and
 // destinations' slots wrapped into each other, so correct transfers were reported WRONG.
 TEST_F(NetCli, ManyFlowsPerChipKeepTheirBytesApart) {
-  const auto j = net({"--system", "hls2", "--set", "boxes=9", "--set", "network.kind=leaf-spine",
-                      "--set", "network.leaf_down_ports=72", "--pattern", "all-to-all", "--bytes",
-                      "1KiB"});
+  const auto j =
+      net({"--system", "hls2", "--set", "boxes=9", "--set", "network.kind=leaf-spine", "--set",
+           "network.leaf_down_ports=72", "--pattern", "all-to-all", "--bytes", "1KiB"});
   EXPECT_EQ(j["flows"].size(), 72u * 71);
   for (const auto& f : j["flows"]) ASSERT_EQ(f["wrong_bytes"], 0) << f.dump();
 }
