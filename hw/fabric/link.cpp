@@ -66,6 +66,9 @@ void Link::prefetch(std::uint32_t tag, const void* /*hot: the direction*/, int s
   const Packet* p = d.in_flight.front();
   if (stage == 1) {
     __builtin_prefetch(&d.frames, 1);  // the counters' line
+    // The link's own constants (queue, propagation, rate), behind the module's base.
+    __builtin_prefetch(&queue_);
+    __builtin_prefetch(&ps_per_byte_);
     __builtin_prefetch(endpoint);
     __builtin_prefetch(reinterpret_cast<const char*>(endpoint) + 64);
     if (deliver && p) __builtin_prefetch(p);
