@@ -8,7 +8,7 @@
 
 // Read by jemalloc (linked in) at start-up: back the heap with transparent huge pages. A large
 // system's state is a gigabyte touched at random, packet by packet; with 4 KiB pages most of
-// those accesses also miss the TLB, and 2 MiB pages take about a sixth off the user time of a
+// those accesses also miss the TLB, and 2 MiB pages take a tenth to a sixth off the user time of a
 // 1024-chip run (docs/collectives.md, Speed). The MALLOC_CONF environment variable overrides
 // it (MALLOC_CONF=thp:never to compare).
 extern "C" {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <initializer_list>
 #include <random>
 #include <tlm>
 #include <vector>
@@ -86,6 +87,11 @@ TEST(EventQueue, PastTimesRunNow) {
   EXPECT_EQ(r.calls[0].first, 4000u);
 }
 
+// Schedules a callback of `r` at each time, tagged with its time.
+void schedule_tagged_by_time(EventQueue& q, Recorder& r, std::initializer_list<TimePs> times) {
+  for (const TimePs t : times) q.schedule(t, r, static_cast<std::uint32_t>(t));
+}
+
 // Lets the queue run ahead of the kernel as far as the kernel allows (run_to_completion's way).
 void allow_running_ahead() { tlm::tlm_global_quantum::instance().set(sc_core::sc_max_time()); }
 
@@ -140,9 +146,7 @@ TEST(EventQueue, ManyInterleavedCallbacksRunInOrderWhenRunningAhead) {
 TEST(EventQueue, InLockStepEachTimeIsAnActivation) {
   Recorder r;
   auto& q = event_queue();
-  Driver d("driver", [&] {
-    for (TimePs t : {1000, 3000, 5000}) q.schedule(t, r, static_cast<std::uint32_t>(t));
-  });
+  Driver d("driver", [&] { schedule_tagged_by_time(q, r, {1000, 3000, 5000}); });
   sc_core::sc_start();
   EXPECT_EQ(r.calls.size(), 3u);
   EXPECT_EQ(q.activations(), 3u);
@@ -152,9 +156,7 @@ TEST(EventQueue, RunsLaterCallbacksInOneActivationWhenTheKernelHasNothingBefore)
   allow_running_ahead();
   Recorder r;
   auto& q = event_queue();
-  Driver d("driver", [&] {
-    for (TimePs t : {1000, 3000, 5000}) q.schedule(t, r, static_cast<std::uint32_t>(t));
-  });
+  Driver d("driver", [&] { schedule_tagged_by_time(q, r, {1000, 3000, 5000}); });
   sc_core::sc_start();
   EXPECT_EQ(r.calls, (std::vector<std::pair<TimePs, std::uint32_t>>{
                          {1000, 1000}, {3000, 3000}, {5000, 5000}}));
@@ -170,7 +172,7 @@ TEST(EventQueue, RunningAheadStopsAtTheKernelsNextActivity) {
   Recorder r;
   auto& q = event_queue();
   Driver d("driver", [&] {
-    for (TimePs t : {1000, 3000, 5000}) q.schedule(t, r, static_cast<std::uint32_t>(t));
+    schedule_tagged_by_time(q, r, {1000, 3000, 5000});
     sc_core::wait(sc_core::sc_time(3, sc_core::SC_NS));
     r.calls.push_back({now_ps(), 1});
     q.schedule(now_ps(), r, 2);
@@ -185,14 +187,14 @@ TEST(EventQueue, RunningAheadStopsAtTheKernelsNextActivity) {
 TEST(EventQueue, ANotificationFromACallbackRunAheadWakesTheWaiterAtItsTime) {
   allow_running_ahead();
   Recorder r;
-  auto& q = event_queue();
+  auto& q = event_queue();  // made during elaboration, not at first use in the driver
   sc_core::sc_event done;
   r.also = [&](std::uint32_t tag) {
     if (tag == 4000) notify_now(done);
   };
   TimePs woke_kernel = 0;
   Driver d("driver", [&] {
-    for (TimePs t : {1000, 4000, 6000}) q.schedule(t, r, static_cast<std::uint32_t>(t));
+    schedule_tagged_by_time(q, r, {1000, 4000, 6000});
     sc_core::wait(done);
     woke_kernel = sc_core::sc_time_stamp().value();
     r.calls.push_back({now_ps(), 1});
