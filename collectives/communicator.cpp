@@ -360,11 +360,12 @@ void Communicator::validate(const Spec& spec) const {
       algorithm == Algorithm::kHierarchical
           ? std::max(l.end, hierarchical_plan(spec, l, *hierarchy()).scratch_end)
           : l.end;
-  const std::uint64_t memory = model_.memory(chip(0)).config().size.bytes;
-  if (end > memory) {
-    throw std::invalid_argument(
-        fmt::format("{} of {} bytes needs {} bytes of chip memory from {:#x}; the chips have {}",
-                    to_string(spec.op), size_bytes(spec), end - spec.base, spec.base, memory));
+  const chip::Chip& first = model_.chip(chip(0));
+  const std::uint64_t memory = first.memory_size(), from = first.memory_base();
+  if (spec.base < from || end - from > memory) {
+    throw std::invalid_argument(fmt::format(
+        "{} of {} bytes needs {} bytes of chip memory from {:#x}; the chips have {} from {:#x}",
+        to_string(spec.op), size_bytes(spec), end - spec.base, spec.base, memory, from));
   }
   if (!supports(algorithm, spec.op)) {
     throw std::invalid_argument(

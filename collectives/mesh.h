@@ -14,7 +14,7 @@
 #include <functional>
 
 #include "collectives/collective.h"
-#include "hw/chip/sequencer.h"
+#include "hw/chip/program.h"
 
 namespace podsim::collectives {
 

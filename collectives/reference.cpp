@@ -278,9 +278,8 @@ std::vector<Bytes> load_inputs(Communicator& comm, const Spec& spec, std::uint64
     inputs.push_back(make_input(spec, comm.size(), r, seed));
     const Layout l = layout(spec, comm.size(), r);
     comm.model()
-        .memory(comm.chip(r))
-        .backing()
-        .write(l.input, inputs.back().data(), inputs.back().size());
+        .chip(comm.chip(r))
+        .debug_write(l.input, inputs.back().data(), inputs.back().size());
   }
   return inputs;
 }
@@ -293,7 +292,7 @@ std::uint64_t check_outputs(Communicator& comm, const Spec& spec, Algorithm algo
     if (!has_result(spec, r)) continue;
     const Layout l = layout(spec, comm.size(), r);
     Bytes got(l.output_bytes);
-    comm.model().memory(comm.chip(r)).backing().read(l.output, got.data(), got.size());
+    comm.model().chip(comm.chip(r)).debug_read(l.output, got.data(), got.size());
     wrong += wrong_elements(spec.type, got,
                             expected_output(spec, algorithm, comm.size(), r, inputs,
                                             hierarchy ? &*hierarchy : nullptr));

@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include "collectives/collective.h"
-#include "hw/chip/sequencer.h"
+#include "hw/chip/program.h"
 
 namespace podsim::collectives {
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "collectives/collective.h"
-#include "hw/chip/sequencer.h"
+#include "hw/chip/program.h"
 
 namespace podsim::collectives {
 

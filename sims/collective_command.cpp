@@ -146,7 +146,6 @@ class CollectiveCommand : public Command {
 
   int run(const GlobalOptions& options) override {
     auto overrides = options.overrides;
-    if (timing_only_) overrides.push_back("chip.nic.roce.functional=false");
     const auto system = system::load_system(options.system, overrides);
     if (iters_ < 1) throw UsageError("--iters must be at least 1");
     if (warmup_ < 0) throw UsageError("--warmup must not be negative");
@@ -155,15 +154,17 @@ class CollectiveCommand : public Command {
     if (ranks < 1 || ranks > topology.chips) {
       throw UsageError(fmt::format("--ranks {}: the system has {} chips", ranks_, topology.chips));
     }
-    const auto specs = make_specs(ranks);
+    auto specs = make_specs(ranks);
     if (!csv_file_.empty()) write_output_file(csv_file_, "");  // writable before the run
     if (!options.trace_file.empty()) core::trace_writer().open(options.trace_file);
     const double cpu_before = cpu_seconds();
-    system::SystemModel model("system", system.config, std::move(topology), {options.seed});
+    system::SystemModel model("system", system.config, std::move(topology),
+                              {options.seed, !timing_only_});
     std::vector<int> chips(static_cast<std::size_t>(ranks));
     for (int i = 0; i < ranks; ++i) chips[static_cast<std::size_t>(i)] = i;
     collectives::Communicator comm(model, chips);
-    for (const auto& spec : specs) {
+    for (auto& spec : specs) {
+      spec.base = model.chip(0).memory_base();  // buffers from the start of every chip's memory
       try {
         comm.validate(spec);
       } catch (const std::invalid_argument& e) {

@@ -126,7 +126,6 @@ class NetCommand : public Command {
   int run(const GlobalOptions& options) override {
     auto overrides = options.overrides;
     if (mtu_ > 0) overrides.push_back(fmt::format("chip.nic.roce.mtu={}", mtu_));
-    if (timing_only_) overrides.push_back("chip.nic.roce.functional=false");
     const auto system = system::load_system(options.system, overrides);
     plan_.pattern = parse_pattern();
     plan_.bytes = parse_size_option("--bytes", bytes_text_);
@@ -142,7 +141,8 @@ class NetCommand : public Command {
     }
     if (!options.trace_file.empty()) core::trace_writer().open(options.trace_file);
     const double cpu_before = cpu_seconds();
-    system::SystemModel model("system", system.config, std::move(topology), {options.seed});
+    system::SystemModel model("system", system.config, std::move(topology),
+                              {options.seed, !timing_only_});
     ProgressBar progress("net", !options.quiet);
     NetWorkload workload("net", model, plan_, std::move(flows),
                          [&progress](double done) { progress.update(done); });
@@ -195,10 +195,9 @@ class NetCommand : public Command {
       fmt::print("uplinks    switch-to-switch load per direction: max {:.2f}x the mean\n",
                  fabric.uplink_max_bytes / fabric.uplink_mean_bytes);
     }
-    fmt::print("data       {}\n", !model.config().chip.nic.roce.functional
-                                      ? std::string("not checked (timing only)")
-                                  : wrong == 0 ? std::string("ok, every byte matches")
-                                               : fmt::format("{} bytes WRONG", wrong));
+    fmt::print("data       {}\n", !model.functional() ? std::string("not checked (timing only)")
+                                  : wrong == 0        ? std::string("ok, every byte matches")
+                                                      : fmt::format("{} bytes WRONG", wrong));
     fmt::print("simulator  {} packet-hops in {:.2f} s CPU ({:.2f} M/s), elaboration {:.2f} s\n",
                fabric.packet_hops, run_cpu, run_cpu > 0 ? fabric.packet_hops / run_cpu / 1e6 : 0.0,
                elaboration_cpu);

@@ -99,7 +99,7 @@ std::vector<FlowResult> plan_flows(const NetPlan& plan, const system::Topology& 
     flows.push_back(f);
   }
   // Each chip sends from the lower half of its memory and receives into the upper half.
-  const std::uint64_t half = system::chip_memory_config(s).size.bytes / 2;
+  const std::uint64_t half = chip::memory_config(s.chip, false).size.bytes / 2;
   const std::uint32_t most = std::max(*std::max_element(sent.begin(), sent.end()),
                                       *std::max_element(received.begin(), received.end()));
   if (plan.bytes > half / most) {
@@ -123,12 +123,14 @@ NetWorkload::NetWorkload(sc_core::sc_module_name name, system::SystemModel& mode
 }
 
 std::uint64_t NetWorkload::src_address(std::size_t flow) const {
-  return std::uint64_t{flows_[flow].src_slot} * plan_.bytes;
+  return model_.chip(flows_[flow].src_chip).memory_base() +
+         std::uint64_t{flows_[flow].src_slot} * plan_.bytes;
 }
 
 std::uint64_t NetWorkload::dst_address(std::size_t flow) const {
-  const auto half = model_.memory(flows_[flow].dst_chip).config().size.bytes / 2;
-  return half + std::uint64_t{flows_[flow].dst_slot} * plan_.bytes;
+  const chip::Chip& dst = model_.chip(flows_[flow].dst_chip);
+  return dst.memory_base() + dst.memory_size() / 2 +
+         std::uint64_t{flows_[flow].dst_slot} * plan_.bytes;
 }
 
 template <class Visit>
@@ -144,21 +146,21 @@ void NetWorkload::for_each_chunk(std::size_t flow, Visit visit) const {
 }
 
 void NetWorkload::run() {
-  if (model_.config().chip.nic.roce.functional) fill_sources();
+  if (model_.functional()) fill_sources();
   if (plan_.pattern == NetPattern::kPair && plan_.iters > 0) {
     run_latency();
   } else {
     run_bulk();
   }
-  if (model_.config().chip.nic.roce.functional) check_destinations();
+  if (model_.functional()) check_destinations();
   finished_ = true;
 }
 
 void NetWorkload::fill_sources() {
   for (std::size_t f = 0; f < flows_.size(); ++f) {
-    auto& memory = model_.memory(flows_[f].src_chip).backing();
+    chip::Chip& src = model_.chip(flows_[f].src_chip);
     for_each_chunk(f, [&](std::uint64_t offset, const std::uint8_t* data, std::uint64_t len) {
-      memory.write(src_address(f) + offset, data, len);
+      src.debug_write(src_address(f) + offset, data, len);
     });
   }
 }
@@ -166,10 +168,10 @@ void NetWorkload::fill_sources() {
 void NetWorkload::check_destinations() {
   std::vector<std::uint8_t> got;
   for (std::size_t f = 0; f < flows_.size(); ++f) {
-    const auto& memory = model_.memory(flows_[f].dst_chip).backing();
+    chip::Chip& dst = model_.chip(flows_[f].dst_chip);
     for_each_chunk(f, [&](std::uint64_t offset, const std::uint8_t* expected, std::uint64_t len) {
       got.resize(len);
-      memory.read(dst_address(f) + offset, got.data(), len);
+      dst.debug_read(dst_address(f) + offset, got.data(), len);
       for (std::uint64_t i = 0; i < len; ++i) flows_[f].wrong_bytes += got[i] != expected[i];
     });
   }

@@ -145,9 +145,8 @@ class SelftestCommand : public Command {
     if (latency->ps < 0) throw UsageError("--latency " + latency_text_ + ": must not be negative");
 
     // The memory the chip's NIC would use: HBM, or host memory over PCIe for a host.
-    core::MemoryTargetConfig memory = system::chip_memory_config(system.config);
+    core::MemoryTargetConfig memory = chip::memory_config(system.config.chip, true);
     memory.size = core::ByteSize{std::max(plan.bytes, memory.size.bytes)};
-    memory.functional = true;
     memory.latency = *latency;
     if (!options.trace_file.empty()) core::trace_writer().open(options.trace_file);
 

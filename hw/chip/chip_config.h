@@ -1,8 +1,8 @@
 // The description of one accelerator chip: its engines, memories, host interface and NIC ports.
 // Only the NIC is required: a chip with no engines or memory is a network-only host.
 // Captures the published figures that later models take their defaults from (presets in
-// configs/chips/ cite hardware.md for each). Ignores anything no model consumes yet (clocks,
-// power, per-engine timing); those keys arrive with the models that need them.
+// configs/chips/ cite a source, docs/sources.md, for each). Ignores anything no model consumes yet
+// (clocks, power, per-engine timing); those keys arrive with the models that need them.
 #pragma once
 
 #include <string>
@@ -21,7 +21,7 @@ struct TpcConfig {
   void describe(V& v) {
     v.field("cores", cores,
             core::Spec("TPC VLIW SIMD cores (0: none)")
-                .source("chip preset; hardware.md 1")
+                .source("chip preset (which cites each value)")
                 .range(0, 1024));
   }
 };
@@ -33,11 +33,11 @@ struct MmeConfig {
   void describe(V& v) {
     v.field("engines", engines,
             core::Spec("MME matrix engines (0: none)")
-                .source("chip preset; hardware.md 1")
+                .source("chip preset (which cites each value)")
                 .range(0, 64));
     v.field("peak_bf16", peak_bf16,
             core::Spec("peak dense BF16 matrix throughput of the chip")
-                .source("chip preset; hardware.md 1")
+                .source("chip preset (which cites each value)")
                 .min(0));
   }
 };
@@ -46,8 +46,9 @@ struct SramConfig {
   core::ByteSize size{};
   template <class V>
   void describe(V& v) {
-    v.field("size", size,
-            core::Spec("on-die SRAM capacity").source("chip preset; hardware.md 1").min(0));
+    v.field(
+        "size", size,
+        core::Spec("on-die SRAM capacity").source("chip preset (which cites each value)").min(0));
   }
 };
 
@@ -59,14 +60,17 @@ struct HbmConfig {
   template <class V>
   void describe(V& v) {
     v.field("generation", generation,
-            core::Spec("HBM generation (informational)").source("chip preset; hardware.md 1"));
+            core::Spec("HBM generation (informational)")
+                .source("chip preset (which cites each value)"));
     v.field("stacks", stacks,
-            core::Spec("HBM stacks (0: no HBM)").source("chip preset; hardware.md 1").range(0, 32));
+            core::Spec("HBM stacks (0: no HBM)")
+                .source("chip preset (which cites each value)")
+                .range(0, 32));
     v.field("capacity", capacity,
-            core::Spec("total HBM capacity").source("chip preset; hardware.md 1").min(0));
+            core::Spec("total HBM capacity").source("chip preset (which cites each value)").min(0));
     v.field("bandwidth", bandwidth,
             core::Spec("total peak HBM bandwidth of all stacks")
-                .source("chip preset; hardware.md 1")
+                .source("chip preset (which cites each value)")
                 .min(0));
   }
 };
@@ -77,12 +81,13 @@ struct PcieConfig {
   core::Bandwidth bandwidth{};
   template <class V>
   void describe(V& v) {
-    v.field("generation", generation,
-            core::Spec("PCIe generation").range(1, 7).source("chip preset; hardware.md 1"));
-    v.field("lanes", lanes, core::Spec("PCIe lanes").range(1, 32).source("hardware.md 1: x16"));
+    v.field(
+        "generation", generation,
+        core::Spec("PCIe generation").range(1, 7).source("chip preset (which cites each value)"));
+    v.field("lanes", lanes, core::Spec("PCIe lanes").range(1, 32).source("[S4]: x16"));
     v.field("bandwidth", bandwidth,
             core::Spec("host link bandwidth per direction")
-                .source("chip preset; hardware.md 1")
+                .source("chip preset (which cites each value)")
                 .min(0));
   }
 };
@@ -96,12 +101,12 @@ struct NicConfig {
     v.field("ports", ports,
             core::Spec("on-chip RoCE v2 Ethernet ports")
                 .required()
-                .source("chip preset; hardware.md 1")
+                .source("chip preset (which cites each value)")
                 .range(1, 256));
     v.field("port_speed", port_speed,
             core::Spec("line rate of one port")
                 .required()
-                .source("chip preset; hardware.md 1")
+                .source("chip preset (which cites each value)")
                 .positive());
     v.section("roce", roce, core::Spec("RoCE v2 transport: MTU, ACKs, retransmission, DCQCN"));
   }
@@ -113,8 +118,20 @@ struct DmaConfig {
   void describe(V& v) {
     v.field("engines", engines,
             core::Spec("DMA engines (0: not published)")
-                .source("chip preset; hardware.md 1")
+                .source("chip preset (which cites each value)")
                 .range(0, 64));
+  }
+};
+
+// Where the chip's blocks sit in its physical address space (the NoC routes by it).
+struct AddressMapConfig {
+  core::Address hbm{0};
+
+  template <class V>
+  void describe(V& v) {
+    v.field("hbm", hbm,
+            core::Spec("base of HBM (of host memory, for a chip without HBM)")
+                .source("[C2] gaudi.h: DRAM at physical address 0"));
   }
 };
 
@@ -128,6 +145,7 @@ struct ChipConfig {
   PcieConfig pcie;
   NicConfig nic;
   DmaConfig dma;
+  AddressMapConfig address_map;
   ReductionEngineConfig reduction;
   SequencerConfig sequencer;
 
@@ -142,6 +160,7 @@ struct ChipConfig {
     v.section("pcie", pcie, core::Spec("host interface"));
     v.section("nic", nic, core::Spec("on-chip RoCE v2 NIC"));
     v.section("dma", dma, core::Spec("DMA engines"));
+    v.section("address_map", address_map, core::Spec("where the blocks sit in the address space"));
     v.section("reduction", reduction,
               core::Spec("the engine that combines collective data, until the TPC model lands"));
     v.section("sequencer", sequencer,

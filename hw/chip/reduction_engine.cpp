@@ -33,7 +33,7 @@ ReductionEngine::Stats ReductionEngine::make_stats() {
           g.counter("busy_ps", "ps", "time spent on jobs")};
 }
 
-void ReductionEngine::submit(const ReductionJob& job, std::function<void(bool)> done) {
+void ReductionEngine::submit(const Job& job, std::function<void(bool)> done) {
   jobs_.push_back({job, std::move(done)});
   if (!busy_) begin_next();
 }
@@ -51,7 +51,7 @@ void ReductionEngine::begin_next() {
 }
 
 void ReductionEngine::fire(std::uint32_t /*tag*/) {
-  const ReductionJob& job = current_.job;
+  const Job& job = current_.job;
   const std::uint64_t bytes = job.count * core::size_of(job.type);
   if (offset_ >= bytes) return finish(true);  // the last tile's write has drained
   const auto n = static_cast<std::uint32_t>(std::min(config_.tile.bytes, bytes - offset_));
@@ -72,18 +72,18 @@ void ReductionEngine::finish(bool ok) {
   begin_next();
 }
 
-void ReductionEngine::trace_job(const ReductionJob& job, core::TimePs start) {
+void ReductionEngine::trace_job(const Job& job, core::TimePs start) {
   core::TraceWriter& trace = core::trace_writer();
   if (!trace.enabled()) return;
   if (track_.tid == 0) track_ = trace.track(name());
-  trace.span(track_, job.kind == ReductionJob::Kind::kCopy ? "copy" : "reduce", start,
-             core::now_ps(), {{"bytes", job.count * core::size_of(job.type)}});
+  trace.span(track_, job.kind == Job::Kind::kCopy ? "copy" : "reduce", start, core::now_ps(),
+             {{"bytes", job.count * core::size_of(job.type)}});
 }
 
 // One tile: operands read as soon as the engine gets to it, the combine at the compute rate
 // overlapping the reads of a steady stream, then the write; the engine moves on when the tile's
 // inputs are in and combined, and the write drains behind it.
-bool ReductionEngine::tile(const ReductionJob& job, std::uint64_t offset, std::uint32_t bytes,
+bool ReductionEngine::tile(const Job& job, std::uint64_t offset, std::uint32_t bytes,
                            core::TimePs& next) {
   const core::TimePs start = core::now_ps();
   std::uint8_t* a = functional_ ? a_.data() : nullptr;
@@ -93,7 +93,7 @@ bool ReductionEngine::tile(const ReductionJob& job, std::uint64_t offset, std::u
                            start, read_a)) {
     return false;
   }
-  const bool reduce = job.kind == ReductionJob::Kind::kReduce;
+  const bool reduce = job.kind == Job::Kind::kReduce;
   if (reduce && !core::bulk_transfer(memory_socket, trans_, tlm::TLM_READ_COMMAND, job.b + offset,
                                      b, bytes, start, read_b)) {
     return false;

@@ -20,6 +20,7 @@
 #include <tlm>
 #include <vector>
 
+#include "hw/chip/program.h"
 #include "hw/core/config_binding.h"
 #include "hw/core/event_queue.h"
 #include "hw/core/numeric.h"
@@ -39,8 +40,8 @@ struct ReductionEngineConfig {
     v.field("throughput", throughput,
             core::Spec("bytes of result produced per second, memory aside")
                 .positive()
-                .source("hardware.md 2: one TPC's 256-byte vector per cycle x 1.65 GHz "
-                        "(hardware.md 1, Gaudi2 [D]) = 422.4 GB/s"));
+                .source("[S2]: one TPC's 256-byte vector per cycle x 1.65 GHz "
+                        "([S6], Gaudi2 [D]) = 422.4 GB/s"));
     v.field("latency", latency,
             core::Spec("from a job's start to its first memory access")
                 .min(0)
@@ -56,17 +57,7 @@ struct ReductionEngineConfig {
   void check(core::ConfigChecks& c) const;
 };
 
-struct ReductionJob {
-  enum class Kind : std::uint8_t { kReduce, kCopy };
-  Kind kind = Kind::kReduce;
-  std::uint64_t dst = 0;  // kReduce: dst = a op b; kCopy: dst = a
-  std::uint64_t a = 0, b = 0;
-  std::uint64_t count = 0;  // elements
-  core::DataType type = core::DataType::kFp32;
-  core::ReduceOp op = core::ReduceOp::kSum;
-};
-
-class ReductionEngine : public sc_core::sc_module, private core::Timed {
+class ReductionEngine : public sc_core::sc_module, public Engine, private core::Timed {
  public:
   tlm_utils::simple_initiator_socket<ReductionEngine> memory_socket;
 
@@ -75,9 +66,7 @@ class ReductionEngine : public sc_core::sc_module, private core::Timed {
   ReductionEngine(sc_core::sc_module_name name, const ReductionEngineConfig& config,
                   bool functional);
 
-  // Queues a job; `done` runs when its last byte is written (or with false when the memory
-  // rejected an access, and the job stopped there).
-  void submit(const ReductionJob& job, std::function<void(bool ok)> done);
+  void submit(const Job& job, std::function<void(bool ok)> done) override;
   std::size_t queued() const { return jobs_.size(); }
 
   struct Stats {
@@ -89,15 +78,15 @@ class ReductionEngine : public sc_core::sc_module, private core::Timed {
 
  private:
   struct Queued {
-    ReductionJob job;
+    Job job;
     std::function<void(bool)> done;
   };
   void begin_next();
   void fire(std::uint32_t tag) override;  // the job's next tile, or its end
   void finish(bool ok);
-  void trace_job(const ReductionJob& job, core::TimePs start);  // a span per job, when tracing
+  void trace_job(const Job& job, core::TimePs start);  // a span per job, when tracing
   // One tile issued now; `next` is when the engine may go on.
-  bool tile(const ReductionJob& job, std::uint64_t offset, std::uint32_t bytes, core::TimePs& next);
+  bool tile(const Job& job, std::uint64_t offset, std::uint32_t bytes, core::TimePs& next);
   Stats make_stats();
 
   ReductionEngineConfig config_;

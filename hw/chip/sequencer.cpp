@@ -15,7 +15,7 @@ constexpr int kPostedReceives = 1024;
 }  // namespace
 
 Sequencer::Sequencer(sc_core::sc_module_name name, const SequencerConfig& config, roce::Nic& nic,
-                     ReductionEngine& engine)
+                     Engine& engine)
     : sc_module(name), config_(config), nic_(nic), engine_(engine) {
   core::validate_config(config_);
   send_cq_.set_callback([this](const roce::Completion& c) { on_send_completion(c); });
@@ -134,9 +134,8 @@ void Sequencer::issue(int id, const Command& c) {
     nic_.post_send(c.qpn, request);
     return;
   }
-  ReductionJob job = c.job;
-  job.kind =
-      c.kind == Command::Kind::kCopy ? ReductionJob::Kind::kCopy : ReductionJob::Kind::kReduce;
+  Job job = c.job;
+  job.kind = c.kind == Command::Kind::kCopy ? Job::Kind::kCopy : Job::Kind::kReduce;
   const std::uint32_t done = c.done;
   engine_.submit(job, [this, id, done](bool ok) { finish_command(id, done, ok); });
 }

@@ -1,7 +1,7 @@
 // The chip's command processor for collective schedules, standing in for the queue managers and
 // sync manager until their models land: it runs a program of streams, each an in-order list of
-// commands (an RDMA WRITE with immediate on a QP of the chip's NIC, a reduction or a copy on the
-// reduction engine), and orders work across streams and chips with signals, counters that a
+// commands (program.h: an RDMA WRITE with immediate on a QP of the chip's NIC, a reduction or a
+// copy on a data engine), and orders work across streams and chips with signals, counters that a
 // command waits on and adds to when it finishes, as Gaudi's sync objects do.
 // Captures: a command issues once the command before it in its stream has issued and its
 // signal has reached its count; issuing costs a configured time; an arriving WRITE's immediate
@@ -20,7 +20,7 @@
 #include <systemc>
 #include <vector>
 
-#include "hw/chip/reduction_engine.h"
+#include "hw/chip/program.h"
 #include "hw/core/config_binding.h"
 #include "hw/core/event_queue.h"
 #include "hw/core/ring.h"
@@ -28,31 +28,6 @@
 #include "hw/roce/nic.h"
 
 namespace podsim::chip {
-
-struct Command {
-  // kWait does nothing once its wait is met: it makes a program wait for data it only receives.
-  enum class Kind : std::uint8_t { kWrite, kReduce, kCopy, kWait };
-  Kind kind = Kind::kWrite;
-  // kWrite: `bytes` from local `src` to `dst` at the far end of QP `qpn`; the far chip's
-  // program adds one to its signal `remote_signal` when the data has landed.
-  std::uint32_t qpn = 0;
-  std::uint64_t src = 0, dst = 0, bytes = 0;
-  std::uint32_t remote_signal = 0;
-  // kReduce, kCopy: the reduction engine's job (dst, a, b, count, type, op).
-  ReductionJob job;
-  // Issue only once signal `wait` has reached `wait_count` (no wait when wait is kNone).
-  std::uint32_t wait = kNone;
-  std::uint32_t wait_count = 0;
-  // Add one to signal `done` when finished: the write acknowledged, the job's result written.
-  std::uint32_t done = kNone;
-
-  static constexpr std::uint32_t kNone = 0xffffffffu;
-};
-
-struct Program {
-  std::vector<std::vector<Command>> streams;
-  std::uint32_t signals = 0;  // signals are 0..signals-1, all starting at zero
-};
 
 struct SequencerConfig {
   core::Duration issue_latency{100000};
@@ -72,7 +47,7 @@ class Sequencer : public sc_core::sc_module, private core::Timed {
   static constexpr std::uint32_t kMaxSignals = 1u << 24;
 
   Sequencer(sc_core::sc_module_name name, const SequencerConfig& config, roce::Nic& nic,
-            ReductionEngine& engine);
+            Engine& engine);
 
   // QPs for collectives complete into these; make them with create_qp.
   std::uint32_t create_qp(int port);
@@ -120,7 +95,7 @@ class Sequencer : public sc_core::sc_module, private core::Timed {
 
   SequencerConfig config_;
   roce::Nic& nic_;
-  ReductionEngine& engine_;
+  Engine& engine_;
   roce::CompletionQueue send_cq_, recv_cq_;
   std::map<int, Running> running_;
   // Signals that arrived before their program started here (a fast peer).

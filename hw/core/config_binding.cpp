@@ -71,6 +71,7 @@ PODSIM_QUANTITY_TRAITS(Bandwidth, parse_bandwidth, bits_per_second, )
 PODSIM_QUANTITY_TRAITS(Frequency, parse_frequency, hertz, )
 PODSIM_QUANTITY_TRAITS(Length, parse_length, meters, )
 PODSIM_QUANTITY_TRAITS(ComputeRate, parse_compute_rate, flops, )
+PODSIM_QUANTITY_TRAITS(Address, parse_address, value, static_cast<std::uint64_t>)
 #undef PODSIM_QUANTITY_TRAITS
 
 // ---------------------------------------------------------------------------------------------

@@ -52,7 +52,8 @@ class Spec {
     positive_ = true;
     return *this;
   }
-  // Where the default value (or a preset's value) comes from, e.g. "hardware.md S4".
+  // Where the default value (or a preset's value) comes from, a tag of docs/sources.md, e.g.
+  // "[S4]".
   Spec& source(std::string s) {
     source_ = std::move(s);
     return *this;
@@ -114,6 +115,7 @@ PODSIM_FIELD_TRAITS(Bandwidth, "bandwidth")
 PODSIM_FIELD_TRAITS(Frequency, "frequency")
 PODSIM_FIELD_TRAITS(Length, "length")
 PODSIM_FIELD_TRAITS(ComputeRate, "compute rate")
+PODSIM_FIELD_TRAITS(Address, "address")
 #undef PODSIM_FIELD_TRAITS
 
 // An enumerated key's accepted names.

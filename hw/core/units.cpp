@@ -1,6 +1,7 @@
 #include "hw/core/units.h"
 
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -206,5 +207,21 @@ std::string to_string(ComputeRate r) {
 std::string format_gbytes_per_second(Bandwidth b) {
   return fmt::format("{:.2f} GB/s", b.bytes_per_second() / 1e9);
 }
+
+std::optional<Address> parse_address(std::string_view text, std::string* error) {
+  const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  const std::string_view digits = hex ? text.substr(2) : text;
+  std::uint64_t value = 0;
+  const char* end = digits.data() + digits.size();
+  const auto [ptr, ec] = std::from_chars(digits.data(), end, value, hex ? 16 : 10);
+  if (ec == std::errc() && ptr == end && !digits.empty()) return Address{value};
+  if (error) {
+    *error = fmt::format("'{}' is not an address (hex like 0x7ff0000000, or decimal, below 2^64)",
+                         text);
+  }
+  return std::nullopt;
+}
+
+std::string to_string(Address a) { return fmt::format("{:#x}", a.value); }
 
 }  // namespace podsim::core

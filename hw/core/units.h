@@ -55,6 +55,13 @@ struct Length {
   friend bool operator==(Length a, Length b) { return a.meters == b.meters; }
 };
 
+// A location in an address space (a chip's map, host memory), written in hex: "0x7ff0000000".
+struct Address {
+  std::uint64_t value = 0;
+  friend bool operator==(Address a, Address b) { return a.value == b.value; }
+  friend bool operator!=(Address a, Address b) { return a.value != b.value; }
+};
+
 // Arithmetic throughput, in floating-point operations per second.
 struct ComputeRate {
   double flops = 0;
@@ -69,6 +76,8 @@ std::optional<Bandwidth> parse_bandwidth(std::string_view text, std::string* err
 std::optional<Frequency> parse_frequency(std::string_view text, std::string* error = nullptr);
 std::optional<Length> parse_length(std::string_view text, std::string* error = nullptr);
 std::optional<ComputeRate> parse_compute_rate(std::string_view text, std::string* error = nullptr);
+// "0x" and hex digits, or decimal digits.
+std::optional<Address> parse_address(std::string_view text, std::string* error = nullptr);
 
 // Canonical text that parses back to the same value ("1.5us", "32GiB", "100Gbps", "12.5GB/s").
 std::string to_string(Duration d);
@@ -77,6 +86,7 @@ std::string to_string(Bandwidth b);
 std::string to_string(Frequency f);
 std::string to_string(Length l);
 std::string to_string(ComputeRate r);
+std::string to_string(Address a);  // "0x" and lower-case hex digits
 
 // Human-facing forms used in tables: bandwidth in GB/s (decimal) and sizes with binary prefixes.
 std::string format_gbytes_per_second(Bandwidth b);

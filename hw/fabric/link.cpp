@@ -11,7 +11,7 @@
 namespace podsim::fabric {
 
 namespace {
-constexpr double kPicosecondsPerMeter = 5000;       // network.md 1: ~5 ns/m in copper and fiber
+constexpr double kPicosecondsPerMeter = 5000;       // [N1] ~5 ns/m in copper and fiber
 constexpr std::uint32_t kHeaderWireBytes = 8 + 64;  // preamble+SFD and the first 64 bytes
 constexpr core::TimePs kNever = std::numeric_limits<core::TimePs>::max();
 }  // namespace

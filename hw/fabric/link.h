@@ -37,11 +37,11 @@ struct CableConfig {
     v.field("delay", delay,
             core::Spec("propagation delay (overrides length)")
                 .range(0, 1e15)
-                .source("network.md 2: 1us inter-switch, ~0.1us in-box"));
+                .source("[N2], [N4]: 1us inter-switch; ~0.1us in-box [U]"));
     v.field("length", length,
             core::Spec("cable length; 5 ns per meter when delay is not given")
                 .range(0, 1e6)
-                .source("network.md 1: copper/fiber ~5 ns/m"));
+                .source("[N1] copper/fiber ~5 ns/m"));
     v.field("loss_rate", loss_rate, core::Spec("probability a frame is lost").range(0, 1));
     v.field("corruption_rate", corruption_rate,
             core::Spec("probability a frame is corrupted").range(0, 1));

@@ -44,7 +44,7 @@ struct EcnConfig {
 
   template <class V>
   void describe(V& v) {
-    const char* hpcc = "network.md 2: HPCC run.py, 100G: Kmin 400 KB, Kmax 1600 KB, Pmax 0.2";
+    const char* hpcc = "[N2] HPCC run.py, 100G: Kmin 400 KB, Kmax 1600 KB, Pmax 0.2";
     v.field("enabled", enabled, core::Spec("mark ECT packets CE at dequeue (RED)"));
     v.field("kmin", kmin,
             core::Spec("egress queue length at or below which nothing is marked").source(hpcc));
@@ -67,17 +67,17 @@ struct PfcConfig {
 
   template <class V>
   void describe(V& v) {
-    const char* mmu = "network.md 2: HPCC switch-mmu.cc";
+    const char* mmu = "[N2] HPCC switch-mmu.cc";
     v.field("enabled", enabled,
             core::Spec("pause upstream instead of dropping the lossless class"));
     v.field("lossless_priority", lossless_priority,
             core::Spec("802.1p priority of the lossless (RDMA) class")
                 .range(0, 7)
-                .source("network.md 2: lossless class for RDMA (priority 3 by convention)"));
+                .source("[N2]: lossless class for RDMA (priority 3 by convention)"));
     v.field("headroom", headroom,
             core::Spec("per-port buffer for what arrives after XOFF is sent")
                 .positive()
-                .source("network.md 1: HPCC 3 x rate x link delay = 37.5 KB at 100G, 1 us"));
+                .source("[N2] HPCC 3 x rate x link delay = 37.5 KB at 100G, 1 us"));
     v.field(
         "resume_offset", resume_offset,
         core::Spec("XON once the ingress class is this far below its XOFF threshold").source(mmu));
@@ -86,7 +86,7 @@ struct PfcConfig {
     v.field("pause_quanta", pause_quanta,
             core::Spec("XOFF pause time in quanta of 512 bit times")
                 .range(1, 65535)
-                .source("network.md 1: XOFF with max quanta (335.5 us at 100G)"));
+                .source("[N1] IEEE 802.1Qbb XOFF with max quanta (335.5 us at 100G)"));
   }
 };
 
@@ -109,34 +109,33 @@ struct SwitchConfig {
     v.field("buffer", buffer,
             core::Spec("shared packet buffer")
                 .positive()
-                .source("network.md 2: HPCC mix/config.txt BUFFER_SIZE 32 (MiB) at 100G; SimAI"));
+                .source("[N2] HPCC mix/config.txt BUFFER_SIZE 32 (MiB) at 100G; SimAI"));
     v.choice("mode", mode,
              core::Choices<SwitchMode>{{"cut-through", SwitchMode::kCutThrough},
                                        {"store-and-forward", SwitchMode::kStoreAndForward}},
              core::Spec("start forwarding at header arrival, or only once the tail is in")
-                 .source("network.md 1: DC switch ASICs are cut-through"));
+                 .source("[N7]: DC switch ASICs are cut-through"));
     v.field("pipeline_latency", pipeline_latency,
             core::Spec("from a frame's arrival (header or tail, by mode) to its egress eligibility")
                 .min(0)
-                .source("network.md 1: cut-through ASICs 0.5-1 us port to port (anchors use 0)"));
+                .source("[N7] cut-through ASICs 0.5-1 us port to port (anchors use 0)"));
     v.field("ecmp_seed", ecmp_seed,
             core::Spec("seeds the ECMP hash and the ECN marking stream; give each switch its own")
-                .source("network.md 2: 5-tuple hash, per-switch seed"));
+                .source("[N2], [N4]: 5-tuple hash, per-switch seed"));
     v.field("alpha", alpha,
             core::Spec("dynamic threshold: a lossy queue or lossless ingress class may hold alpha"
                        " x the free shared buffer")
                 .positive()
                 .max(64)
-                .source("network.md 2: HPCC switch-mmu.cc, alpha 1/8 (shift 3)"));
+                .source("[N2] HPCC switch-mmu.cc, alpha 1/8 (shift 3)"));
     v.field("priorities", priorities,
             core::Spec("egress queues per port (802.1p priorities)")
                 .range(1, 8)
-                .source("network.md 1: PFC has 8 priorities"));
-    v.field(
-        "control_priority", control_priority,
-        core::Spec("priority of ACK/NAK/CNP frames, served strictly first")
-            .range(0, 7)
-            .source("network.md 2: CNP priority 6 (NVIDIA firmware); ACK high priority (HPCC)"));
+                .source("[N1] IEEE 802.1Qbb: 8 priorities"));
+    v.field("control_priority", control_priority,
+            core::Spec("priority of ACK/NAK/CNP frames, served strictly first")
+                .range(0, 7)
+                .source("[N8] CNP priority 6; [N2] ACKs at high priority"));
     v.section("ecn", ecn, core::Spec("RED/ECN marking at egress"));
     v.section("pfc", pfc, core::Spec("priority flow control of the lossless class"));
   }

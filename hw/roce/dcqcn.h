@@ -1,6 +1,6 @@
 // DCQCN's reaction point: the sending rate of one QP, cut on congestion notifications and raised
 // again by timer and byte counter (Zhu et al., SIGCOMM'15, section 3.1; parameter sets in
-// network.md 2).
+// [N2]).
 // Captures: on a CNP, Rt = Rc, Rc = Rc (1 - alpha/2), alpha = (1 - g) alpha + g, at most one cut
 // per rate-decrease period (a CNP inside the period is applied when it ends); alpha decaying by
 // (1 - g) per alpha period without a CNP, from the first CNP on; increase events from the

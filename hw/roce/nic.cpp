@@ -80,11 +80,12 @@ Nic::Qp::Qp(std::uint32_t qpn_, int port_, CompletionQueue& send_cq_, Completion
   }
 }
 
-Nic::Nic(sc_core::sc_module_name name, int ports, const RoceConfig& config)
+Nic::Nic(sc_core::sc_module_name name, int ports, const RoceConfig& config, bool functional)
     : sc_core::sc_module(name),
       queue_(&core::event_queue()),
       memory_socket("memory_socket"),
       config_(validated(config)),
+      functional_(functional),
       rto_ps_(config.retransmit_timeout_ps()) {
   if (ports < 1 || ports > 256) {
     throw std::invalid_argument(
@@ -342,7 +343,7 @@ bool Nic::stage_request(Qp& qp, core::TimePs issue_ps) {
   core::TimePs ready = issue_ps;
   if (seg.payload > 0) {
     std::uint8_t* data = nullptr;
-    if (config_.functional) {
+    if (functional_) {
       p->payload.resize(seg.payload);
       data = p->payload.data();
     }
@@ -379,7 +380,7 @@ bool Nic::stage_response(Qp& qp, core::TimePs issue_ps) {
   }
   p->payload_bytes = seg.payload;
   std::uint8_t* data = nullptr;
-  if (config_.functional) {
+  if (functional_) {
     p->payload.resize(seg.payload);
     data = p->payload.data();
   }

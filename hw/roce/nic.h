@@ -67,7 +67,8 @@ class Nic : public sc_core::sc_module, public fabric::LinkEndpoint, private core
   tlm_utils::simple_initiator_socket<Nic> memory_socket;
 
   // Throws std::invalid_argument on a bad configuration (naming the key) or port count.
-  Nic(sc_core::sc_module_name name, int ports, const RoceConfig& config);
+  // `functional`: payload bytes move through memory; otherwise only time (the system's mode).
+  Nic(sc_core::sc_module_name name, int ports, const RoceConfig& config, bool functional = true);
   ~Nic() override;
 
   // Connects `port` to side `side` of `link`; the port's IPv4 and MAC addresses derive from
@@ -313,6 +314,7 @@ class Nic : public sc_core::sc_module, public fabric::LinkEndpoint, private core
                           core::TimePs at);
 
   RoceConfig config_;
+  bool functional_;
   std::uint64_t rto_ps_;
   std::vector<Timed> timers_;  // a min-heap on (at, order)
   std::uint64_t timer_order_ = 0;

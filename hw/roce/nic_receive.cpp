@@ -132,7 +132,7 @@ void Nic::take_request(Qp& qp, Packet& p) {
   core::TimePs done = now;
   if (p.payload_bytes > 0) {
     std::uint8_t* data =
-        config_.functional && p.payload.size() >= p.payload_bytes ? p.payload.data() : nullptr;
+        functional_ && p.payload.size() >= p.payload_bytes ? p.payload.data() : nullptr;
     if (!transfer(tlm::TLM_WRITE_COMMAND, address, data, p.payload_bytes, now, done)) {
       return send_ack(qp, AckSyndrome::kNakRemoteAccess, p.psn, now);
     }
@@ -315,7 +315,7 @@ void Nic::on_read_response(Qp& qp, Packet& p) {
     core::TimePs done = now;
     if (p.payload_bytes > 0) {
       std::uint8_t* data =
-          config_.functional && p.payload.size() >= p.payload_bytes ? p.payload.data() : nullptr;
+          functional_ && p.payload.size() >= p.payload_bytes ? p.payload.data() : nullptr;
       if (!transfer(tlm::TLM_WRITE_COMMAND, address, data, p.payload_bytes, now, done)) {
         w.data_ready_ps = kNever;  // never completes: the failure below reports it
         retire(qp);

@@ -14,7 +14,7 @@
 namespace podsim::roce {
 
 // DCQCN reaction point (sender) and notification point (receiver) parameters. The timers
-// default to the DCQCN paper's set and the rate steps to HPCC's simulator (network.md 2): with
+// default to the DCQCN paper's set and the rate steps to HPCC's simulator ([N2]): with
 // HPCC's own timers (1 us alpha, 4 us decrease, 300 us increase, F = 1; see hpcc()) senders
 // behind one switch port over-react to CNPs and leave the port half idle at 2-to-1, while the
 // paper's timers share it fairly at 98% (docs/network.md).
@@ -31,7 +31,7 @@ struct DcqcnConfig {
   core::Bandwidth min_rate{1e9};            // 1 Gb/s
   double initial_alpha = 1.0;
 
-  // The timers of HPCC's simulator's "dcqcn" set (network.md 2), for comparison studies.
+  // The timers of HPCC's simulator's "dcqcn" set ([N2]), for comparison studies.
   static DcqcnConfig hpcc() {
     DcqcnConfig c;
     c.alpha_update_period = core::Duration{1000000};
@@ -45,45 +45,44 @@ struct DcqcnConfig {
   void describe(V& v) {
     v.field("enabled", enabled,
             core::Spec("run DCQCN: receivers send CNPs for CE-marked data, senders pace QPs")
-                .source("network.md 2: DCQCN is the RoCE congestion control of both anchors"));
+                .source("[N2], [N3]: DCQCN is the RoCE congestion control of both anchors"));
     v.field("alpha_update_period", alpha_update_period,
             core::Spec("alpha decays by (1-g) per period without a CNP")
                 .positive()
-                .source("network.md 2: DCQCN paper 50us (HPCC dcqcn 1us)"));
+                .source("[N3] DCQCN paper 50us (HPCC dcqcn 1us)"));
     v.field("rate_decrease_period", rate_decrease_period,
             core::Spec("at most one rate cut per period; later CNPs wait for the next")
                 .positive()
-                .source("network.md 2: DCQCN paper 50us (HPCC dcqcn and NVIDIA 4us)"));
+                .source("[N3] DCQCN paper 50us (HPCC dcqcn and NVIDIA 4us)"));
     v.field("rate_increase_period", rate_increase_period,
             core::Spec("rate-increase timer")
                 .positive()
-                .source("network.md 2: DCQCN paper 55us (HPCC dcqcn 300us)"));
+                .source("[N3] DCQCN paper 55us (HPCC dcqcn 300us)"));
     v.field("byte_counter", byte_counter,
             core::Spec("bytes sent per byte-counter increase event; 0 disables the counter")
-                .source("network.md 2: DCQCN paper 10MB (HPCC's simulator has none; NVIDIA "
+                .source("[N3] DCQCN paper 10MB (HPCC's simulator has none; NVIDIA "
                         "rpg_byte_reset 32767B)"));
-    v.field("g", g,
-            core::Spec("alpha gain").range(0, 1).source("network.md 2: 1/256 (HPCC, paper)"));
+    v.field("g", g, core::Spec("alpha gain").range(0, 1).source("[N2], [N3]: 1/256"));
     v.field("fast_recovery_rounds", fast_recovery_rounds,
             core::Spec("F: increase events spent in fast recovery after a cut")
                 .range(0, 1000)
-                .source("network.md 2: DCQCN paper 5 (HPCC dcqcn 1)"));
+                .source("[N3] DCQCN paper 5 (HPCC dcqcn 1)"));
     v.field("additive_increase", additive_increase,
             core::Spec("AI: target-rate step of additive increase")
                 .min(0)
-                .source("network.md 2: HPCC 5Mb/s per 25Gb/s of line rate, 20Mb/s at 100G"));
+                .source("[N2] HPCC 5Mb/s per 25Gb/s of line rate, 20Mb/s at 100G"));
     v.field("hyper_increase", hyper_increase,
             core::Spec("HAI: target-rate step of hyper increase")
                 .min(0)
-                .source("network.md 2: HPCC 50Mb/s per 25Gb/s of line rate, 200Mb/s at 100G"));
+                .source("[N2] HPCC 50Mb/s per 25Gb/s of line rate, 200Mb/s at 100G"));
     v.field("min_rate", min_rate,
             core::Spec("floor of the sending rate")
                 .positive()
-                .source("network.md 2: HPCC 1Gb/s (NVIDIA rpg_min_rate 1Mb/s)"));
+                .source("[N2] HPCC 1Gb/s (NVIDIA rpg_min_rate 1Mb/s)"));
     v.field("initial_alpha", initial_alpha,
             core::Spec("alpha before the first CNP")
                 .range(0, 1)
-                .source("DCQCN paper 1; NVIDIA initial_alpha 1023/1024 (network.md 2)"));
+                .source("DCQCN paper 1; NVIDIA initial_alpha 1023/1024 ([N2])"));
   }
 };
 
@@ -98,7 +97,6 @@ struct RoceConfig {
   int data_priority = 3;
   int control_priority = 6;
   core::Duration cnp_interval{50000000};  // 50 us, the DCQCN paper's (NVIDIA: 4 us)
-  bool functional = true;
   DcqcnConfig dcqcn;
 
   // 4.096 us x 2^t in picoseconds; 0 when t is 0 (IBTA: no timeout).
@@ -111,16 +109,16 @@ struct RoceConfig {
     v.field("mtu", mtu,
             core::Spec("path MTU: payload bytes per packet (256, 512, 1024, 2048 or 4096)")
                 .range(256, 4096)
-                .source("network.md 2: 4096B, IBTA RoCEv2"));
+                .source("[N1] IBTA RoCEv2: 4096B"));
     v.field("ack_every", ack_every,
             core::Spec("responder sends one ACK per this many packets (and on AckReq)")
                 .range(1, 1 << 20)
-                .source("network.md 2: one per packet, HPCC L2_ACK_INTERVAL 1"));
+                .source("[N2] one per packet, HPCC L2_ACK_INTERVAL 1"));
     v.field("retransmit_timeout", retransmit_timeout,
             core::Spec("local ACK timeout exponent t: timeout = 4.096us x 2^t; 0 = never")
                 .range(0, 31)
                 .source("IBTA 9.7.6.1.3; 14 (67ms) is the perftest default, NCCL uses 18 and "
-                        "HCCL 20 (network.md 1)"));
+                        "HCCL 20 ([N2], [C6])"));
     v.field("retry_limit", retry_limit,
             core::Spec("retransmissions after timeouts before the WQE fails (retry_cnt)")
                 .range(0, 7)
@@ -128,30 +126,28 @@ struct RoceConfig {
     v.field("nak_interval", nak_interval,
             core::Spec("a gap still open this long after its NAK is NAKed again; 0 = once")
                 .min(0)
-                .source("network.md 2: NAK rate-limit 500us (HPCC rdma-hw.cc)"));
+                .source("[N2] NAK rate-limit 500us (HPCC rdma-hw.cc)"));
     v.field("tx_pipeline_latency", tx_pipeline_latency,
             core::Spec("doorbell or retransmission restart to first packet ready, before the "
                        "payload read")
                 .min(0)
-                .source("network.md 1: RNIC TX+RX pipelines ~1us per NIC; split evenly"));
+                .source("[N7] RNIC TX+RX pipelines ~1us per NIC [U]; split evenly"));
     v.field("rx_pipeline_latency", rx_pipeline_latency,
             core::Spec("packet tail received to payload write issued / ACK processed")
                 .min(0)
-                .source("network.md 1: RNIC TX+RX pipelines ~1us per NIC; split evenly"));
+                .source("[N7] RNIC TX+RX pipelines ~1us per NIC [U]; split evenly"));
     v.field("data_priority", data_priority,
             core::Spec("802.1p class of data packets (the lossless RoCE class)")
                 .range(0, 7)
-                .source("network.md 2: lossless class for RDMA; 3 is the common RoCE class"));
+                .source("[N2]: lossless class for RDMA; 3 is the common RoCE class"));
     v.field("control_priority", control_priority,
             core::Spec("802.1p class of ACK, NAK and CNP")
                 .range(0, 7)
-                .source("network.md 2: NVIDIA CNP prio 6; HPCC sends ACKs at high priority"));
+                .source("[N8] NVIDIA CNP prio 6; HPCC sends ACKs at high priority"));
     v.field("cnp_interval", cnp_interval,
             core::Spec("minimum time between CNPs a receiver sends to one QP")
                 .min(0)
-                .source("network.md 2: DCQCN paper 50us (NVIDIA min_time_between_cnps 2-4us)"));
-    v.field("functional", functional,
-            core::Spec("move payload bytes (false: timing only, memories must be timing only)"));
+                .source("[N3] DCQCN paper 50us (NVIDIA min_time_between_cnps 2-4us)"));
     v.section("dcqcn", dcqcn, core::Spec("DCQCN congestion control"));
   }
 

@@ -1,7 +1,7 @@
 // Upper bounds a system's wiring puts on communication, derived from its configuration alone:
 // per-chip scale-up and scale-out bandwidth at line rate and after RoCE v2 framing, the box's
 // scale-out total, and the in-box all-reduce algorithm-bandwidth ceiling. Captures link
-// arithmetic only (hardware.md section 3 "link math"); ignores congestion, protocol ACK traffic,
+// arithmetic only ([D] on [S10]'s link figures); ignores congestion, protocol ACK traffic,
 // memory bandwidth and engine limits, which the simulation itself accounts for.
 #pragma once
 

@@ -1,6 +1,6 @@
 // The description of a system: which chip, how many in a box, how the box wires them, how many
 // boxes, how many ports each chip keeps for scale-out and the network those ports join.
-// Captures the box-level facts of hardware.md section 3 (HLS-1, HLS-2, HLS-3) and rail-aligned
+// Captures the box-level facts of [S3], [S9], [S10] (HLS-1, HLS-2, HLS-3) and rail-aligned
 // leaf-spine or fat-tree scale-out networks. Ignores host NICs and front-end networks; the
 // topology builder (topology.h) wires what this describes.
 #pragma once
@@ -25,7 +25,7 @@ struct BoxConfig {
   fabric::CableConfig cable{core::Duration{100000}};
   template <class V>
   void describe(V& v) {
-    v.field("chips", chips, core::Spec("chips in one box").range(1, 64).source("hardware.md 3"));
+    v.field("chips", chips, core::Spec("chips in one box").range(1, 64).source("[S3], [S10]"));
     v.choice(
         "wiring", wiring,
         core::Choices<BoxWiring>{{"all-to-all", BoxWiring::kAllToAll}, {"none", BoxWiring::kNone}},
@@ -33,8 +33,8 @@ struct BoxConfig {
     v.field("links_per_peer", links_per_peer,
             core::Spec("direct links between each pair of chips (all-to-all wiring)")
                 .range(1, 64)
-                .source("hardware.md 3"));
-    v.section("cable", cable, core::Spec("in-box links: delay 100ns by default (network.md 2)"));
+                .source("[S3], [S10]"));
+    v.section("cable", cable, core::Spec("in-box links: delay 100ns by default ([N2])"));
   }
 };
 
@@ -74,7 +74,7 @@ struct NetworkConfig {
     v.section("endpoint_cable", endpoint_cable,
               core::Spec("chip-to-leaf links: 1us by default, as in network.md's anchors"));
     v.section("switch_cable", switch_cable,
-              core::Spec("switch-to-switch links: 1us by default (network.md 2)"));
+              core::Spec("switch-to-switch links: 1us by default ([N2])"));
     v.section("switch", switch_config,
               core::Spec("every switch's parameters (ports and ECMP seed are set per switch)"));
   }
@@ -87,7 +87,7 @@ struct ScaleOutConfig {
     v.field("ports_per_chip", ports_per_chip,
             core::Spec("NIC ports per chip reserved for scale-out")
                 .range(0, 256)
-                .source("hardware.md 3"));
+                .source("[S3], [S10]"));
   }
 };
 

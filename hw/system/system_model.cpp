@@ -3,13 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "hw/core/random.h"
 
 namespace podsim::system {
 namespace {
 
-// SystemC names are one identifier per level: "box3.chip5.nic" becomes "box3_chip5_nic".
+// SystemC names are one identifier per level: "rail0.leaf1" becomes "rail0_leaf1".
 std::string module_name(const std::string& dotted) {
   std::string name = dotted;
   std::replace(name.begin(), name.end(), '.', '_');
@@ -21,42 +22,39 @@ std::uint64_t component_seed(std::uint64_t run_seed, std::uint64_t salt, std::ui
   return core::Random::mix(core::Random::mix(run_seed ^ (salt << 56)) + index);
 }
 
+// A box: the chips that share a chassis, built inside its constructor so that they take its
+// name (system.box3.chip5).
+class Box : public sc_core::sc_module {
+ public:
+  Box(sc_core::sc_module_name name, const std::function<void()>& build) : sc_module(name) {
+    build();
+  }
+};
+
 }  // namespace
 
 SystemModel::SystemModel(sc_core::sc_module_name name, const SystemConfig& config,
                          Topology topology, const ModelOptions& options)
-    : sc_module(name), config_(config), topology_(std::move(topology)) {
-  build_chips(options);
+    : sc_module(name),
+      config_(config),
+      topology_(std::move(topology)),
+      functional_(options.functional) {
+  build_chips();
   build_switches(options);
   build_links(options);
 }
 
-core::MemoryTargetConfig chip_memory_config(const SystemConfig& config) {
-  const auto& chip = config.chip;
-  core::MemoryTargetConfig memory;
-  // A host without HBM moves payload over PCIe to host memory; a sparse store costs nothing
-  // for its nominal size.
-  const bool has_hbm = chip.hbm.bandwidth.bits_per_second > 0;
-  memory.bandwidth = has_hbm ? chip.hbm.bandwidth : chip.pcie.bandwidth;
-  memory.size = has_hbm ? chip.hbm.capacity : core::ByteSize{64ull << 30};
-  memory.functional = chip.nic.roce.functional;
-  return memory;
-}
-
-void SystemModel::build_chips(const ModelOptions&) {
-  const auto memory = chip_memory_config(config_);
-  for (int chip = 0; chip < topology_.chips; ++chip) {
-    const auto& node = topology_.nodes[static_cast<std::size_t>(topology_.nic_of_chip(chip))];
-    const std::string base = module_name(node.name.substr(0, node.name.rfind('.')));
-    memories_.push_back(std::make_unique<core::MemoryTarget>((base + "_memory").c_str(), memory));
-    nics_.push_back(
-        std::make_unique<roce::Nic>((base + "_nic").c_str(), node.ports, config_.chip.nic.roce));
-    nics_.back()->memory_socket.bind(memories_.back()->target_socket);
-    engines_.push_back(std::make_unique<chip::ReductionEngine>(
-        (base + "_reduction").c_str(), config_.chip.reduction, memory.functional));
-    engines_.back()->memory_socket.bind(memories_.back()->target_socket);
-    sequencers_.push_back(std::make_unique<chip::Sequencer>(
-        (base + "_sequencer").c_str(), config_.chip.sequencer, *nics_.back(), *engines_.back()));
+void SystemModel::build_chips() {
+  const int per_box = config_.box.chips;
+  for (int box = 0; box * per_box < topology_.chips; ++box) {
+    boxes_.push_back(std::make_unique<Box>(fmt::format("box{}", box).c_str(), [&] {
+      for (int local = 0; local < per_box; ++local) {
+        const int index = box * per_box + local;
+        const auto& node = topology_.nodes[static_cast<std::size_t>(topology_.nic_of_chip(index))];
+        chips_.push_back(std::make_unique<chip::Chip>(fmt::format("chip{}", local).c_str(),
+                                                      config_.chip, node.ports, functional_));
+      }
+    }));
   }
 }
 

@@ -1,21 +1,17 @@
-// A whole system as SystemC modules, elaborated from its topology: per chip a RoCE NIC with all
-// of its ports and the memory its payload moves through, a switch per switch node with its
+// A whole system as SystemC modules, elaborated from its topology: boxes of chips
+// (system.box3.chip5, each a chip::Chip with its own blocks), a switch per switch node with its
 // forwarding table, and a link per cable.
 // Captures: every port wired as the topology says, endpoint addresses, per-component seeds
 // mixed from the run seed (so switches and links draw independent streams, and one seed
-// reproduces a run), and per chip the reduction engine and sequencer that run collectives. Ignores:
-// the chips' engines (TPC, MME, DMA), which arrive with their models; until then the memory behind
-// each NIC is a MemoryTarget with the chip's HBM bandwidth (or, for a host without HBM, its PCIe
-// bandwidth).
+// reproduces a run), and the system's mode (functional or timing only) handed to every chip.
+// Ignores: what is inside a chip (chip.h); the hosts and their PCIe trees.
 #pragma once
 
 #include <memory>
 #include <systemc>
 #include <vector>
 
-#include "hw/chip/reduction_engine.h"
-#include "hw/chip/sequencer.h"
-#include "hw/core/memory_target.h"
+#include "hw/chip/chip.h"
 #include "hw/fabric/link.h"
 #include "hw/fabric/switch.h"
 #include "hw/roce/nic.h"
@@ -24,11 +20,11 @@
 
 namespace podsim::system {
 
-// The memory behind a chip's NIC: HBM when the chip has it, else host memory over PCIe.
-core::MemoryTargetConfig chip_memory_config(const SystemConfig& config);
-
 struct ModelOptions {
   std::uint64_t seed = 1;
+  // Real bytes move and combine in every memory and engine; false: timing only (large studies:
+  // no contents are kept, and the times are the same).
+  bool functional = true;
 };
 
 class SystemModel : public sc_core::sc_module {
@@ -39,12 +35,10 @@ class SystemModel : public sc_core::sc_module {
   const SystemConfig& config() const { return config_; }
   const Topology& topology() const { return topology_; }
   int chips() const { return topology_.chips; }
-  roce::Nic& nic(int chip) { return *nics_[static_cast<std::size_t>(chip)]; }
-  core::MemoryTarget& memory(int chip) { return *memories_[static_cast<std::size_t>(chip)]; }
-  chip::ReductionEngine& reduction_engine(int chip) {
-    return *engines_[static_cast<std::size_t>(chip)];
-  }
-  chip::Sequencer& sequencer(int chip) { return *sequencers_[static_cast<std::size_t>(chip)]; }
+  bool functional() const { return functional_; }
+  chip::Chip& chip(int index) { return *chips_[static_cast<std::size_t>(index)]; }
+  roce::Nic& nic(int index) { return chip(index).nic(); }
+  chip::Sequencer& sequencer(int index) { return chip(index).sequencer(); }
   // The switch of a topology node, or nullptr when the node is a NIC.
   fabric::Switch* switch_of_node(int node) {
     return switches_[static_cast<std::size_t>(node)].get();
@@ -55,16 +49,15 @@ class SystemModel : public sc_core::sc_module {
   fabric::EndpointId address(int chip, int port) const;
 
  private:
-  void build_chips(const ModelOptions& options);
+  void build_chips();
   void build_switches(const ModelOptions& options);
   void build_links(const ModelOptions& options);
 
   SystemConfig config_;
   Topology topology_;
-  std::vector<std::unique_ptr<core::MemoryTarget>> memories_;
-  std::vector<std::unique_ptr<roce::Nic>> nics_;
-  std::vector<std::unique_ptr<chip::ReductionEngine>> engines_;
-  std::vector<std::unique_ptr<chip::Sequencer>> sequencers_;
+  bool functional_;
+  std::vector<std::unique_ptr<sc_core::sc_module>> boxes_;
+  std::vector<std::unique_ptr<chip::Chip>> chips_;         // by chip index
   std::vector<std::unique_ptr<fabric::Switch>> switches_;  // indexed by topology node
   std::vector<std::unique_ptr<fabric::Link>> links_;
 };

@@ -37,10 +37,10 @@ struct Driver : sc_core::sc_module {
 };
 
 std::unique_ptr<system::SystemModel> timing_only_model(const std::string& system) {
-  auto loaded = system::load_system(system, {"chip.nic.roce.functional=false"});
+  auto loaded = system::load_system(system, {});
   auto topology = system::build_topology(loaded.config);
   return std::make_unique<system::SystemModel>("system", loaded.config, std::move(topology),
-                                               system::ModelOptions{});
+                                               system::ModelOptions{1, false});
 }
 
 Spec all_reduce(std::uint64_t base = 0) {

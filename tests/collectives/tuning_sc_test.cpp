@@ -17,10 +17,10 @@ struct Picker {
   std::unique_ptr<Communicator> comm;
 
   Picker(const std::string& system, int ranks) {
-    auto loaded = system::load_system(system, {"chip.nic.roce.functional=false"});
+    auto loaded = system::load_system(system, {});
     auto topology = system::build_topology(loaded.config);
     model = std::make_unique<system::SystemModel>("system", loaded.config, std::move(topology),
-                                                  system::ModelOptions{});
+                                                  system::ModelOptions{1, false});
     std::vector<int> chips;
     for (int i = 0; i < ranks; ++i) chips.push_back(i);
     comm = std::make_unique<Communicator>(*model, chips);

@@ -15,7 +15,7 @@ Packet data(std::uint32_t payload) {
 }
 
 TEST(PacketWireSize, MiddleWritePacketCarries82BytesOfOverhead) {
-  EXPECT_EQ(data(4096).wire_bytes(), 4178u);  // network.md 1
+  EXPECT_EQ(data(4096).wire_bytes(), 4178u);  // [N1]
   EXPECT_EQ(data(4096).wire_bytes() - 4096, WireFormat{}.overhead_bytes());
 }
 

@@ -49,9 +49,8 @@ core::MemoryTargetConfig memory_config(bool functional, std::uint64_t size = 256
 }
 
 // The DCQCN tests below were written against HPCC's timers and NVIDIA's CNP interval.
-RoceConfig roce_config(bool functional) {
+RoceConfig roce_config() {
   RoceConfig c;
-  c.functional = functional;
   c.dcqcn = DcqcnConfig::hpcc();
   c.cnp_interval = core::Duration{4000000};
   return c;
@@ -83,8 +82,8 @@ struct Pair {
       : link((std::string(prefix) + "link").c_str(), lc),
         mem_a((std::string(prefix) + "mem_a").c_str(), mc),
         mem_b((std::string(prefix) + "mem_b").c_str(), mc),
-        a((std::string(prefix) + "nic_a").c_str(), 1, rc),
-        b((std::string(prefix) + "nic_b").c_str(), 1, rc) {
+        a((std::string(prefix) + "nic_a").c_str(), 1, rc, mc.functional),
+        b((std::string(prefix) + "nic_b").c_str(), 1, rc, mc.functional) {
     a.memory_socket.bind(mem_a.target_socket);
     b.memory_socket.bind(mem_b.target_socket);
     a.attach(0, link, 0, kAddrA);
@@ -136,7 +135,7 @@ void start() { sc_core::sc_start(sc_core::SC_ZERO_TIME); }
 // (a) Goodput of one large WRITE
 
 TEST(Nic, OneGibWriteRunsAtLineRateTimesPayloadShare) {
-  Pair p(link_config(), roce_config(false), memory_config(false, 2048 * kMiB));
+  Pair p(link_config(), roce_config(), memory_config(false, 2048 * kMiB));
   start();
   const std::uint64_t bytes = 1024 * kMiB;
   p.post_write(1, 0, 0, bytes);
@@ -147,7 +146,7 @@ TEST(Nic, OneGibWriteRunsAtLineRateTimesPayloadShare) {
   EXPECT_EQ(done.c.opcode, CompletionOpcode::kWrite);
   const double seconds = static_cast<double>(done.at) * 1e-12;
   const double goodput = static_cast<double>(bytes) * 8 / seconds;
-  const double expected = 100e9 * 4096.0 / 4178.0;  // network.md 1: 98.04 Gb/s
+  const double expected = 100e9 * 4096.0 / 4178.0;  // [N1]: 98.04 Gb/s
   EXPECT_NEAR(goodput / expected, 1.0, 0.001) << "goodput " << goodput / 1e9 << " Gb/s";
   const auto& s = p.a.port_stats(0);
   EXPECT_EQ(s.data_packets_sent->value(), 262144u);
@@ -163,7 +162,7 @@ TEST(Nic, OneGibWriteRunsAtLineRateTimesPayloadShare) {
 TEST(Nic, SmallWriteLatencyIsTheSumOfItsParts) {
   const core::Duration prop{500000};  // 500 ns of cable
   const core::MemoryTargetConfig mc = memory_config(false);
-  RoceConfig rc = roce_config(false);
+  RoceConfig rc = roce_config();
   Pair p(link_config(prop), rc, mc);
   start();
   p.post_write(7, 0x100, 0x200, 8);
@@ -198,7 +197,7 @@ TEST(Nic, LossyLinkDeliversEveryByteAndCountsEveryRetransmission) {
   fabric::LinkConfig lc = link_config();
   lc.cable.loss_rate = 0.01;
   lc.seed = 7;
-  Pair p(lc, roce_config(true), memory_config(true));
+  Pair p(lc, roce_config(), memory_config(true));
   const std::uint64_t bytes = 64 * kMiB;
   const auto data = random_bytes(bytes, 99);
   p.mem_a.backing().write(0, data.data(), bytes);
@@ -237,7 +236,7 @@ TEST(Nic, LossyLinkDeliversEveryByteAndCountsEveryRetransmission) {
 TEST(Nic, TotalLossFailsAfterRetryLimitTimeoutsAtTheExpectedTime) {
   fabric::LinkConfig lc = link_config();
   lc.cable.loss_rate = 1.0;
-  RoceConfig rc = roce_config(false);
+  RoceConfig rc = roce_config();
   rc.retransmit_timeout = 5;  // 4.096 us x 32 = 131.072 us
   const core::MemoryTargetConfig mc = memory_config(false);
   Pair p(lc, rc, mc);
@@ -276,7 +275,7 @@ TEST(Nic, TotalLossFailsAfterRetryLimitTimeoutsAtTheExpectedTime) {
 // (e) SEND/RECV, WRITE with immediate, READ
 
 TEST(Nic, SendWriteWithImmediateAndReadMoveTheRightBytes) {
-  Pair p(link_config(), roce_config(true), memory_config(true));
+  Pair p(link_config(), roce_config(), memory_config(true));
   const auto send_data = random_bytes(10000, 1);
   const auto write_data = random_bytes(5000, 2);
   const auto read_data = random_bytes(20000, 3);
@@ -321,7 +320,7 @@ TEST(Nic, SendWriteWithImmediateAndReadMoveTheRightBytes) {
 }
 
 TEST(Nic, SendWithImmediateCarriesIt) {
-  Pair p(link_config(), roce_config(true), memory_config(true));
+  Pair p(link_config(), roce_config(), memory_config(true));
   start();
   p.b.post_recv(p.qb, RecvRequest{5, 0x1000, 64});
   p.post_write(1, 0, 0, 64, SendOpcode::kSendWithImmediate, 77);
@@ -334,7 +333,7 @@ TEST(Nic, SendWithImmediateCarriesIt) {
 TEST(Nic, PolledCompletionQueueAndItsEvent) {
   fabric::Link link("link", link_config());
   core::MemoryTarget mem_a("mem_a", memory_config(false)), mem_b("mem_b", memory_config(false));
-  Nic a("nic_a", 1, roce_config(false)), b("nic_b", 1, roce_config(false));
+  Nic a("nic_a", 1, roce_config(), false), b("nic_b", 1, roce_config(), false);
   a.memory_socket.bind(mem_a.target_socket);
   b.memory_socket.bind(mem_b.target_socket);
   a.attach(0, link, 0, kAddrA);
@@ -362,7 +361,7 @@ TEST(Nic, PolledCompletionQueueAndItsEvent) {
 }
 
 TEST(Nic, SendWithoutReceiveFailsWithRnr) {
-  Pair p(link_config(), roce_config(true), memory_config(true));
+  Pair p(link_config(), roce_config(), memory_config(true));
   start();
   p.post_write(1, 0, 0, 100, SendOpcode::kSend);
   p.post_write(2, 0, 0, 100, SendOpcode::kWrite);
@@ -375,7 +374,7 @@ TEST(Nic, SendWithoutReceiveFailsWithRnr) {
 }
 
 TEST(Nic, SendLargerThanTheReceiveFailsBothSides) {
-  Pair p(link_config(), roce_config(true), memory_config(true));
+  Pair p(link_config(), roce_config(), memory_config(true));
   start();
   p.b.post_recv(p.qb, RecvRequest{21, 0, 4096});
   p.b.post_recv(p.qb, RecvRequest{22, 0, 4096});
@@ -390,7 +389,7 @@ TEST(Nic, SendLargerThanTheReceiveFailsBothSides) {
 }
 
 TEST(Nic, RemoteAccessOutsideMemoryIsReported) {
-  Pair p(link_config(), roce_config(true), memory_config(true, 16 * kMiB));
+  Pair p(link_config(), roce_config(), memory_config(true, 16 * kMiB));
   start();
   p.post_write(1, 0, 16 * kMiB - 100, 200);  // runs past the end of B's memory
   sc_core::sc_start();
@@ -399,7 +398,7 @@ TEST(Nic, RemoteAccessOutsideMemoryIsReported) {
 }
 
 TEST(Nic, LocalAccessOutsideMemoryIsReported) {
-  Pair p(link_config(), roce_config(true), memory_config(true, 16 * kMiB));
+  Pair p(link_config(), roce_config(), memory_config(true, 16 * kMiB));
   start();
   p.post_write(1, 32 * kMiB, 0, 200);
   sc_core::sc_start();
@@ -412,7 +411,7 @@ TEST(Nic, LossyReadsAndWritesInterleavedStayCorrect) {
   fabric::LinkConfig lc = link_config();
   lc.cable.loss_rate = 0.03;
   lc.seed = 11;
-  RoceConfig rc = roce_config(true);
+  RoceConfig rc = roce_config();
   rc.retransmit_timeout = 8;  // 1 ms: tail losses recover quickly
   Pair p(lc, rc, memory_config(true));
   const auto a_data = random_bytes(4 * kMiB, 5);
@@ -446,7 +445,7 @@ TEST(Nic, PsnsWrapAt2To24) {
   fabric::LinkConfig lc = link_config();
   lc.cable.loss_rate = 0.02;
   lc.seed = 3;
-  RoceConfig rc = roce_config(true);
+  RoceConfig rc = roce_config();
   rc.retransmit_timeout = 8;
   const std::uint32_t start_psn = 0xFFFFF0, start_psn_b = 0xFFFFE0;
   Pair p(lc, rc, memory_config(true), start_psn, start_psn_b);
@@ -525,8 +524,8 @@ struct MarkedPair {
   fabric::Link to_b{"to_b", link_config(core::Duration{500000})};
   core::MemoryTarget mem_a{"mem_a", memory_config(false, 2048 * kMiB)};
   core::MemoryTarget mem_b{"mem_b", memory_config(false, 2048 * kMiB)};
-  Nic a{"nic_a", 1, roce_config(false)};
-  Nic b{"nic_b", 1, roce_config(false)};
+  Nic a{"nic_a", 1, roce_config()};
+  Nic b{"nic_b", 1, roce_config()};
   Marker marker{to_a, to_b};
   CompletionQueue a_send, a_recv, b_send, b_recv;
   std::uint32_t qa = 0, qb = 0;
@@ -601,7 +600,7 @@ TEST(Nic, CnpsAreRateLimitedPerQp) {
 // PFC
 
 TEST(Nic, PfcPauseStopsDataForItsQuantaAndResumes) {
-  Pair p(link_config(), roce_config(false), memory_config(false));
+  Pair p(link_config(), roce_config(), memory_config(false));
   start();
   p.post_write(1, 0, 0, 64 * kMiB);
   sc_core::sc_start(core::to_sc_time(core::Duration{50 * 1000000}));
@@ -639,7 +638,7 @@ TEST(Nic, PfcPauseStopsDataForItsQuantaAndResumes) {
 // Scheduling, coalescing, determinism, tracing
 
 TEST(Nic, AckCoalescingSendsOneAckPerNPackets) {
-  RoceConfig rc = roce_config(false);
+  RoceConfig rc = roce_config();
   rc.ack_every = 8;
   Pair p(link_config(), rc, memory_config(false));
   start();
@@ -654,7 +653,7 @@ TEST(Nic, AckCoalescingSendsOneAckPerNPackets) {
 // receive completion) left one stale queue callback behind at the far deadline, tens of
 // thousands of them in a 128-chip all-reduce.
 TEST(Nic, NearTimersLeaveNoStaleCallbacksBehindAFarTimeout) {
-  Pair p(link_config(), roce_config(false), memory_config(false));
+  Pair p(link_config(), roce_config(), memory_config(false));
   start();
   p.post_write(1, 0, 0, 16 * kMiB);  // keeps a's timeout armed throughout
   constexpr int kMessages = 600;
@@ -678,7 +677,7 @@ TEST(Nic, NearTimersLeaveNoStaleCallbacksBehindAFarTimeout) {
 TEST(Nic, QpsOnOnePortShareItRoundRobin) {
   fabric::Link link("link", link_config());
   core::MemoryTarget mem_a("mem_a", memory_config(false)), mem_b("mem_b", memory_config(false));
-  Nic a("nic_a", 1, roce_config(false)), b("nic_b", 1, roce_config(false));
+  Nic a("nic_a", 1, roce_config(), false), b("nic_b", 1, roce_config(), false);
   a.memory_socket.bind(mem_a.target_socket);
   b.memory_socket.bind(mem_b.target_socket);
   a.attach(0, link, 0, kAddrA);
@@ -718,8 +717,8 @@ TEST(Nic, PortsOfOneNicRunIndependently) {
   fabric::Link ab("ab", link_config()), ac("ac", link_config());
   core::MemoryTarget mem_a("mem_a", memory_config(false)), mem_b("mem_b", memory_config(false)),
       mem_c("mem_c", memory_config(false));
-  Nic a("nic_a", 2, roce_config(false)), b("nic_b", 1, roce_config(false)),
-      c("nic_c", 1, roce_config(false));
+  Nic a("nic_a", 2, roce_config(), false), b("nic_b", 1, roce_config(), false),
+      c("nic_c", 1, roce_config(), false);
   a.memory_socket.bind(mem_a.target_socket);
   b.memory_socket.bind(mem_b.target_socket);
   c.memory_socket.bind(mem_c.target_socket);
@@ -758,7 +757,7 @@ TEST(Nic, IdenticalSystemsGiveIdenticalResults) {
   fabric::LinkConfig lc = link_config();
   lc.cable.loss_rate = 0.02;
   lc.seed = 5;
-  RoceConfig rc = roce_config(false);
+  RoceConfig rc = roce_config();
   rc.retransmit_timeout = 8;
   Pair one(lc, rc, memory_config(false), 0, 0, "one_");
   Pair two(lc, rc, memory_config(false), 0, 0, "two_");
@@ -780,7 +779,7 @@ TEST(Nic, TracesOneSpanPerMessage) {
   test::TempDir dir;
   const auto path = (dir / "nic.json").string();
   core::trace_writer().open(path);
-  Pair p(link_config(), roce_config(false), memory_config(false));
+  Pair p(link_config(), roce_config(), memory_config(false));
   start();
   for (int i = 0; i < 3; ++i) p.post_write(static_cast<std::uint64_t>(i), 0, 0, 100000);
   sc_core::sc_start();
@@ -808,7 +807,7 @@ std::string error_of(F&& f) {
 TEST(Nic, BadVerbsCallsThrowClearMessages) {
   fabric::Link link("link", link_config());
   core::MemoryTarget mem("mem", memory_config(false));
-  Nic a("nic_a", 2, roce_config(false));
+  Nic a("nic_a", 2, roce_config(), false);
   a.memory_socket.bind(mem.target_socket);
   a.attach(0, link, 0, kAddrA);
   CompletionQueue cq;

@@ -72,7 +72,7 @@ TEST(RoceConfig, BindsFromYaml) {
 
 TEST(RoceConfig, EveryDefaultCitesASource) {
   for (const auto& row : core::config_schema<RoceConfig>("roce")) {
-    if (row.path == "roce.functional" || row.path == "roce.dcqcn.enabled") continue;
+    if (row.path == "roce.dcqcn.enabled") continue;
     EXPECT_FALSE(row.source.empty()) << row.path;
   }
 }

@@ -101,7 +101,7 @@ TEST(Segmentation, OpcodeClasses) {
 }
 
 TEST(Segmentation, FullPacketIs4178WireBytes) {
-  // network.md 1: 82 bytes of overhead around a 4096-byte payload; RETH adds 16 on the first.
+  // [N1]: 82 bytes of overhead around a 4096-byte payload; RETH adds 16 on the first.
   fabric::Packet p;
   p.opcode = Opcode::kWriteMiddle;
   p.payload_bytes = 4096;

@@ -52,6 +52,15 @@ TEST_F(CollectiveCli, CheckedSweepPrintsOneRowPerSizeWithBusBandwidth) {
   EXPECT_THAT(last_.out, HasSubstr("#wrong"));
 }
 
+// Buffers live where the chip's address map puts its memory: a checked run with HBM moved up the
+// address space passes only if every access goes through the map.
+TEST_F(CollectiveCli, BuffersFollowTheChipsAddressMap) {
+  const auto j = collective({"--system", "hls2", "--sizes", "256KiB", "--algo", "ring", "--set",
+                             "chip.address_map.hbm=0x1000000000"});
+  ASSERT_EQ(j["rows"].size(), 1u);
+  EXPECT_EQ(j["rows"][0]["wrong"], 0);
+}
+
 // (process, thread) names of every row that holds a span.
 std::set<std::pair<std::string, std::string>> rows_with_spans(const nlohmann::json& trace) {
   std::map<int, std::string> processes;
@@ -77,20 +86,20 @@ TEST_F(CollectiveCli, TraceShowsEveryRanksPhasesAndEveryPortsTransfers) {
   const auto rows = rows_with_spans(t);
   for (int box = 0; box < 2; ++box) {
     for (int chip = 0; chip < 8; ++chip) {
-      const std::string sequencer =
-          "system.box" + std::to_string(box) + "_chip" + std::to_string(chip) + "_sequencer";
+      const std::string chip_name =
+          "system.box" + std::to_string(box) + ".chip" + std::to_string(chip);
+      const std::string sequencer = chip_name + ".sequencer";
       for (const char* row : {"collectives", "phase_reduce_scatter", "phase_all_reduce_rail0",
                               "phase_all_reduce_rail2", "phase_all_gather"}) {
         EXPECT_TRUE(rows.count({sequencer, row})) << sequencer << " " << row;
       }
-      EXPECT_TRUE(rows.count(
-          {"system", "box" + std::to_string(box) + "_chip" + std::to_string(chip) + "_reduction"}));
+      EXPECT_TRUE(rows.count({chip_name, "reduction"}));
     }
   }
   // In the box every chip sends on its 21 direct ports; across the boxes on its 3 rails.
   std::set<std::string> ports;
   for (const auto& [process, thread] : rows) {
-    if (process.rfind("system.box0_chip0_nic.port", 0) == 0) ports.insert(process);
+    if (process.rfind("system.box0.chip0.nic.port", 0) == 0) ports.insert(process);
   }
   EXPECT_EQ(ports.size(), 24u);
 }

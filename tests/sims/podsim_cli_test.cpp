@@ -41,7 +41,7 @@ TEST(PodsimInfo, PrintsTheSystemAndItsCeilings) {
   EXPECT_THAT(r.out, HasSubstr("gaudi2"));
   EXPECT_THAT(r.out, HasSubstr("84 in-box point-to-point, 0 chip-to-switch"));  // 28 pairs x 3
   EXPECT_THAT(r.out, HasSubstr("21 scale-up + 3 scale-out of 24"));
-  EXPECT_THAT(r.out, HasSubstr("262.50 GB/s line"));  // hardware.md 3: 262.5 GB/s per device
+  EXPECT_THAT(r.out, HasSubstr("262.50 GB/s line"));  // [S10]: 262.5 GB/s per device
   EXPECT_THAT(r.out, HasSubstr("37.50 GB/s line"));   // scale-out per device
   EXPECT_THAT(r.out, HasSubstr("300.00 GB/s line"));  // scale-out per box
   EXPECT_THAT(r.out, HasSubstr("147.06 GB/s"));       // in-box all-reduce ceiling, n = 8
@@ -52,7 +52,7 @@ TEST(PodsimInfo, Hls1HasOneLinkPerPeer) {
   ASSERT_EQ(r.exit_status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("28 in-box point-to-point"));
   EXPECT_THAT(r.out, HasSubstr("7 scale-up + 3 scale-out of 10"));
-  EXPECT_THAT(r.out, HasSubstr("87.50 GB/s line"));  // hardware.md 3: HLS-1 n = 8
+  EXPECT_THAT(r.out, HasSubstr("87.50 GB/s line"));  // [D] on [S3]: HLS-1 n = 8
 }
 
 TEST(PodsimInfo, CountsTheNetworkOfMultiBoxSystems) {

@@ -1,0 +1,98 @@
+// The chip top: its blocks under its name, the address map every access goes through, and host
+// access by debug transport.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <stdexcept>
+#include <vector>
+
+#include "hw/chip/chip.h"
+#include "hw/core/event_queue.h"
+#include "hw/system/system_config.h"
+#include "hw/system/system_model.h"
+
+namespace podsim::chip {
+namespace {
+
+using ::testing::HasSubstr;
+
+ChipConfig gaudi2(std::uint64_t hbm_base = 0) {
+  ChipConfig c = system::load_system("hls2", {}).config.chip;
+  c.address_map.hbm.value = hbm_base;
+  return c;
+}
+
+TEST(Chip, NamesItsBlocksUnderItself) {
+  Chip chip("chip3", gaudi2(), 24, true);
+  EXPECT_STREQ(chip.nic().name(), "chip3.nic");
+  EXPECT_STREQ(chip.memory().name(), "chip3.hbm");
+  EXPECT_STREQ(chip.noc().name(), "chip3.noc");
+  EXPECT_STREQ(chip.sequencer().name(), "chip3.sequencer");
+  EXPECT_EQ(chip.memory_size(), 96'000'000'000ull);
+}
+
+TEST(Chip, HostAccessGoesThroughTheAddressMap) {
+  const std::uint64_t base = 0x1000000000;
+  Chip chip("chip", gaudi2(base), 24, true);
+  std::vector<std::uint8_t> data(10000), back(10000);
+  EXPECT_THROW(chip.debug_write(base, data.data(), 1), std::logic_error);  // not yet elaborated
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  std::iota(data.begin(), data.end(), 7);
+  chip.debug_write(base + 4096, data.data(), data.size());
+  chip.debug_read(base + 4096, back.data(), back.size());
+  EXPECT_EQ(back, data);
+  // The memory itself holds them at the offset the map gives.
+  std::vector<std::uint8_t> raw(data.size());
+  chip.memory().backing().read(4096, raw.data(), raw.size());
+  EXPECT_EQ(raw, data);
+  try {
+    chip.debug_read(0, back.data(), 16);  // below the HBM region
+    FAIL() << "an unmapped read was accepted";
+  } catch (const std::out_of_range& e) {
+    EXPECT_THAT(e.what(), HasSubstr("chip"));
+    EXPECT_THAT(e.what(), HasSubstr("0x0"));
+  }
+  EXPECT_THROW(chip.debug_write(base + chip.memory_size() - 8, data.data(), 16), std::out_of_range);
+}
+
+TEST(Chip, TimingOnlyKeepsNoContentsAndSaysSo) {
+  Chip chip("chip", gaudi2(), 24, false);
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  std::uint8_t byte = 1;
+  EXPECT_THROW(chip.debug_write(0, &byte, 1), std::logic_error);
+  EXPECT_EQ(chip.memory().backing().pages_allocated(), 0u);
+}
+
+// An engine's access outside the map is an address error: the job fails, the NoC counts it, and
+// the chip goes on serving accesses inside the map.
+TEST(Chip, AnEngineAccessOutsideTheMapFailsAndIsCounted) {
+  Chip chip("chip", gaudi2(), 24, true);
+  std::vector<bool> results;
+  Job bad;
+  bad.kind = Job::Kind::kCopy;
+  bad.a = 0x7f00000000000;  // far outside
+  bad.dst = 0;
+  bad.count = 1024;
+  Job good = bad;
+  good.a = 1 << 20;
+  chip.reduction_engine().submit(bad, [&](bool ok) { results.push_back(ok); });
+  chip.reduction_engine().submit(good, [&](bool ok) { results.push_back(ok); });
+  core::run_to_completion();
+  EXPECT_EQ(results, (std::vector<bool>{false, true}));
+  EXPECT_EQ(chip.noc().stats().address_errors.value(), 1u);
+}
+
+TEST(Chip, SystemNestsChipsInBoxesAndHandsThemItsMode) {
+  auto loaded = system::load_system(
+      "hls2", {"boxes=2", "network.kind=leaf-spine", "network.leaf_down_ports=16"});
+  system::SystemModel model("system", loaded.config, system::build_topology(loaded.config),
+                            {1, false});
+  EXPECT_STREQ(model.chip(11).name(), "system.box1.chip3");
+  EXPECT_STREQ(model.nic(11).name(), "system.box1.chip3.nic");
+  EXPECT_FALSE(model.chip(11).functional());
+  EXPECT_FALSE(model.functional());
+}
+
+}  // namespace
+}  // namespace podsim::chip
