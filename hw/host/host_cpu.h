@@ -1,0 +1,75 @@
+// The host CPU as the driver will see it: programs that run as SystemC threads and reach the
+// device only through the root complex (memory-mapped BAR accesses and configuration accesses
+// through ECAM, each a timed b_transport the program waits for) and interrupt handlers keyed
+// by the MSI data word the driver programmed into the device's MSI-X table.
+// Captures: uncached MMIO (a read stalls the program for the round trip; a write too, which
+// is conservative for posted writes), a fixed core-to-root-complex latency per access, and
+// handlers called at the time the message arrives. Ignores: cores, caches, write combining and
+// the host's own memory traffic (programs reach host memory directly through HostMemory's
+// backing store, as a driver's CPU writes would be coherent).
+#pragma once
+
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <systemc>
+#include <tlm>
+
+#include "hw/core/config_binding.h"
+#include "hw/core/units.h"
+#include "hw/host/root_complex.h"
+
+namespace podsim::host {
+
+struct HostCpuConfig {
+  core::Duration uncore_latency{40000};  // 40 ns
+
+  template <class V>
+  void describe(V& v) {
+    v.field("uncore_latency", uncore_latency,
+            core::Spec("a core's uncached access to the root complex, each way")
+                .min(0)
+                .source("placeholder [U]: part of the 400-500 ns MMIO read round trip of [P3]"));
+  }
+};
+
+class HostCpu : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_initiator_socket<HostCpu> to_root;
+
+  using Program = std::function<void(HostCpu&)>;
+  using Handler = std::function<void()>;
+
+  // Binds to_root to the root complex's from_cpu. Throws std::invalid_argument on a bad
+  // configuration, naming the key.
+  HostCpu(sc_core::sc_module_name name, const HostCpuConfig& config, RootComplex& root);
+
+  // Runs `program` in its own thread, from the start of simulation (or now, if it runs).
+  void run(Program program);
+
+  // From a program's thread only: each waits until the access completes and returns its status
+  // (TLM_ADDRESS_ERROR_RESPONSE for addresses nothing claims).
+  tlm::tlm_response_status read(std::uint64_t address, void* data, std::uint32_t length);
+  tlm::tlm_response_status write(std::uint64_t address, const void* data, std::uint32_t length);
+  tlm::tlm_response_status config_read32(int bus, std::uint32_t offset, std::uint32_t& value);
+  tlm::tlm_response_status config_write32(int bus, std::uint32_t offset, std::uint32_t value);
+
+  // `handler` runs when an MSI with this data word arrives; others count as spurious.
+  void on_interrupt(std::uint32_t data, Handler handler);
+  std::uint64_t spurious_interrupts() const { return spurious_; }
+
+ private:
+  tlm::tlm_response_status access(tlm::tlm_command command, std::uint64_t address,
+                                  std::uint8_t* data, std::uint32_t length);
+  void interrupt(std::uint32_t data);
+
+  HostCpuConfig config_;
+  RootComplex& root_;
+  std::map<std::uint32_t, Handler> handlers_;
+  std::uint64_t spurious_ = 0;
+  int programs_ = 0;
+};
+
+}  // namespace podsim::host

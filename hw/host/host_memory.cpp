@@ -1,0 +1,18 @@
+#include "hw/host/host_memory.h"
+
+namespace podsim::host {
+
+core::MemoryTargetConfig HostMemoryConfig::memory_target() const {
+  core::validate_config(*this);
+  core::MemoryTargetConfig c;
+  c.size = size;
+  c.bandwidth = bandwidth;
+  c.latency = latency;
+  c.functional = functional;
+  return c;
+}
+
+HostMemory::HostMemory(sc_core::sc_module_name name, const HostMemoryConfig& config)
+    : core::MemoryTarget(name, config.memory_target()) {}
+
+}  // namespace podsim::host

@@ -1,0 +1,80 @@
+// One PCIe link between an upstream port (root port or switch downstream port) and a downstream
+// one (endpoint or switch upstream port), loosely timed: each direction serializes what it
+// carries at the rate the overhead arithmetic gives (pcie_timing.h) and adds the link latency.
+// Captures: both directions as separate resources; a write occupies the direction it travels;
+// a read occupies its direction with the read requests and the opposite one with completions;
+// transfers pipeline through the far side TLP by TLP (the far target sees the first TLP's
+// arrival, the initiator the later of the far target's completion and the last TLP's);
+// credit and tag limits of pcie_timing.h. Ignores: per-TLP interleaving of transfers that
+// overlap in time (each bulk transfer holds its direction for its whole occupancy, in call
+// order), replays and link errors.
+#pragma once
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include <systemc>
+#include <tlm>
+
+#include "hw/core/stats.h"
+#include "hw/core/units.h"
+#include "hw/pcie/pcie_config.h"
+#include "hw/pcie/pcie_timing.h"
+
+namespace podsim::pcie {
+
+// One direction of a link: transfers hold it one after another.
+class Serializer {
+ public:
+  // Start of a transfer that arrives at `arrival` and holds the direction for `duration`.
+  core::TimePs schedule(core::TimePs arrival, core::TimePs duration) {
+    const core::TimePs start = arrival > busy_until_ ? arrival : busy_until_;
+    busy_until_ = start + duration;
+    busy_ps_ += duration;
+    return start;
+  }
+  core::TimePs busy_ps() const { return busy_ps_; }
+
+ private:
+  core::TimePs busy_until_ = 0, busy_ps_ = 0;
+};
+
+class PcieLink : public sc_core::sc_module {
+ public:
+  // Requests travelling downstream enter at from_host and leave at to_device; requests from the
+  // device (DMA, MSI-X messages) enter at from_device and leave at to_host.
+  tlm_utils::simple_target_socket<PcieLink> from_host;
+  tlm_utils::simple_initiator_socket<PcieLink> to_device;
+  tlm_utils::simple_target_socket<PcieLink> from_device;
+  tlm_utils::simple_initiator_socket<PcieLink> to_host;
+
+  // Throws std::invalid_argument on a bad configuration, naming the key.
+  PcieLink(sc_core::sc_module_name name, const PcieLinkConfig& config);
+
+  const LinkTiming& timing() const { return timing_; }
+  // Time each direction spent carrying TLPs and DLLPs.
+  core::TimePs downstream_busy_ps() const { return down_.busy_ps(); }
+  core::TimePs upstream_busy_ps() const { return up_.busy_ps(); }
+
+  struct Stats {
+    core::Counter& down_bytes;  // payload carried downstream (writes down, completions down)
+    core::Counter& up_bytes;
+  };
+  const Stats& stats() const { return stats_; }
+
+ private:
+  // The request travels on `request`; completions come back on `response`.
+  template <class Socket>
+  void carry(Socket& out, Serializer& request, Serializer& response, core::Counter& request_bytes,
+             core::Counter& response_bytes, tlm::tlm_generic_payload& trans,
+             sc_core::sc_time& delay);
+  void downstream(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  void upstream(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  Stats make_stats();
+
+  LinkTiming timing_;
+  Serializer down_, up_;
+  Stats stats_;
+};
+
+}  // namespace podsim::pcie
