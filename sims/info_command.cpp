@@ -31,8 +31,9 @@ void print_chip(const chip::ChipConfig& c) {
   row("SRAM", to_string(c.sram.size));
   row("HBM", fmt::format("{}, {} stacks, {}, {}", c.hbm.generation, c.hbm.stacks,
                          to_string(c.hbm.capacity), format_gbytes_per_second(c.hbm.bandwidth)));
-  row("PCIe", fmt::format("Gen{} x{}, {} per direction", c.pcie.generation, c.pcie.lanes,
-                          format_gbytes_per_second(c.pcie.bandwidth)));
+  row("PCIe", fmt::format("Gen{} x{}, {} DMA per direction",
+                          static_cast<int>(c.pcie.link.generation), c.pcie.link.lanes,
+                          format_gbytes_per_second(chip::pcie_dma_bandwidth(c.pcie))));
   row("NIC", fmt::format("{} x {} RoCE v2, MTU {}", c.nic.ports, to_string(c.nic.port_speed),
                          c.nic.roce.mtu));
   row("DMA engines", std::to_string(c.dma.engines));
@@ -116,7 +117,7 @@ void print_ceilings(const system::SystemConfig& s, const system::SystemCeilings&
   row(fmt::format("in-box all-reduce algbw (n={})", c.chips_per_box).c_str(),
       format_gbytes_per_second(c.all_reduce_algbw_ceiling) + " (goodput x n / 2(n-1))");
   row("HBM per chip", format_gbytes_per_second(s.chip.hbm.bandwidth));
-  row("host PCIe per chip", format_gbytes_per_second(s.chip.pcie.bandwidth));
+  row("host PCIe per chip", format_gbytes_per_second(chip::pcie_dma_bandwidth(s.chip.pcie)));
 }
 
 double gbytes(core::Bandwidth b) { return b.bytes_per_second() / 1e9; }

@@ -1,11 +1,13 @@
 // One accelerator chip as a module: its blocks under the chip's name (system.box0.chip3.nic,
 // .hbm, .noc, ...) and joined by the chip's address map, so that everything that reaches memory
 // goes through the NoC and a new block only adds a region and a binding here.
-// Captures: the chip's memory (HBM, or host memory over PCIe for a chip without HBM) at its
-// configured base, the RoCE NIC, and the reduction engine and sequencer that run collective
-// programs until the queue managers, sync manager and DMA engines replace them; host access to
-// the address space outside simulated time (debug transport), as loaders and checks use it.
-// Ignores: SRAM, PCIe, QMANs, the sync manager, TPC and MME (they arrive with their models).
+// Captures: the chip's memory (HBM, or host memory over PCIe for a chip without HBM) and SRAM at
+// their configured bases; the PCIe endpoint, through which the host reaches the chip (BARs) and
+// the chip's engines reach host memory (the host window); the RoCE NIC; the reduction engine and
+// sequencer that run collective programs until the queue managers, sync manager and DMA engines
+// replace them; host access to the address space outside simulated time (debug transport), as
+// loaders and checks use it. Ignores: QMANs, the sync manager, TPC and MME (they arrive with
+// their models).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,7 @@
 #include "hw/chip/reduction_engine.h"
 #include "hw/chip/sequencer.h"
 #include "hw/core/memory_target.h"
+#include "hw/pcie/pcie_endpoint.h"
 #include "hw/roce/nic.h"
 
 namespace podsim::chip {
@@ -36,6 +39,9 @@ class Chip : public sc_core::sc_module {
   bool functional() const { return functional_; }
   roce::Nic& nic() { return nic_; }
   core::MemoryTarget& memory() { return memory_; }
+  // The SRAM, or nullptr for a chip without one.
+  core::MemoryTarget* sram() { return sram_.get(); }
+  pcie::PcieEndpoint& pcie() { return pcie_; }
   ReductionEngine& reduction_engine() { return reduction_; }
   Sequencer& sequencer() { return sequencer_; }
   Noc& noc() { return noc_; }
@@ -57,6 +63,8 @@ class Chip : public sc_core::sc_module {
   ChipConfig config_;
   bool functional_;
   core::MemoryTarget memory_;
+  std::unique_ptr<core::MemoryTarget> sram_;
+  pcie::PcieEndpoint pcie_;
   Noc noc_;
   roce::Nic nic_;
   ReductionEngine reduction_;

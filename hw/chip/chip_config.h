@@ -11,6 +11,8 @@
 #include "hw/chip/sequencer.h"
 #include "hw/core/config_binding.h"
 #include "hw/core/units.h"
+#include "hw/pcie/endpoint_config.h"
+#include "hw/pcie/pcie_config.h"
 #include "hw/roce/roce_config.h"
 
 namespace podsim::chip {
@@ -44,11 +46,26 @@ struct MmeConfig {
 
 struct SramConfig {
   core::ByteSize size{};
+  core::Bandwidth bandwidth{};
+  core::Duration latency{};
   template <class V>
   void describe(V& v) {
+    v.field("size", size,
+            core::Spec("on-die SRAM capacity (0: none)")
+                .source("chip preset (which cites each value)")
+                .min(0));
+    v.field("bandwidth", bandwidth,
+            core::Spec("SRAM bandwidth shared by every engine")
+                .source("chip preset (which cites each value)")
+                .min(0));
     v.field(
-        "size", size,
-        core::Spec("on-die SRAM capacity").source("chip preset (which cites each value)").min(0));
+        "latency", latency,
+        core::Spec("SRAM access latency").source("chip preset (which cites each value)").min(0));
+  }
+  void check(core::ConfigChecks& c) const {
+    if (size.bytes > 0 && !(bandwidth.bits_per_second > 0)) {
+      c.fail("bandwidth", "an SRAM needs a bandwidth");
+    }
   }
 };
 
@@ -75,22 +92,20 @@ struct HbmConfig {
   }
 };
 
+// The host interface: the link to the host (its rates come from the overhead model) and the
+// function the host enumerates.
 struct PcieConfig {
-  int generation = 4;
-  int lanes = 16;
-  core::Bandwidth bandwidth{};
+  pcie::PcieLinkConfig link;
+  pcie::PcieEndpointConfig endpoint;
   template <class V>
   void describe(V& v) {
-    v.field(
-        "generation", generation,
-        core::Spec("PCIe generation").range(1, 7).source("chip preset (which cites each value)"));
-    v.field("lanes", lanes, core::Spec("PCIe lanes").range(1, 32).source("[S4]: x16"));
-    v.field("bandwidth", bandwidth,
-            core::Spec("host link bandwidth per direction")
-                .source("chip preset (which cites each value)")
-                .min(0));
+    v.section("link", link, core::Spec("the chip's link to the host (docs/pcie.md)"));
+    v.section("endpoint", endpoint, core::Spec("ids, BARs, windows and MSI-X the host sees"));
   }
 };
+
+// Bytes per second one direction of the host link carries for large DMA (the overhead model).
+core::Bandwidth pcie_dma_bandwidth(const PcieConfig& pcie);
 
 struct NicConfig {
   int ports = 0;
@@ -126,12 +141,18 @@ struct DmaConfig {
 // Where the chip's blocks sit in its physical address space (the NoC routes by it).
 struct AddressMapConfig {
   core::Address hbm{0};
+  core::Address sram{0x7FF0000000};
+  core::Address host{0x8000000000};
 
   template <class V>
   void describe(V& v) {
     v.field("hbm", hbm,
             core::Spec("base of HBM (of host memory, for a chip without HBM)")
                 .source("[C2] gaudi.h: DRAM at physical address 0"));
+    v.field("sram", sram, core::Spec("base of the SRAM").source("[C2] gaudi.h: SRAM_BASE_ADDR"));
+    v.field("host", host,
+            core::Spec("base of the window through which engines reach host memory over PCIe")
+                .source("[C2] gaudi.h: HOST_PHYS_BASE"));
   }
 };
 

@@ -12,11 +12,14 @@ std::string detail::join_path(const std::string& path, const std::string& key) {
   return path.empty() ? key : path + "." + key;
 }
 
+// Decimal, or hexadecimal after "0x" (ids, offsets and masks are written that way).
 std::optional<long long> parse_integer(const std::string& text, std::string* error) {
   long long value = 0;
+  const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  const char* begin = text.data() + (hex ? 2 : 0);
   const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec == std::errc() && ptr == end && !text.empty()) return value;
+  const auto [ptr, ec] = std::from_chars(begin, end, value, hex ? 16 : 10);
+  if (ec == std::errc() && ptr == end && begin != end) return value;
   if (error) {
     *error = ec == std::errc::result_out_of_range
                  ? fmt::format("'{}' is too large for an integer", text)

@@ -13,6 +13,7 @@
 #include "hw/fabric/link.h"
 #include "hw/fabric/switch.h"
 #include "hw/system/collective_tuning.h"
+#include "hw/system/host_config.h"
 
 namespace podsim::system {
 
@@ -99,6 +100,7 @@ struct SystemConfig {
   int boxes = 1;
   ScaleOutConfig scale_out;
   NetworkConfig network;
+  HostConfig host;
   CollectivesConfig collectives;
 
   template <class V>
@@ -110,6 +112,7 @@ struct SystemConfig {
     v.field("boxes", boxes, core::Spec("boxes in the system").range(1, 65536));
     v.section("scale_out", scale_out, core::Spec("ports that leave the box"));
     v.section("network", network, core::Spec("the switches that join the boxes"));
+    v.section("host", host, core::Spec("each box's host: sockets, PCIe switches, memory, CPU"));
     v.section("collectives", collectives, core::Spec("how collectives pick their algorithm"));
   }
 
@@ -129,10 +132,9 @@ struct SystemConfig {
                  std::to_string(scale_out.ports_per_chip) + " scale-out) but the chip has " +
                  std::to_string(chip.nic.ports));
     }
-    if (!(chip.hbm.bandwidth.bits_per_second > 0) && !(chip.pcie.bandwidth.bits_per_second > 0)) {
-      c.fail("chip.hbm.bandwidth",
-             "the NIC moves payload through memory: give chip.hbm.bandwidth (or, for a host, "
-             "chip.pcie.bandwidth)");
+    if (box.chips > host.sockets && box.chips % host.sockets != 0) {
+      c.fail("host.sockets", "the box's " + std::to_string(box.chips) +
+                                 " chips must split evenly over the host's sockets");
     }
     if (boxes > 1 && network.kind == NetworkKind::kNone) {
       c.fail("network.kind", "several boxes need a scale-out network to reach each other");

@@ -29,6 +29,7 @@ class Box : public sc_core::sc_module {
   Box(sc_core::sc_module_name name, const std::function<void()>& build) : sc_module(name) {
     build();
   }
+  std::unique_ptr<HostSide> host;
 };
 
 }  // namespace
@@ -47,14 +48,21 @@ SystemModel::SystemModel(sc_core::sc_module_name name, const SystemConfig& confi
 void SystemModel::build_chips() {
   const int per_box = config_.box.chips;
   for (int box = 0; box * per_box < topology_.chips; ++box) {
-    boxes_.push_back(std::make_unique<Box>(fmt::format("box{}", box).c_str(), [&] {
+    std::unique_ptr<HostSide> host;
+    auto made = std::make_unique<Box>(fmt::format("box{}", box).c_str(), [&] {
+      std::vector<chip::Chip*> chips;
       for (int local = 0; local < per_box; ++local) {
         const int index = box * per_box + local;
         const auto& node = topology_.nodes[static_cast<std::size_t>(topology_.nic_of_chip(index))];
         chips_.push_back(std::make_unique<chip::Chip>(fmt::format("chip{}", local).c_str(),
                                                       config_.chip, node.ports, functional_));
+        chips.push_back(chips_.back().get());
       }
-    }));
+      host = std::make_unique<HostSide>("host", config_.host, chips, functional_);
+    });
+    hosts_.push_back(host.get());
+    made->host = std::move(host);
+    boxes_.push_back(std::move(made));
   }
 }
 

@@ -4,7 +4,8 @@
 // Captures: every port wired as the topology says, endpoint addresses, per-component seeds
 // mixed from the run seed (so switches and links draw independent streams, and one seed
 // reproduces a run), and the system's mode (functional or timing only) handed to every chip.
-// Ignores: what is inside a chip (chip.h); the hosts and their PCIe trees.
+// and per box its host with the PCIe tree that holds the box's chips (host_side.h). Ignores: what
+// is inside a chip (chip.h) and a host.
 #pragma once
 
 #include <memory>
@@ -15,6 +16,7 @@
 #include "hw/fabric/link.h"
 #include "hw/fabric/switch.h"
 #include "hw/roce/nic.h"
+#include "hw/system/host_side.h"
 #include "hw/system/system_config.h"
 #include "hw/system/topology.h"
 
@@ -39,6 +41,8 @@ class SystemModel : public sc_core::sc_module {
   chip::Chip& chip(int index) { return *chips_[static_cast<std::size_t>(index)]; }
   roce::Nic& nic(int index) { return chip(index).nic(); }
   chip::Sequencer& sequencer(int index) { return chip(index).sequencer(); }
+  // The host of box `box`, whose PCIe tree holds the box's chips.
+  HostSide& host(int box) { return *hosts_[static_cast<std::size_t>(box)]; }
   // The switch of a topology node, or nullptr when the node is a NIC.
   fabric::Switch* switch_of_node(int node) {
     return switches_[static_cast<std::size_t>(node)].get();
@@ -57,7 +61,8 @@ class SystemModel : public sc_core::sc_module {
   Topology topology_;
   bool functional_;
   std::vector<std::unique_ptr<sc_core::sc_module>> boxes_;
-  std::vector<std::unique_ptr<chip::Chip>> chips_;         // by chip index
+  std::vector<std::unique_ptr<chip::Chip>> chips_;  // by chip index
+  std::vector<HostSide*> hosts_;                     // by box, owned by their box module
   std::vector<std::unique_ptr<fabric::Switch>> switches_;  // indexed by topology node
   std::vector<std::unique_ptr<fabric::Link>> links_;
 };
