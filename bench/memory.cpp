@@ -1,0 +1,130 @@
+// Memory bandwidth and simulation speed: HBM streaming read and write bandwidth of each chip's
+// preset beside its peak, random-access bandwidth, and how fast a full gaudi2 stream simulates
+// (simulated time / wall time). Runs the HBM timing engine directly (hw/hbm/bulk_engine.h, what
+// hbm::Hbm's b_transport calls), with 1 MiB transactions offered at the peak rate.
+//
+//   bench/memory [--json FILE] [--mib N]
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/podsim_run.h"
+#include "hw/hbm/bulk_engine.h"
+
+namespace {
+
+using podsim::core::TimePs;
+using podsim::hbm::BulkEngine;
+using podsim::hbm::HbmConfig;
+
+struct Measure {
+  double fraction = 0;  // of peak
+  double gbytes_per_second = 0;
+  double sim_per_wall = 0;
+};
+
+// `count` transactions of `bytes`, sequential (or at random aligned addresses), offered at the
+// peak rate; the achieved rate is their bytes over the last completion.
+Measure stream(const HbmConfig& config, bool write, std::uint64_t bytes, std::uint64_t count,
+               bool random) {
+  BulkEngine engine(config);
+  const double peak = config.peak_bandwidth().bytes_per_second();
+  const std::uint64_t capacity = engine.decoder().capacity();
+  std::mt19937_64 rng(1);
+  TimePs arrival = 0, done = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const std::uint64_t address =
+        random ? rng() % (capacity / bytes) * bytes : (i * bytes) % capacity;
+    done = std::max(done, engine.access(write, address, bytes, arrival));
+    arrival = static_cast<TimePs>(static_cast<double>(i + 1) * bytes / peak * 1e12);
+  }
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double simulated = static_cast<double>(done) * 1e-12;
+  const double rate = static_cast<double>(bytes * count) / simulated;
+  return {rate / peak, rate / 1e9, simulated / wall};
+}
+
+void figure(nlohmann::json& out, const std::string& name, double value, const char* unit,
+            const std::string& goal) {
+  out["figures"].push_back({{"name", name}, {"value", value}, {"unit", unit}, {"goal", goal}});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string json_file, mib = "1024";
+  constexpr const char* kUsage = "usage: memory [--json FILE] [--mib N (MiB streamed per case)]";
+  if (!podsim::bench::read_flags(argc, argv, {{"--json", &json_file}, {"--mib", &mib}}, kUsage)) {
+    return 2;
+  }
+  std::uint64_t stream_mib = 0;
+  try {
+    stream_mib = std::stoull(mib);
+  } catch (const std::exception&) {
+  }
+  if (stream_mib == 0 || stream_mib > (1u << 20)) {
+    std::fprintf(stderr, "memory: --mib: '%s' is not a positive number of MiB\n%s\n", mib.c_str(),
+                 kUsage);
+    return 2;
+  }
+  try {
+    nlohmann::json out;
+    out["figures"] = nlohmann::json::array();
+    const std::uint64_t tx = 1 << 20;
+    fmt::print("HBM streaming, 1 MiB transactions ({} MiB per case)\n", stream_mib);
+    fmt::print("{:<8} {:<6} {:>11} {:>11} {:>9} {:>11} {:>9} {:>6}\n", "chip", "memory",
+               "peak GB/s", "read GB/s", "read %", "write GB/s", "write %", "goal");
+    const struct {
+      const char* chip;
+      const char* memory;
+    } chips[] = {{"gaudi1", "HBM2"}, {"gaudi2", "HBM2E"}, {"gaudi3", "HBM2E"}};
+    for (const auto& c : chips) {
+      const HbmConfig config = podsim::hbm::preset_for_chip(c.chip);
+      const Measure read = stream(config, false, tx, stream_mib, false);
+      const Measure write = stream(config, true, tx, stream_mib, false);
+      const double peak = config.peak_bandwidth().bytes_per_second() / 1e9;
+      fmt::print("{:<8} {:<6} {:>11.1f} {:>11.1f} {:>8.1f}% {:>11.1f} {:>8.1f}% {:>6}\n", c.chip,
+                 c.memory, peak, read.gbytes_per_second, 100 * read.fraction,
+                 write.gbytes_per_second, 100 * write.fraction, ">= 85%");
+      const std::string what = fmt::format("{} hbm stream", c.chip);
+      figure(out, what + " peak bandwidth", peak, "GB/s", "-");
+      figure(out, what + " read bandwidth", read.gbytes_per_second, "GB/s", "-");
+      figure(out, what + " read fraction of peak", read.fraction, "1", ">= 0.85");
+      figure(out, what + " write bandwidth", write.gbytes_per_second, "GB/s", "-");
+      figure(out, what + " write fraction of peak", write.fraction, "1", ">= 0.85");
+    }
+
+    const HbmConfig gaudi2 = podsim::hbm::hbm2e();
+    const std::uint64_t random_count = stream_mib * 4096;  // 64-byte reads
+    const Measure random = stream(gaudi2, false, 64, random_count, true);
+    fmt::print("\nRandom 64 B reads, gaudi2: {:.1f} GB/s, {:.1f}% of peak (tFAW bounds it)\n",
+               random.gbytes_per_second, 100 * random.fraction);
+    figure(out, "gaudi2 hbm random 64 B read bandwidth", random.gbytes_per_second, "GB/s", "-");
+    figure(out, "gaudi2 hbm random 64 B read fraction of peak", random.fraction, "1", "-");
+
+    const Measure speed = stream(gaudi2, false, tx, stream_mib, false);
+    fmt::print(
+        "Simulation speed, full gaudi2 stream: {:.2e} simulated s per wall s (goal >= "
+        "1.00e-03)\n",
+        speed.sim_per_wall);
+    figure(out, "gaudi2 hbm stream simulated time per wall time", speed.sim_per_wall, "1",
+           ">= 0.001");
+
+    // ---- PCIe host <-> device DMA rates: to be added here (hw/pcie owner). ----
+
+    if (!json_file.empty()) std::ofstream(json_file) << out.dump(2) << "\n";
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "memory: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

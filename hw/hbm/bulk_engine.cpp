@@ -1,0 +1,103 @@
+#include "hw/hbm/bulk_engine.h"
+
+#include <algorithm>
+
+namespace podsim::hbm {
+
+namespace {
+
+const HbmConfig& validated(const HbmConfig& config) {
+  core::validate_config(config);
+  return config;
+}
+
+}  // namespace
+
+BulkEngine::BulkEngine(const HbmConfig& config)
+    : config_(validated(config)),
+      decoder_(config.geometry, config.address_map),
+      pcs_(static_cast<std::size_t>(config.geometry.pc_count()), PseudoChannelState(config)),
+      stats_(static_cast<std::size_t>(config.geometry.channel_count())),
+      tck_ps_(config.timing.tck.ps),
+      burst_bytes_(config.geometry.burst_bytes()) {}
+
+core::TimePs BulkEngine::access(bool write, std::uint64_t address, std::uint64_t length,
+                                core::TimePs arrival) {
+  const Cycle start =
+      (static_cast<Cycle>(arrival) + tck_ps_ - 1) / tck_ps_ + config_.controller.frontend_cycles;
+  Cycle done = start;
+  const std::uint64_t chunk = decoder_.chunk_bytes();
+  const std::uint64_t end = address + length;
+  for (std::uint64_t a = address; a < end;) {
+    const std::uint64_t chunk_start = a - a % chunk;
+    const std::uint64_t stop = std::min(end, chunk_start + chunk);
+    const std::uint64_t first = (a - chunk_start) / burst_bytes_;
+    const std::uint64_t last = (stop - 1 - chunk_start) / burst_bytes_;
+    const Location base = decoder_.decode(chunk_start);
+    ChannelStats& s = stats_[static_cast<std::size_t>(base.channel_index)];
+    (write ? s.bytes_written : s.bytes_read).add(stop - a);
+    done = std::max(done, run_chunk(base, first, last - first + 1, write, start));
+    a = stop;
+  }
+  return static_cast<core::TimePs>(done * tck_ps_);
+}
+
+// The chunk's bursts in address order, each at the earliest cycle its rules allow; a burst whose
+// bank has another row (or none) open first precharges and activates it. Row commands may fall
+// before earlier bursts' data: HBM's row and column commands travel on separate buses.
+Cycle BulkEngine::run_chunk(const Location& base, std::uint64_t first, std::uint64_t count,
+                            bool write, Cycle arrival) {
+  PseudoChannelState& pc = pcs_[static_cast<std::size_t>(base.unit)];
+  ChannelStats& stats = stats_[static_cast<std::size_t>(base.channel_index)];
+  refresh_if_due(pc, stats, std::max(arrival, pc.last_column()));
+  Cycle end = arrival;
+  std::uint64_t hits = 0, misses = 0, conflicts = 0;
+  for (std::uint64_t i = first; i < first + count; ++i) {
+    const AddressDecoder::ChunkStep& step = decoder_.chunk_step(i);
+    const int bank = pc.bank_index(base.bank_group + step.bank_group, base.bank + step.bank);
+    const std::int64_t open = pc.open_row(bank);
+    if (open != base.row) {
+      if (open != PseudoChannelState::kClosed) {
+        pc.precharge(bank, pc.earliest_precharge(bank, arrival));
+        ++conflicts;
+      } else {
+        ++misses;
+      }
+      pc.activate(bank, base.row, pc.earliest_activate(bank, arrival));
+    } else {
+      ++hits;
+    }
+    end = pc.column(bank, write, pc.earliest_column(bank, write, arrival));
+  }
+  (write ? stats.writes : stats.reads).add(count);
+  stats.row_hits.add(hits);
+  stats.row_misses.add(misses);
+  stats.row_conflicts.add(conflicts);
+  stats.busy_ps.add(count * static_cast<std::uint64_t>(pc.burst_cycles() * tck_ps_));
+  return end;
+}
+
+// Refreshes that fell due before `now`: the first closes the open rows and waits for them; a
+// pseudo-channel idle for several intervals refreshed at each, which only the count and the
+// last one's tRFC still show.
+void BulkEngine::refresh_if_due(PseudoChannelState& pc, ChannelStats& stats, Cycle now) {
+  const Cycle refi = pc.timing().refi;
+  if (pc.refresh_due() > now) return;
+  const Cycle due = pc.refresh_due();
+  close_all(pc, due);
+  pc.refresh(pc.earliest_refresh(due));
+  const Cycle later = (now - due) / refi;  // further intervals that ended while idle
+  if (later > 0) pc.refresh(due + later * refi);
+  stats.refreshes.add(static_cast<std::uint64_t>(later + 1));
+  pc.set_refresh_due(due + (later + 1) * refi);
+}
+
+void BulkEngine::close_all(PseudoChannelState& pc, Cycle from) {
+  for (int bank = 0; bank < pc.bank_count(); ++bank) {
+    if (pc.open_row(bank) != PseudoChannelState::kClosed) {
+      pc.precharge(bank, pc.earliest_precharge(bank, from));
+    }
+  }
+}
+
+}  // namespace podsim::hbm

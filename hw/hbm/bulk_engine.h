@@ -1,0 +1,73 @@
+// The timing of whole transactions (a DMA descriptor, a packet's payload, a tensor tile) over
+// every pseudo-channel of an HBM, without the SystemC kernel: the arithmetic behind hbm::Hbm.
+// A transaction is cut at the interleave granularity into chunks; each chunk is a run of
+// consecutive bursts in one row of one pseudo-channel (rotating over bank groups in the default
+// map) and is scheduled as a unit: its rows are opened (precharge, activate) and its bursts
+// placed by the same rules as the FR-FCFS controller's (channel_state.h), without a queue search
+// per burst. Transactions are committed in call order; chunks of one transaction on one
+// pseudo-channel go in address order.
+// Captures: the bank, bank-group, turnaround, bus and refresh rules per burst, row hits, misses
+// and conflicts, refresh catch-up across idle time, per-channel statistics.
+// Ignores: reordering across transactions (an LT target serves them in call order), write
+// batching across transactions (each bulk transaction is one direction already), and read
+// data forwarding.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "hw/core/stats.h"
+#include "hw/core/units.h"
+#include "hw/hbm/address_map.h"
+#include "hw/hbm/channel_state.h"
+#include "hw/hbm/hbm_config.h"
+
+namespace podsim::hbm {
+
+struct ChannelStats {
+  core::Counter reads;   // read bursts
+  core::Counter writes;  // write bursts
+  core::Counter bytes_read;
+  core::Counter bytes_written;
+  core::Counter row_hits;       // bursts to an open row
+  core::Counter row_misses;     // bursts that activated a closed bank
+  core::Counter row_conflicts;  // bursts that closed another row first
+  core::Counter refreshes;
+  core::Counter busy_ps;  // data bus busy, summed over the channel's pseudo-channels
+};
+
+class BulkEngine {
+ public:
+  // Throws std::invalid_argument (naming the key) on a bad configuration.
+  explicit BulkEngine(const HbmConfig& config);
+
+  // Schedules `length` bytes at `address` (within capacity) arriving at `arrival`; returns the
+  // time its last burst's data has moved, plus the front-end latency.
+  core::TimePs access(bool write, std::uint64_t address, std::uint64_t length,
+                      core::TimePs arrival);
+
+  const HbmConfig& config() const { return config_; }
+  const AddressDecoder& decoder() const { return decoder_; }
+  const PseudoChannelState& pseudo_channel(int unit) const {
+    return pcs_[static_cast<std::size_t>(unit)];
+  }
+  ChannelStats& channel_stats(int channel) { return stats_[static_cast<std::size_t>(channel)]; }
+  const ChannelStats& channel_stats(int channel) const {
+    return stats_[static_cast<std::size_t>(channel)];
+  }
+
+ private:
+  Cycle run_chunk(const Location& base, std::uint64_t first, std::uint64_t count, bool write,
+                  Cycle arrival);
+  void refresh_if_due(PseudoChannelState& pc, ChannelStats& stats, Cycle now);
+  void close_all(PseudoChannelState& pc, Cycle from);
+
+  HbmConfig config_;
+  AddressDecoder decoder_;
+  std::vector<PseudoChannelState> pcs_;
+  std::vector<ChannelStats> stats_;
+  std::int64_t tck_ps_;
+  std::uint64_t burst_bytes_;
+};
+
+}  // namespace podsim::hbm

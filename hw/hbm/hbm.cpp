@@ -1,0 +1,93 @@
+#include "hw/hbm/hbm.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "hw/core/kernel.h"
+#include "hw/core/stats.h"
+
+namespace podsim::hbm {
+
+Hbm::Hbm(sc_core::sc_module_name name, const HbmConfig& config, bool functional)
+    : sc_core::sc_module(name), target_socket("target_socket"), engine_(config) {
+  if (functional) memory_ = std::make_unique<core::SparseMemory>(engine_.decoder().capacity());
+  target_socket.register_b_transport(this, &Hbm::b_transport);
+  target_socket.register_transport_dbg(this, &Hbm::transport_dbg);
+  register_stats();
+}
+
+Hbm::~Hbm() { core::stats_registry().forget(name()); }
+
+core::SparseMemory& Hbm::backing() {
+  if (!memory_) throw std::logic_error(std::string(name()) + ": timing-only HBM keeps no data");
+  return *memory_;
+}
+
+// One group per channel ("<hbm>.ch07.reads"); the counters live in the engine, beside what they
+// count.
+void Hbm::register_stats() {
+  const int width = engine_.config().geometry.channel_count() > 10 ? 2 : 1;
+  for (int c = 0; c < engine_.config().geometry.channel_count(); ++c) {
+    core::StatsGroup g(fmt::format("{}.ch{:0{}}", name(), c, width));
+    ChannelStats& s = engine_.channel_stats(c);
+    g.attach("reads", s.reads, "bursts", "read bursts");
+    g.attach("writes", s.writes, "bursts", "write bursts");
+    g.attach("bytes_read", s.bytes_read, "B", "bytes read");
+    g.attach("bytes_written", s.bytes_written, "B", "bytes written");
+    g.attach("row_hits", s.row_hits, "bursts", "bursts to an open row");
+    g.attach("row_misses", s.row_misses, "bursts", "bursts that activated a closed bank");
+    g.attach("row_conflicts", s.row_conflicts, "bursts", "bursts that closed another row first");
+    g.attach("refreshes", s.refreshes, "1", "all-bank refreshes of its pseudo-channels");
+    g.attach("busy", s.busy_ps, "ps", "data bus busy, summed over its pseudo-channels");
+  }
+}
+
+void Hbm::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+  const tlm::tlm_response_status status = check(trans);
+  if (status != tlm::TLM_OK_RESPONSE) return trans.set_response_status(status);
+  const tlm::tlm_command command = trans.get_command();
+  if (command != tlm::TLM_IGNORE_COMMAND && trans.get_data_length() > 0) {
+    if (memory_) move_data(trans);
+    const core::TimePs now = core::now_ps();
+    const core::TimePs done = engine_.access(command == tlm::TLM_WRITE_COMMAND, trans.get_address(),
+                                             trans.get_data_length(), now + delay.value());
+    delay = core::to_sc_time(core::Duration{static_cast<std::int64_t>(done - now)});
+  }
+  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+unsigned int Hbm::transport_dbg(int, tlm::tlm_generic_payload& trans) {
+  if (!memory_ || trans.get_command() == tlm::TLM_IGNORE_COMMAND) return 0;
+  if (trans.get_byte_enable_ptr() != nullptr || trans.get_data_ptr() == nullptr) return 0;
+  if (!in_range(trans.get_address(), trans.get_data_length())) return 0;
+  move_data(trans);
+  return trans.get_data_length();
+}
+
+tlm::tlm_response_status Hbm::check(const tlm::tlm_generic_payload& trans) const {
+  const unsigned int length = trans.get_data_length();
+  if (!in_range(trans.get_address(), length)) return tlm::TLM_ADDRESS_ERROR_RESPONSE;
+  if (trans.get_byte_enable_ptr() != nullptr) return tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE;
+  if (trans.get_streaming_width() < length) return tlm::TLM_BURST_ERROR_RESPONSE;
+  if (memory_ && length > 0 && trans.get_data_ptr() == nullptr &&
+      trans.get_command() != tlm::TLM_IGNORE_COMMAND) {
+    return tlm::TLM_GENERIC_ERROR_RESPONSE;
+  }
+  return tlm::TLM_OK_RESPONSE;
+}
+
+bool Hbm::in_range(std::uint64_t address, std::uint64_t length) const {
+  const std::uint64_t size = capacity();
+  return length <= size && address <= size - length;
+}
+
+void Hbm::move_data(tlm::tlm_generic_payload& trans) {
+  if (trans.is_read()) {
+    memory_->read(trans.get_address(), trans.get_data_ptr(), trans.get_data_length());
+  } else if (trans.is_write()) {
+    memory_->write(trans.get_address(), trans.get_data_ptr(), trans.get_data_length());
+  }
+}
+
+}  // namespace podsim::hbm

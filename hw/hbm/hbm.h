@@ -1,0 +1,51 @@
+// The HBM of a chip behind a TLM target socket: bulk transactions (a DMA descriptor, a packet's
+// payload, a tensor tile) split across every pseudo-channel and timed by the banks' rules
+// (BulkEngine), with contents in a sparse store. Addresses are offsets into the HBM.
+// Captures: loosely timed b_transport that never waits (it adds the time its last burst completes
+// to `delay`; transactions are committed in call order), functional and timing-only modes with
+// identical timing, debug transport, per-channel statistics.
+// Ignores: DMI, byte enables (TLM_BYTE_ENABLE_ERROR_RESPONSE), streaming
+// (TLM_BURST_ERROR_RESPONSE), ECC and the chip's address map (the chip adds its HBM base).
+#pragma once
+
+#include <tlm_utils/multi_passthrough_target_socket.h>
+
+#include <memory>
+#include <systemc>
+#include <tlm>
+
+#include "hw/core/sparse_memory.h"
+#include "hw/hbm/bulk_engine.h"
+#include "hw/hbm/hbm_config.h"
+
+namespace podsim::hbm {
+
+class Hbm : public sc_core::sc_module {
+ public:
+  tlm_utils::multi_passthrough_target_socket<Hbm> target_socket;
+
+  // `functional`: keep contents (a sparse store sized to the capacity); otherwise only time.
+  // Throws std::invalid_argument naming the key on a bad configuration.
+  Hbm(sc_core::sc_module_name name, const HbmConfig& config, bool functional = true);
+  ~Hbm() override;
+
+  const HbmConfig& config() const { return engine_.config(); }
+  std::uint64_t capacity() const { return engine_.decoder().capacity(); }
+  bool functional() const { return memory_ != nullptr; }
+  // The contents, for loaders and tests; throws std::logic_error in timing-only mode.
+  core::SparseMemory& backing();
+  const BulkEngine& engine() const { return engine_; }
+
+ private:
+  void b_transport(int initiator, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  unsigned int transport_dbg(int initiator, tlm::tlm_generic_payload& trans);
+  tlm::tlm_response_status check(const tlm::tlm_generic_payload& trans) const;
+  bool in_range(std::uint64_t address, std::uint64_t length) const;
+  void move_data(tlm::tlm_generic_payload& trans);
+  void register_stats();
+
+  BulkEngine engine_;
+  std::unique_ptr<core::SparseMemory> memory_;
+};
+
+}  // namespace podsim::hbm
