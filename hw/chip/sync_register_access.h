@@ -1,0 +1,90 @@
+// What the register blocks of the sync manager and the queue managers share: finding which
+// element of a register array an offset names, serving a TLM access to 32-bit registers, and
+// register writes that take effect at their time (the initiator's time plus its delay), so that
+// a target never runs a block's behaviour inside b_transport, ahead of that time or re-entrantly.
+// Captures: word-granular register access (any multiple of 4 bytes, aligned), in address order.
+// Ignores: byte enables and sub-word accesses (answered with an error response).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <queue>
+#include <systemc>
+#include <tlm>
+#include <vector>
+
+#include "hw/core/units.h"
+
+namespace podsim::chip {
+
+// The index of the element of a register array (first at `offset`, `count` elements `stride`
+// bytes apart) that `address` names, or nullopt.
+inline std::optional<std::uint32_t> register_element(std::uint64_t address, std::uint64_t offset,
+                                                     std::uint32_t count, std::uint32_t stride) {
+  if (address < offset || (address - offset) % stride != 0) return std::nullopt;
+  const std::uint64_t index = (address - offset) / stride;
+  if (index >= count) return std::nullopt;
+  return static_cast<std::uint32_t>(index);
+}
+
+// Register writes waiting for their time, taken out in (time, arrival) order.
+class TimedRegisterWrites {
+ public:
+  struct Write {
+    core::TimePs at = 0;
+    std::uint64_t order = 0;
+    std::uint64_t offset = 0;
+    std::uint32_t value = 0;
+  };
+  void push(core::TimePs at, std::uint64_t offset, std::uint32_t value) {
+    queue_.push({at, next_order_++, offset, value});
+  }
+  bool empty() const { return queue_.empty(); }
+  bool due(core::TimePs now) const { return !queue_.empty() && queue_.top().at <= now; }
+  Write pop() {
+    Write w = queue_.top();
+    queue_.pop();
+    return w;
+  }
+
+ private:
+  struct Later {
+    bool operator()(const Write& a, const Write& b) const {
+      return a.at != b.at ? a.at > b.at : a.order > b.order;
+    }
+  };
+  std::priority_queue<Write, std::vector<Write>, Later> queue_;
+  std::uint64_t next_order_ = 0;
+};
+
+// Serves a TLM access to a block of 32-bit registers `span` bytes long: reads call
+// read(offset) per word now; writes call write(offset, value) per word. Sets the response.
+template <class Read, class Write>
+void serve_registers(tlm::tlm_generic_payload& trans, std::uint64_t span, Read read, Write write) {
+  const std::uint64_t address = trans.get_address();
+  const std::uint32_t length = trans.get_data_length();
+  if (trans.get_byte_enable_ptr() != nullptr) {
+    trans.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+    return;
+  }
+  if (length == 0 || length % 4 != 0 || address % 4 != 0 || address > span ||
+      length > span - address || trans.get_streaming_width() < length) {
+    trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  std::uint8_t* data = trans.get_data_ptr();
+  for (std::uint32_t i = 0; i < length; i += 4) {
+    std::uint32_t word = 0;
+    if (trans.is_write()) {
+      std::memcpy(&word, data + i, 4);
+      write(address + i, word);
+    } else if (trans.is_read()) {
+      word = read(address + i);
+      std::memcpy(data + i, &word, 4);
+    }
+  }
+  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+}  // namespace podsim::chip
