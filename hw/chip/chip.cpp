@@ -3,28 +3,39 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
+#include "hw/core/bulk_transfer.h"
+#include "hw/core/kernel.h"
+#include "hw/dma/dma_regs.h"
 #include "hw/pcie/pcie_timing.h"
+#include "podsim/spec/gaudi1.h"
 
 namespace podsim::chip {
 namespace {
 
-// Regions' router ports, in the order the chip binds the blocks.
-enum Port : int { kMemoryPort = 0, kHostPort, kSramPort };
-
 // Bytes of host physical address space the chip's host window reaches.
 constexpr std::uint64_t kHostWindow = 1ull << 48;
 
-AddressMap make_address_map(const ChipConfig& config, const core::MemoryTargetConfig& memory) {
-  AddressMap map;
-  const bool has_hbm = config.hbm.bandwidth.bits_per_second > 0;
-  const auto& at = config.address_map;
-  map.add(has_hbm ? "hbm" : "host_memory", at.hbm.value, memory.size.bytes, kMemoryPort);
-  map.add("host", at.host.value, kHostWindow, kHostPort);
-  if (config.sram.size.bytes > 0) map.add("sram", at.sram.value, config.sram.size.bytes, kSramPort);
-  return map;
-}
+// Gaudi1's blocks in configuration space, in the order the chip builds them ([C2]).
+constexpr std::uint64_t kSyncManagerBases[] = {
+    PODSIM_GAUDI1_SYNC_MNGR_E_N_BASE, PODSIM_GAUDI1_SYNC_MNGR_E_S_BASE,
+    PODSIM_GAUDI1_SYNC_MNGR_W_N_BASE, PODSIM_GAUDI1_SYNC_MNGR_W_S_BASE};
+constexpr const char* kSyncManagerNames[] = {"sync_manager_e_n", "sync_manager_e_s",
+                                             "sync_manager_w_n", "sync_manager_w_s"};
+constexpr std::uint64_t kDmaCoreBases[] = {
+    PODSIM_GAUDI1_DMA0_CORE_BASE, PODSIM_GAUDI1_DMA1_CORE_BASE, PODSIM_GAUDI1_DMA2_CORE_BASE,
+    PODSIM_GAUDI1_DMA3_CORE_BASE, PODSIM_GAUDI1_DMA4_CORE_BASE, PODSIM_GAUDI1_DMA5_CORE_BASE,
+    PODSIM_GAUDI1_DMA6_CORE_BASE, PODSIM_GAUDI1_DMA7_CORE_BASE};
+constexpr std::uint64_t kDmaQmanBases[] = {PODSIM_GAUDI1_DMA0_QM_BASE, PODSIM_GAUDI1_DMA1_QM_BASE,
+                                           PODSIM_GAUDI1_DMA2_QM_BASE, PODSIM_GAUDI1_DMA3_QM_BASE,
+                                           PODSIM_GAUDI1_DMA4_QM_BASE, PODSIM_GAUDI1_DMA5_QM_BASE,
+                                           PODSIM_GAUDI1_DMA6_QM_BASE, PODSIM_GAUDI1_DMA7_QM_BASE};
+constexpr int kMaxDmaEngines = sizeof(kDmaCoreBases) / sizeof(kDmaCoreBases[0]);
+constexpr int kMsiVectors = PODSIM_GAUDI1_MSI_ENTRIES;
+
+bool has_hbm(const ChipConfig& config) { return config.hbm.bandwidth.bits_per_second > 0; }
 
 core::MemoryTargetConfig sram_config(const SramConfig& sram, bool functional) {
   core::MemoryTargetConfig c;
@@ -33,6 +44,12 @@ core::MemoryTargetConfig sram_config(const SramConfig& sram, bool functional) {
   c.latency = sram.latency;
   c.functional = functional;
   return c;
+}
+
+QmanConfig qman_config(const ChipConfig& config, int engine) {
+  QmanConfig q = config.qman;
+  q.engine_base = core::Address{kDmaCoreBases[engine]};
+  return q;
 }
 
 }  // namespace
@@ -48,9 +65,8 @@ core::MemoryTargetConfig memory_config(const ChipConfig& config, bool functional
   core::MemoryTargetConfig memory;
   // A host without HBM moves payload over PCIe to host memory; a sparse store costs nothing
   // for its nominal size.
-  const bool has_hbm = config.hbm.bandwidth.bits_per_second > 0;
-  memory.bandwidth = has_hbm ? config.hbm.bandwidth : pcie_dma_bandwidth(config.pcie);
-  memory.size = has_hbm ? config.hbm.capacity : core::ByteSize{64ull << 30};
+  memory.bandwidth = has_hbm(config) ? config.hbm.bandwidth : pcie_dma_bandwidth(config.pcie);
+  memory.size = has_hbm(config) ? config.hbm.capacity : core::ByteSize{64ull << 30};
   memory.functional = functional;
   return memory;
 }
@@ -59,22 +75,113 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, int nic_ports
     : sc_module(name),
       config_(config),
       functional_(functional),
-      memory_(config.hbm.bandwidth.bits_per_second > 0 ? "hbm" : "host_memory",
-              memory_config(config, functional)),
+      memory_(has_hbm(config) ? "hbm" : "host_memory", memory_config(config, functional)),
       sram_(config.sram.size.bytes > 0
                 ? std::make_unique<core::MemoryTarget>("sram", sram_config(config.sram, functional))
                 : nullptr),
       pcie_("pcie", config.pcie.endpoint),
-      noc_("noc", make_address_map(config, memory_.config())),
+      msi_("msi", kMsiVectors, pcie_),
       nic_("nic", nic_ports, config.nic.roce, functional),
       reduction_("reduction", config.reduction, functional),
-      sequencer_("sequencer", config.sequencer, nic_, reduction_) {
-  noc_.initiator_socket.bind(memory_.target_socket);            // kMemoryPort
-  noc_.initiator_socket.bind(pcie_.from_chip);                  // kHostPort
-  if (sram_) noc_.initiator_socket.bind(sram_->target_socket);  // kSramPort
-  pcie_.to_chip.bind(noc_.target_socket);
-  nic_.memory_socket.bind(noc_.target_socket);
-  reduction_.memory_socket.bind(noc_.target_socket);
+      sequencer_("sequencer", config.sequencer, nic_, reduction_),
+      event_socket_("event_socket"),
+      stats_{core::StatsGroup(this->name()).counter("errors", "1", "error events raised"),
+             core::StatsGroup(this->name())
+                 .counter("events_written", "1", "error events written to the host's queue")} {
+  const std::vector<Mapped> blocks = build_blocks();
+  AddressMap map;
+  for (std::size_t port = 0; port < blocks.size(); ++port) {
+    map.add(blocks[port].name, blocks[port].base, blocks[port].size, static_cast<int>(port));
+  }
+  noc_ = std::make_unique<Noc>("noc", std::move(map));
+  for (const Mapped& block : blocks) noc_->initiator_socket.bind(*block.socket);
+  pcie_.to_chip.bind(noc_->target_socket);
+  nic_.memory_socket.bind(noc_->target_socket);
+  reduction_.memory_socket.bind(noc_->target_socket);
+  event_socket_.bind(noc_->target_socket);
+  for (auto& sm : sync_managers_) sm->initiator_socket.bind(noc_->target_socket);
+  for (std::size_t i = 0; i < dma_.size(); ++i) {
+    dma_[i]->memory_socket.bind(noc_->target_socket);
+    dma_qmans_[i]->initiator_socket.bind(noc_->target_socket);
+  }
+}
+
+// Makes the configuration-space blocks and lists every block the NoC routes to, in port order.
+std::vector<Chip::Mapped> Chip::build_blocks() {
+  const auto& at = config_.address_map;
+  const core::ErrorSink sink = [this](const core::ErrorEvent& e) { raise(e); };
+  std::vector<Mapped> blocks;
+  blocks.push_back({has_hbm(config_) ? "hbm" : "host_memory", at.hbm.value,
+                    memory_.config().size.bytes, &memory_.target_socket});
+  blocks.push_back({"host", at.host.value, kHostWindow, &pcie_.from_chip});
+  if (sram_)
+    blocks.push_back({"sram", at.sram.value, config_.sram.size.bytes, &sram_->target_socket});
+  for (int i = 0; i < 4; ++i) {
+    sync_managers_.push_back(
+        std::make_unique<SyncManager>(kSyncManagerNames[i], config_.sync_manager));
+    sync_managers_.back()->set_error_sink(sink);
+    blocks.push_back({kSyncManagerNames[i], kSyncManagerBases[i], SyncManager::kRegisterSpan,
+                      &sync_managers_.back()->target_socket});
+  }
+  const int engines = std::min(config_.dma.engines, kMaxDmaEngines);
+  for (int i = 0; i < engines; ++i) {
+    dma_.push_back(std::make_unique<dma::DmaCore>(fmt::format("dma{}", i).c_str(),
+                                                  config_.dma.engine, functional_));
+    dma_qmans_.push_back(
+        std::make_unique<Qman>(fmt::format("dma{}_qman", i).c_str(), qman_config(config_, i)));
+    dma_.back()->set_error_sink(sink);
+    dma_qmans_.back()->set_error_sink(sink);
+    dma_qmans_.back()->attach_engine(*dma_.back());
+    blocks.push_back({fmt::format("dma{}", i), kDmaCoreBases[i], dma::regs::kBlockSize,
+                      &dma_.back()->register_socket});
+    blocks.push_back({fmt::format("dma{}_qman", i), kDmaQmanBases[i], Qman::kRegisterSpan,
+                      &dma_qmans_.back()->target_socket});
+  }
+  blocks.push_back({"msi", PODSIM_GAUDI1_PCIE_MSI_BASE, msi_.span(), &msi_.target_socket});
+  return blocks;
+}
+
+void Chip::raise(const core::ErrorEvent& event) {
+  stats_.errors.add();
+  errors_.push_back(event);
+  if (errors_.size() > kKeptErrors) errors_.pop_front();
+  if (event_queue_.entries > 0) write_event(event);
+}
+
+void Chip::set_event_queue(const EventQueueSetup& setup) {
+  if (setup.entries > 0 && (setup.vector < 0 || setup.vector >= kMsiVectors)) {
+    throw std::invalid_argument(fmt::format("{}: event queue vector {} is not 0..{}", name(),
+                                            setup.vector, kMsiVectors - 1));
+  }
+  event_queue_ = setup;
+  events_written_ = 0;
+}
+
+// The entry goes out through the NoC like any engine's write; the MSI follows once it has landed.
+void Chip::write_event(const core::ErrorEvent& event) {
+  std::uint8_t entry[16] = {};
+  const auto kind = static_cast<std::uint32_t>(event.kind);
+  const std::uint32_t sequence = events_written_;
+  std::memcpy(entry, &kind, 4);
+  std::memcpy(entry + 4, &sequence, 4);
+  std::memcpy(entry + 8, &event.address, 8);
+  const std::uint64_t slot = event_queue_.base + 16ull * (events_written_ % event_queue_.entries);
+  ++events_written_;
+  core::TimePs done = 0;
+  if (!core::bulk_transfer(event_socket_, event_trans_, tlm::TLM_WRITE_COMMAND, slot,
+                           functional_ ? entry : nullptr, sizeof entry, core::now_ps(), done)) {
+    return;  // an event queue outside the map: nothing more to tell the host with
+  }
+  stats_.events_written.add();
+  tlm::tlm_generic_payload ring;
+  std::uint32_t one = 1;
+  sc_core::sc_time delay = sc_core::sc_time::from_value(done - core::now_ps());
+  ring.set_command(tlm::TLM_WRITE_COMMAND);
+  ring.set_address(PODSIM_GAUDI1_PCIE_MSI_BASE + 4ull * static_cast<unsigned>(event_queue_.vector));
+  ring.set_data_ptr(reinterpret_cast<std::uint8_t*>(&one));
+  ring.set_data_length(4);
+  ring.set_streaming_width(4);
+  event_socket_->b_transport(ring, delay);
 }
 
 void Chip::debug(tlm::tlm_command command, std::uint64_t address, std::uint8_t* data,
@@ -97,7 +204,7 @@ void Chip::debug(tlm::tlm_command command, std::uint64_t address, std::uint8_t* 
   constexpr std::uint64_t kStep = 1u << 30;  // debug transport lengths are 32-bit
   for (std::uint64_t done = 0; done < length; done += kStep) {
     const auto n = static_cast<unsigned int>(std::min(kStep, length - done));
-    noc_.debug(command, address + done, data + done, n);
+    noc_->debug(command, address + done, data + done, n);
   }
 }
 

@@ -1,25 +1,35 @@
 // One accelerator chip as a module: its blocks under the chip's name (system.box0.chip3.nic,
-// .hbm, .noc, ...) and joined by the chip's address map, so that everything that reaches memory
-// goes through the NoC and a new block only adds a region and a binding here.
-// Captures: the chip's memory (HBM, or host memory over PCIe for a chip without HBM) and SRAM at
-// their configured bases; the PCIe endpoint, through which the host reaches the chip (BARs) and
-// the chip's engines reach host memory (the host window); the RoCE NIC; the reduction engine and
-// sequencer that run collective programs until the queue managers, sync manager and DMA engines
-// replace them; host access to the address space outside simulated time (debug transport), as
-// loaders and checks use it. Ignores: QMANs, the sync manager, TPC and MME (they arrive with
-// their models).
+// .hbm, .dma2, .dma2_qman, ...) joined by the chip's address map, so that everything that reaches
+// memory or a register goes through the NoC and a new block only adds a region and a binding.
+// Captures: HBM (or host memory over PCIe for a chip without HBM) and SRAM at their configured
+// bases; the PCIe endpoint, through which the host reaches the chip (BARs) and the engines reach
+// host memory (the host window); Gaudi1's configuration space: the four sync managers, the DMA
+// engines each fed by its QMAN, and the MSI doorbells; the RoCE NIC; error events from every
+// block, kept, counted and, once the host has set up an event queue, written to it with an MSI;
+// the reduction engine and sequencer that run collective programs until the QMANs take them
+// over; host access to the address space outside simulated time (debug transport). Ignores: the
+// NIC's QMANs, TPC and MME (they arrive with their models), and Gaudi2's own register map (every
+// preset uses Gaudi1's layout; docs/chip.md).
 #pragma once
 
+#include <tlm_utils/simple_initiator_socket.h>
+
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <systemc>
 #include <vector>
 
 #include "hw/chip/chip_config.h"
+#include "hw/chip/msi_doorbell.h"
 #include "hw/chip/noc.h"
+#include "hw/chip/qman.h"
 #include "hw/chip/reduction_engine.h"
 #include "hw/chip/sequencer.h"
+#include "hw/chip/sync_manager.h"
+#include "hw/core/error_event.h"
 #include "hw/core/memory_target.h"
+#include "hw/dma/dma_core.h"
 #include "hw/pcie/pcie_endpoint.h"
 #include "hw/roce/nic.h"
 
@@ -30,6 +40,16 @@ core::MemoryTargetConfig memory_config(const ChipConfig& config, bool functional
 
 class Chip : public sc_core::sc_module {
  public:
+  // Where error events go once the host has set one up: a ring of 16-byte entries (u32 kind,
+  // u32 sequence number, u64 address) at a chip address (usually in the host window), and the
+  // MSI-X vector rung after each entry.
+  struct EventQueueSetup {
+    std::uint64_t base = 0;
+    std::uint32_t entries = 0;
+    int vector = 0;
+  };
+  static constexpr std::size_t kKeptErrors = 1024;  // the newest, for reports and tests
+
   // `nic_ports`: the NIC ports the system wires (at most config.nic.ports); `functional`: the
   // system's mode (real bytes move, or only time). Throws std::invalid_argument on a bad
   // configuration, naming the key.
@@ -42,13 +62,24 @@ class Chip : public sc_core::sc_module {
   // The SRAM, or nullptr for a chip without one.
   core::MemoryTarget* sram() { return sram_.get(); }
   pcie::PcieEndpoint& pcie() { return pcie_; }
+  int dma_engines() const { return static_cast<int>(dma_.size()); }
+  dma::DmaCore& dma(int i) { return *dma_[static_cast<std::size_t>(i)]; }
+  Qman& dma_qman(int i) { return *dma_qmans_[static_cast<std::size_t>(i)]; }
+  // Sync manager 0..3: E_N, E_S, W_N, W_S.
+  SyncManager& sync_manager(int i) { return *sync_managers_[static_cast<std::size_t>(i)]; }
   ReductionEngine& reduction_engine() { return reduction_; }
   Sequencer& sequencer() { return sequencer_; }
-  Noc& noc() { return noc_; }
-  const AddressMap& address_map() const { return noc_.address_map(); }
+  Noc& noc() { return *noc_; }
+  const AddressMap& address_map() const { return noc_->address_map(); }
   // Where the chip's memory starts in its address space, and its size.
   std::uint64_t memory_base() const { return config_.address_map.hbm.value; }
   std::uint64_t memory_size() const { return memory_.config().size.bytes; }
+
+  // Errors the blocks raised, newest last (at most kKeptErrors), and their count.
+  const std::deque<core::ErrorEvent>& errors() const { return errors_; }
+  std::uint64_t error_count() const { return stats_.errors.value(); }
+  // From now on every error event is also written to the host's event queue.
+  void set_event_queue(const EventQueueSetup& setup);
 
   // Host access outside simulated time, through the address map: loaders and checks. Throws
   // std::out_of_range naming the chip and the range when it is not mapped, and
@@ -56,7 +87,22 @@ class Chip : public sc_core::sc_module {
   void debug_write(std::uint64_t address, const std::uint8_t* data, std::uint64_t length);
   void debug_read(std::uint64_t address, std::uint8_t* data, std::uint64_t length);
 
+  struct Stats {
+    core::Counter& errors;
+    core::Counter& events_written;
+  };
+  const Stats& stats() const { return stats_; }
+
  private:
+  using TargetSocket = tlm::tlm_base_target_socket_b<>;
+  struct Mapped {
+    std::string name;
+    std::uint64_t base, size;
+    TargetSocket* socket;
+  };
+  std::vector<Mapped> build_blocks();
+  void raise(const core::ErrorEvent& event);
+  void write_event(const core::ErrorEvent& event);
   void debug(tlm::tlm_command command, std::uint64_t address, std::uint8_t* data,
              std::uint64_t length);
 
@@ -65,10 +111,20 @@ class Chip : public sc_core::sc_module {
   core::MemoryTarget memory_;
   std::unique_ptr<core::MemoryTarget> sram_;
   pcie::PcieEndpoint pcie_;
-  Noc noc_;
+  std::vector<std::unique_ptr<SyncManager>> sync_managers_;
+  std::vector<std::unique_ptr<dma::DmaCore>> dma_;
+  std::vector<std::unique_ptr<Qman>> dma_qmans_;
+  MsiDoorbell msi_;
   roce::Nic nic_;
   ReductionEngine reduction_;
   Sequencer sequencer_;
+  std::unique_ptr<Noc> noc_;
+  tlm_utils::simple_initiator_socket<Chip> event_socket_;
+  tlm::tlm_generic_payload event_trans_;
+  EventQueueSetup event_queue_;
+  std::uint32_t events_written_ = 0;
+  std::deque<core::ErrorEvent> errors_;
+  Stats stats_;
 };
 
 }  // namespace podsim::chip

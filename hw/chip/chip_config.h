@@ -7,10 +7,13 @@
 
 #include <string>
 
+#include "hw/chip/qman.h"
 #include "hw/chip/reduction_engine.h"
 #include "hw/chip/sequencer.h"
+#include "hw/chip/sync_manager.h"
 #include "hw/core/config_binding.h"
 #include "hw/core/units.h"
+#include "hw/dma/dma_config.h"
 #include "hw/pcie/endpoint_config.h"
 #include "hw/pcie/pcie_config.h"
 #include "hw/roce/roce_config.h"
@@ -129,12 +132,14 @@ struct NicConfig {
 
 struct DmaConfig {
   int engines = 0;
+  dma::DmaConfig engine;
   template <class V>
   void describe(V& v) {
     v.field("engines", engines,
-            core::Spec("DMA engines (0: not published)")
+            core::Spec("DMA engines, each fed by its QMAN (the Gaudi1 register map has 8)")
                 .source("chip preset (which cites each value)")
                 .range(0, 64));
+    v.section("engine", engine, core::Spec("every DMA engine's rate, bursts and requests"));
   }
 };
 
@@ -167,6 +172,8 @@ struct ChipConfig {
   NicConfig nic;
   DmaConfig dma;
   AddressMapConfig address_map;
+  QmanConfig qman;
+  SyncManagerConfig sync_manager;
   ReductionEngineConfig reduction;
   SequencerConfig sequencer;
 
@@ -182,6 +189,9 @@ struct ChipConfig {
     v.section("nic", nic, core::Spec("on-chip RoCE v2 NIC"));
     v.section("dma", dma, core::Spec("DMA engines"));
     v.section("address_map", address_map, core::Spec("where the blocks sit in the address space"));
+    v.section("qman", qman,
+              core::Spec("every queue manager (engine_base is set per engine by the chip)"));
+    v.section("sync_manager", sync_manager, core::Spec("every sync manager"));
     v.section("reduction", reduction,
               core::Spec("the engine that combines collective data, until the TPC model lands"));
     v.section("sequencer", sequencer,
