@@ -2,9 +2,11 @@
 // wiring puts on communication.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "hw/chip/chip.h"
 #include "hw/system/system_ceilings.h"
 #include "hw/system/topology.h"
 #include "sims/command.h"
@@ -21,22 +23,41 @@ std::string wiring_text(const system::BoxConfig& box) {
                      box.links_per_peer == 1 ? "" : "s");
 }
 
-void print_chip(const chip::ChipConfig& c) {
+// The chip's address map as the chip builds it (a chip is elaborated for this, never run).
+std::vector<chip::Region> address_map(const chip::ChipConfig& c) {
+  chip::Chip chip("info_chip", c, c.nic.ports, false);
+  return chip.address_map().regions();
+}
+
+void print_chip(const chip::ChipConfig& c, const std::vector<chip::Region>& map) {
   fmt::print("chip      {}: {}\n", c.name, c.description);
   const auto row = [](const char* label, const std::string& value) {
     fmt::print("  {:<22}{}\n", label, value);
   };
   row("TPC cores", std::to_string(c.tpc.cores));
   row("MME engines", fmt::format("{} ({} BF16 peak)", c.mme.engines, to_string(c.mme.peak_bf16)));
-  row("SRAM", to_string(c.sram.size));
+  row("SRAM", c.sram.size.bytes == 0 ? std::string("none")
+                                     : fmt::format("{}, {}", to_string(c.sram.size),
+                                                   format_gbytes_per_second(c.sram.bandwidth)));
   row("HBM", fmt::format("{}, {} stacks, {}, {}", c.hbm.generation, c.hbm.stacks,
                          to_string(c.hbm.capacity), format_gbytes_per_second(c.hbm.bandwidth)));
-  row("PCIe", fmt::format("Gen{} x{}, {} DMA per direction",
-                          static_cast<int>(c.pcie.link.generation), c.pcie.link.lanes,
-                          format_gbytes_per_second(chip::pcie_dma_bandwidth(c.pcie))));
+  row("PCIe",
+      fmt::format("Gen{} x{}, {} DMA per direction", static_cast<int>(c.pcie.link.generation),
+                  c.pcie.link.lanes, format_gbytes_per_second(chip::pcie_dma_bandwidth(c.pcie))));
   row("NIC", fmt::format("{} x {} RoCE v2, MTU {}", c.nic.ports, to_string(c.nic.port_speed),
                          c.nic.roce.mtu));
-  row("DMA engines", std::to_string(c.dma.engines));
+  const int engines =
+      static_cast<int>(std::count_if(map.begin(), map.end(), [](const chip::Region& r) {
+        return r.name.find("_qman") != r.name.npos;
+      }));
+  row("DMA engines", fmt::format("{} with a QMAN each, {} each", engines,
+                                 format_gbytes_per_second(c.dma.engine.bandwidth)));
+  row("sync managers",
+      fmt::format("4 x {} objects, {} monitors", c.sync_manager.sobs, c.sync_manager.monitors));
+  fmt::print("  address map\n");
+  for (const auto& r : map) {
+    fmt::print("    {:<20}{:#014x}  {}\n", r.name, r.base, to_string(core::ByteSize{r.size}));
+  }
 }
 
 // Links by what they join, and switches by tier, counted in the wired graph.
@@ -123,7 +144,8 @@ void print_ceilings(const system::SystemConfig& s, const system::SystemCeilings&
 double gbytes(core::Bandwidth b) { return b.bytes_per_second() / 1e9; }
 
 nlohmann::json to_json(const system::SystemConfig& s, const system::SystemCeilings& c,
-                       const GraphCounts& g, std::uint64_t seed) {
+                       const GraphCounts& g, const std::vector<chip::Region>& map,
+                       std::uint64_t seed) {
   nlohmann::json j;
   j["system"] = {{"name", s.name}, {"description", s.description}, {"seed", seed}};
   j["chip"] = {{"name", s.chip.name},
@@ -133,7 +155,14 @@ nlohmann::json to_json(const system::SystemConfig& s, const system::SystemCeilin
                {"hbm_gbytes_per_second", gbytes(s.chip.hbm.bandwidth)},
                {"nic_ports", s.chip.nic.ports},
                {"nic_port_gbits_per_second", s.chip.nic.port_speed.bits_per_second / 1e9},
-               {"mtu", s.chip.nic.roce.mtu}};
+               {"mtu", s.chip.nic.roce.mtu},
+               {"sram_bytes", s.chip.sram.size.bytes},
+               {"pcie_dma_gbytes_per_second", gbytes(chip::pcie_dma_bandwidth(s.chip.pcie))}};
+  nlohmann::json regions = nlohmann::json::array();
+  for (const auto& r : map) {
+    regions.push_back({{"name", r.name}, {"base", r.base}, {"size", r.size}});
+  }
+  j["chip"]["address_map"] = regions;
   j["topology"] = {
       {"chips", c.chips},
       {"boxes", c.boxes},
@@ -164,12 +193,13 @@ class InfoCommand : public Command {
     const auto& s = system.config;
     const auto ceilings = system::compute_ceilings(s);
     const auto graph = count(system::build_topology(s, &system.tree));
+    const auto map = address_map(s.chip);
     if (!options.json_file.empty()) {
       write_output_file(options.json_file,
-                        to_json(s, ceilings, graph, options.seed).dump(2) + "\n");
+                        to_json(s, ceilings, graph, map, options.seed).dump(2) + "\n");
     }
     fmt::print("system    {}: {}\n", s.name, s.description);
-    print_chip(s.chip);
+    print_chip(s.chip, map);
     print_topology(s, ceilings, graph);
     print_ceilings(s, ceilings);
     return 0;

@@ -47,6 +47,18 @@ TEST(PodsimInfo, PrintsTheSystemAndItsCeilings) {
   EXPECT_THAT(r.out, HasSubstr("147.06 GB/s"));       // in-box all-reduce ceiling, n = 8
 }
 
+// The chip's blocks and ceilings, as the chip builds its address map.
+TEST(PodsimInfo, ShowsTheChipsBlocksAndAddressMap) {
+  const auto r = podsim({"info", "--system", "hls1"});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("8 with a QMAN each"));
+  EXPECT_THAT(r.out, HasSubstr("4 x 2048 objects, 512 monitors"));  // [C2]
+  EXPECT_THAT(r.out, HasSubstr("Gen4 x16, 24.83 GB/s DMA per direction"));
+  EXPECT_THAT(r.out, HasSubstr("dma7_qman           0x007ffc5e8000"));
+  EXPECT_THAT(r.out, HasSubstr("sync_manager_e_n    0x007ffc4f1000"));
+  EXPECT_THAT(r.out, HasSubstr("host                0x008000000000  256TiB"));
+}
+
 TEST(PodsimInfo, Hls1HasOneLinkPerPeer) {
   const auto r = podsim({"info", "--system", "hls1"});
   ASSERT_EQ(r.exit_status, 0) << r.err;
