@@ -9,6 +9,14 @@ Noc::Noc(sc_core::sc_module_name name, AddressMap map)
       map_(std::move(map)),
       stats_{core::StatsGroup(this->name())
                  .counter("address_errors", "1", "accesses outside the address map")} {
+  ports_.reserve(map_.regions().size());
+  std::vector<const Region*> by_port(map_.regions().size(), nullptr);
+  for (const Region& r : map_.regions()) by_port.at(static_cast<std::size_t>(r.port)) = &r;
+  for (const Region* r : by_port) {
+    core::StatsGroup g(std::string(this->name()) + "." + r->name);
+    ports_.push_back({g.counter("accesses", "1", "timed accesses routed to the region"),
+                      g.counter("bytes", "B", "bytes of those accesses")});
+  }
   target_socket.register_b_transport(this, &Noc::b_transport);
   target_socket.register_transport_dbg(this, &Noc::transport_dbg);
 }
@@ -21,6 +29,9 @@ void Noc::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_time& de
     trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return;
   }
+  PortStats& port = ports_[static_cast<std::size_t>(region->port)];
+  port.accesses.add();
+  port.bytes.add(trans.get_data_length());
   trans.set_address(address - region->base);
   initiator_socket[region->port]->b_transport(trans, delay);
   trans.set_address(address);

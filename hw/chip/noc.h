@@ -2,7 +2,8 @@
 // DMA, QMAN and PCIe blocks to come) binds to one target socket, and each access goes to the
 // block the chip's address map names, with the address made relative to that block.
 // Captures: routing by the address map for timed and debug transport, an address error (and a
-// count of them) for an access outside the map or across two regions. Ignores, for now: the
+// count of them) for an access outside the map or across two regions, and per port (region)
+// the timed accesses and bytes that went to it. Ignores, for now: the
 // NoC's own latency, per-port bandwidth and arbitration (the blocks behind it are the only
 // limits until the NoC model lands; docs/chip.md).
 #pragma once
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <systemc>
 #include <tlm>
+#include <vector>
 
 #include "hw/chip/address_map.h"
 #include "hw/core/stats.h"
@@ -38,6 +40,12 @@ class Noc : public sc_core::sc_module {
     core::Counter& address_errors;
   };
   const Stats& stats() const { return stats_; }
+  struct PortStats {
+    core::Counter& accesses;
+    core::Counter& bytes;
+  };
+  // By port: the region with that port in the address map.
+  const PortStats& port_stats(int port) const { return ports_.at(static_cast<std::size_t>(port)); }
 
  private:
   void b_transport(int from, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
@@ -45,6 +53,7 @@ class Noc : public sc_core::sc_module {
 
   AddressMap map_;
   Stats stats_;
+  std::vector<PortStats> ports_;
 };
 
 }  // namespace podsim::chip

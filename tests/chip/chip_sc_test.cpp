@@ -106,6 +106,11 @@ TEST(Chip, AnEngineAccessOutsideTheMapFailsAndIsCounted) {
   core::run_to_completion();
   EXPECT_EQ(results, (std::vector<bool>{false, true}));
   EXPECT_EQ(chip.noc().stats().address_errors.value(), 1u);
+  // The good job's reads and writes went to HBM's port, all 4 KiB of each.
+  const auto* hbm = chip.address_map().find("hbm");
+  ASSERT_NE(hbm, nullptr);
+  EXPECT_EQ(chip.noc().port_stats(hbm->port).bytes.value(), 2u * 4096u);
+  EXPECT_EQ(chip.noc().port_stats(chip.address_map().find("sram")->port).accesses.value(), 0u);
 }
 
 TEST(Chip, SystemNestsChipsInBoxesAndHandsThemItsMode) {
