@@ -28,12 +28,14 @@ struct Measure {
   double fraction = 0;  // of peak
   double gbytes_per_second = 0;
   double sim_per_wall = 0;
+  double wall_ns_per_transaction = 0;
 };
 
 // `count` transactions of `bytes`, sequential (or at random aligned addresses), offered at the
 // peak rate; the achieved rate is their bytes over the last completion.
+// With `mixed`, each transaction is a read or a write at random (a NIC's payloads both ways).
 Measure stream(const HbmConfig& config, bool write, std::uint64_t bytes, std::uint64_t count,
-               bool random) {
+               bool random, bool mixed = false) {
   BulkEngine engine(config);
   const double peak = config.peak_bandwidth().bytes_per_second();
   const std::uint64_t capacity = engine.decoder().capacity();
@@ -43,14 +45,15 @@ Measure stream(const HbmConfig& config, bool write, std::uint64_t bytes, std::ui
   for (std::uint64_t i = 0; i < count; ++i) {
     const std::uint64_t address =
         random ? rng() % (capacity / bytes) * bytes : (i * bytes) % capacity;
-    done = std::max(done, engine.access(write, address, bytes, arrival));
+    const bool is_write = mixed ? (rng() & 1) != 0 : write;
+    done = std::max(done, engine.access(is_write, address, bytes, arrival));
     arrival = static_cast<TimePs>(static_cast<double>(i + 1) * bytes / peak * 1e12);
   }
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double simulated = static_cast<double>(done) * 1e-12;
   const double rate = static_cast<double>(bytes * count) / simulated;
-  return {rate / peak, rate / 1e9, simulated / wall};
+  return {rate / peak, rate / 1e9, simulated / wall, wall * 1e9 / static_cast<double>(count)};
 }
 
 void figure(nlohmann::json& out, const std::string& name, double value, const char* unit,
@@ -118,6 +121,14 @@ int main(int argc, char** argv) {
         speed.sim_per_wall);
     figure(out, "gaudi2 hbm stream simulated time per wall time", speed.sim_per_wall, "1",
            ">= 0.001");
+
+    const Measure packets = stream(gaudi2, false, 4096, stream_mib * 256, true, true);
+    fmt::print(
+        "Transaction cost, gaudi2, 4 KiB at random addresses (reads and writes): {:.0f} wall ns "
+        "per b_transport (goal <= 300)\n",
+        packets.wall_ns_per_transaction);
+    figure(out, "gaudi2 hbm 4 KiB random-address transaction cost", packets.wall_ns_per_transaction,
+           "ns", "<= 300");
 
     // ---- PCIe host <-> device DMA rates: to be added here (hw/pcie owner). ----
 

@@ -40,6 +40,26 @@ AddressDecoder::AddressDecoder(const HbmGeometry& geometry, const AddressMapConf
     chunk_steps_[i] = ChunkStep{static_cast<std::uint8_t>(l.bank_group),
                                 static_cast<std::uint8_t>(l.bank), l.column};
   }
+  std::uint64_t below = 1;
+  while (chunk_digits_ < digits_.size() && below < chunk_bursts_) {
+    below *= digits_[chunk_digits_++].count;
+  }
+  rotation_period_ = find_rotation_period();
+}
+
+int AddressDecoder::find_rotation_period() const {
+  const auto same_bank = [](const ChunkStep& a, const ChunkStep& b) {
+    return a.bank_group == b.bank_group && a.bank == b.bank;
+  };
+  std::uint64_t period = 1;
+  while (period < chunk_bursts_ && !same_bank(chunk_steps_[period], chunk_steps_[0])) ++period;
+  for (std::uint64_t i = 0; i < chunk_bursts_; ++i) {
+    if (!same_bank(chunk_steps_[i], chunk_steps_[i % period])) return 0;
+    for (std::uint64_t j = 0; j < i && i < period; ++j) {
+      if (chunk_steps_[j].bank_group == chunk_steps_[i].bank_group) return 0;
+    }
+  }
+  return static_cast<int>(period);
 }
 
 void AddressDecoder::parse_layout(const HbmGeometry& geometry, const AddressMapConfig& map) {
@@ -122,7 +142,7 @@ void AddressDecoder::parse_layout(const HbmGeometry& geometry, const AddressMapC
   }
 }
 
-void AddressDecoder::add(Location& l, Field field, std::uint64_t value) {
+void AddressDecoder::add(Location& l, Field field, std::int64_t value) {
   switch (field) {
     case Field::kBankGroup:
       l.bank_group += static_cast<int>(value);
@@ -180,11 +200,31 @@ Location AddressDecoder::decode(std::uint64_t address) const {
       digit = v % d.count;
       v /= d.count;
     }
-    add(l, d.field, digit * d.scale);
+    add(l, d.field, static_cast<std::int64_t>(digit * d.scale));
   }
+  finish(l);
+  return l;
+}
+
+void AddressDecoder::finish(Location& l) const {
   l.channel_index = l.stack * channels_per_stack_ + l.channel;
   l.unit = l.channel_index * pseudo_channels_ + l.pseudo_channel;
-  return l;
+}
+
+// An odometer over the digits above the chunk: the lowest that is not at its last value steps
+// up, the ones below it return to zero.
+void AddressDecoder::advance_chunk(Location& l) const {
+  for (std::size_t i = chunk_digits_; i < digits_.size(); ++i) {
+    const Digit& d = digits_[i];
+    const std::uint64_t value = d.scale == 1 ? get(l, d.field) : get(l, d.field) / d.scale;
+    const std::uint64_t digit = d.shift >= 0 ? value & (d.count - 1) : value % d.count;
+    if (digit + 1 < d.count) {
+      add(l, d.field, static_cast<std::int64_t>(d.scale));
+      break;
+    }
+    add(l, d.field, -static_cast<std::int64_t>(digit * d.scale));
+  }
+  finish(l);
 }
 
 std::uint64_t AddressDecoder::encode(const Location& l) const {

@@ -37,6 +37,7 @@ class AddressDecoder {
 
   std::uint64_t capacity() const { return capacity_; }
   std::uint64_t burst_bytes() const { return burst_bytes_; }
+  int burst_shift() const { return burst_shift_; }  // log2(burst_bytes())
   // Bytes of one interleave chunk: consecutive bursts on one pseudo-channel and one row.
   std::uint64_t chunk_bytes() const { return chunk_bursts_ * burst_bytes_; }
   std::uint64_t chunk_bursts() const { return chunk_bursts_; }
@@ -48,6 +49,15 @@ class AddressDecoder {
     std::uint32_t column;
   };
   const ChunkStep& chunk_step(std::uint64_t i) const { return chunk_steps_[i]; }
+  // P when a chunk's bursts rotate over P banks in P distinct bank groups (burst i goes to the
+  // bank of burst i mod P, from any starting burst), else 0. The default map gives the number
+  // of bank groups: the bulk engine then places bursts after the first round in closed form.
+  int rotation_period() const { return rotation_period_; }
+  static constexpr int kMaxRotation = 16;  // bank groups a pseudo-channel may have
+
+  // `location` (a chunk's first burst) becomes the next chunk's, as decode(address + chunk_bytes)
+  // would give it, without dividing the address again.
+  void advance_chunk(Location& location) const;
 
  private:
   enum class Field : std::uint8_t {
@@ -66,7 +76,9 @@ class AddressDecoder {
     int shift;            // log2(count) when count is a power of two, else -1
   };
   void parse_layout(const HbmGeometry& geometry, const AddressMapConfig& map);
-  static void add(Location& location, Field field, std::uint64_t value);
+  int find_rotation_period() const;
+  void finish(Location& location) const;
+  static void add(Location& location, Field field, std::int64_t value);
   static std::uint64_t get(const Location& location, Field field);
 
   std::vector<Digit> digits_;  // lowest first
@@ -76,6 +88,8 @@ class AddressDecoder {
   std::uint64_t capacity_;
   int channels_per_stack_, pseudo_channels_;
   std::vector<ChunkStep> chunk_steps_;
+  std::size_t chunk_digits_ = 0;  // digits_ below the chunk boundary
+  int rotation_period_ = 0;
 };
 
 }  // namespace podsim::hbm

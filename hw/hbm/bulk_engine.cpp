@@ -1,6 +1,7 @@
 #include "hw/hbm/bulk_engine.h"
 
 #include <algorithm>
+#include <array>
 
 namespace podsim::hbm {
 
@@ -13,13 +14,18 @@ const HbmConfig& validated(const HbmConfig& config) {
 
 }  // namespace
 
-BulkEngine::BulkEngine(const HbmConfig& config)
+BulkEngine::BulkEngine(const HbmConfig& config, Evaluation evaluation)
     : config_(validated(config)),
       decoder_(config.geometry, config.address_map),
       pcs_(static_cast<std::size_t>(config.geometry.pc_count()), PseudoChannelState(config)),
       stats_(static_cast<std::size_t>(config.geometry.channel_count())),
       tck_ps_(config.timing.tck.ps),
-      burst_bytes_(config.geometry.burst_bytes()) {}
+      burst_bytes_(config.geometry.burst_bytes()),
+      rotation_period_(decoder_.rotation_period()) {
+  if (evaluation == Evaluation::kPerBurst || !pcs_[0].rotation_closed_form(rotation_period_)) {
+    rotation_period_ = 0;
+  }
+}
 
 core::TimePs BulkEngine::access(bool write, std::uint64_t address, std::uint64_t length,
                                 core::TimePs arrival) {
@@ -28,52 +34,65 @@ core::TimePs BulkEngine::access(bool write, std::uint64_t address, std::uint64_t
   Cycle done = start;
   const std::uint64_t chunk = decoder_.chunk_bytes();
   const std::uint64_t end = address + length;
-  for (std::uint64_t a = address; a < end;) {
-    const std::uint64_t chunk_start = a - a % chunk;
+  std::uint64_t chunk_start = address - address % chunk;
+  Location base = decoder_.decode(chunk_start);
+  for (std::uint64_t a = address; a < end; chunk_start += chunk, a = chunk_start) {
+    if (a != address) decoder_.advance_chunk(base);
     const std::uint64_t stop = std::min(end, chunk_start + chunk);
-    const std::uint64_t first = (a - chunk_start) / burst_bytes_;
-    const std::uint64_t last = (stop - 1 - chunk_start) / burst_bytes_;
-    const Location base = decoder_.decode(chunk_start);
+    const std::uint64_t first = (a - chunk_start) >> decoder_.burst_shift();
+    const std::uint64_t last = (stop - 1 - chunk_start) >> decoder_.burst_shift();
     ChannelStats& s = stats_[static_cast<std::size_t>(base.channel_index)];
     (write ? s.bytes_written : s.bytes_read).add(stop - a);
     done = std::max(done, run_chunk(base, first, last - first + 1, write, start));
-    a = stop;
   }
   return static_cast<core::TimePs>(done * tck_ps_);
 }
 
-// The chunk's bursts in address order, each at the earliest cycle its rules allow; a burst whose
-// bank has another row (or none) open first precharges and activates it. Row commands may fall
-// before earlier bursts' data: HBM's row and column commands travel on separate buses.
+// A chunk's first round of bursts (one per bank group it rotates over), each by every rule; the
+// rest in closed form when the map and timing allow it, else each by every rule too.
 Cycle BulkEngine::run_chunk(const Location& base, std::uint64_t first, std::uint64_t count,
                             bool write, Cycle arrival) {
   PseudoChannelState& pc = pcs_[static_cast<std::size_t>(base.unit)];
   ChannelStats& stats = stats_[static_cast<std::size_t>(base.channel_index)];
   refresh_if_due(pc, stats, std::max(arrival, pc.last_column()));
+  const auto period = static_cast<std::uint64_t>(rotation_period_);
+  const std::uint64_t round = period > 0 ? std::min(count, period) : count;
+  std::array<int, AddressDecoder::kMaxRotation> banks{};
+  Cycle end = run_bursts(pc, base, first, round, write, arrival, banks.data(), stats);
+  if (round < count) {
+    end = pc.column_rotation(banks.data(), rotation_period_, count - round, write);
+    stats.row_hits.add(count - round);
+  }
+  (write ? stats.writes : stats.reads).add(count);
+  stats.busy_ps.add(count * static_cast<std::uint64_t>(pc.burst_cycles() * tck_ps_));
+  return end;
+}
+
+// Bursts in address order, each at the earliest cycle its rules allow; a burst whose bank has
+// another row (or none) open first precharges and activates it. Row commands may fall before
+// earlier bursts' data: HBM's row and column commands travel on separate buses.
+Cycle BulkEngine::run_bursts(PseudoChannelState& pc, const Location& base, std::uint64_t first,
+                             std::uint64_t count, bool write, Cycle arrival, int* banks,
+                             ChannelStats& stats) {
   Cycle end = arrival;
-  std::uint64_t hits = 0, misses = 0, conflicts = 0;
-  for (std::uint64_t i = first; i < first + count; ++i) {
-    const AddressDecoder::ChunkStep& step = decoder_.chunk_step(i);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const AddressDecoder::ChunkStep& step = decoder_.chunk_step(first + i);
     const int bank = pc.bank_index(base.bank_group + step.bank_group, base.bank + step.bank);
+    if (i < AddressDecoder::kMaxRotation) banks[i] = bank;
     const std::int64_t open = pc.open_row(bank);
     if (open != base.row) {
       if (open != PseudoChannelState::kClosed) {
         pc.precharge(bank, pc.earliest_precharge(bank, arrival));
-        ++conflicts;
+        stats.row_conflicts.add();
       } else {
-        ++misses;
+        stats.row_misses.add();
       }
       pc.activate(bank, base.row, pc.earliest_activate(bank, arrival));
     } else {
-      ++hits;
+      stats.row_hits.add();
     }
     end = pc.column(bank, write, pc.earliest_column(bank, write, arrival));
   }
-  (write ? stats.writes : stats.reads).add(count);
-  stats.row_hits.add(hits);
-  stats.row_misses.add(misses);
-  stats.row_conflicts.add(conflicts);
-  stats.busy_ps.add(count * static_cast<std::uint64_t>(pc.burst_cycles() * tck_ps_));
   return end;
 }
 

@@ -38,8 +38,13 @@ struct ChannelStats {
 
 class BulkEngine {
  public:
+  // kClosedForm places a chunk's bursts after its first round over the bank groups in closed
+  // form (PseudoChannelState::column_rotation) when the address map allows it; kPerBurst
+  // evaluates every burst's rules. Both give identical times (tests/hbm/bulk_engine_test.cpp).
+  enum class Evaluation { kClosedForm, kPerBurst };
+
   // Throws std::invalid_argument (naming the key) on a bad configuration.
-  explicit BulkEngine(const HbmConfig& config);
+  explicit BulkEngine(const HbmConfig& config, Evaluation evaluation = Evaluation::kClosedForm);
 
   // Schedules `length` bytes at `address` (within capacity) arriving at `arrival`; returns the
   // time its last burst's data has moved, plus the front-end latency.
@@ -59,6 +64,8 @@ class BulkEngine {
  private:
   Cycle run_chunk(const Location& base, std::uint64_t first, std::uint64_t count, bool write,
                   Cycle arrival);
+  Cycle run_bursts(PseudoChannelState& pc, const Location& base, std::uint64_t first,
+                   std::uint64_t count, bool write, Cycle arrival, int* banks, ChannelStats& stats);
   void refresh_if_due(PseudoChannelState& pc, ChannelStats& stats, Cycle now);
   void close_all(PseudoChannelState& pc, Cycle from);
 
@@ -68,6 +75,7 @@ class BulkEngine {
   std::vector<ChannelStats> stats_;
   std::int64_t tck_ps_;
   std::uint64_t burst_bytes_;
+  int rotation_period_;  // 0: every burst evaluated
 };
 
 }  // namespace podsim::hbm

@@ -14,33 +14,10 @@ PseudoChannelState::PseudoChannelState(const HbmConfig& config)
       banks_per_group_(config.geometry.banks_per_group),
       banks_(static_cast<std::size_t>(config.geometry.banks())),
       groups_(static_cast<std::size_t>(config.geometry.bank_groups)),
-      refresh_due_(config.timing.refi) {}
-
-Cycle PseudoChannelState::earliest_activate(int bank, Cycle t) const {
-  const Bank& b = banks_[static_cast<std::size_t>(bank)];
-  const BankGroup& g = groups_[static_cast<std::size_t>(bank_group_of(bank))];
-  return std::max({t,
-                   b.act_ready,                           // tRC, tRP, tRFC
-                   last_act_ + t_.rrd_s,                  // tRRD_S: any bank group
-                   g.last_act + t_.rrd_l,                 // tRRD_L: same bank group
-                   recent_acts_[oldest_act_] + t_.faw});  // tFAW: a fifth ACT waits
-}
-
-Cycle PseudoChannelState::earliest_precharge(int bank, Cycle t) const {
-  return std::max(t, banks_[static_cast<std::size_t>(bank)].pre_ready);  // tRAS, tRTP, tWR
-}
-
-Cycle PseudoChannelState::earliest_column(int bank, bool write, Cycle t) const {
-  const Bank& b = banks_[static_cast<std::size_t>(bank)];
-  const BankGroup& g = groups_[static_cast<std::size_t>(bank_group_of(bank))];
-  Cycle c = std::max({t,
-                      b.col_ready,                            // tRCD
-                      g.last_col + t_.ccd_l,                  // tCCD_L: same bank group
-                      last_col_ + t_.ccd_s,                   // tCCD_S: any bank group
-                      bus_free_ - (write ? t_.wl : t_.rl)});  // data bus: one burst at a time
-  if (write) return std::max(c, last_read_ + t_.rtw);         // tRTW: read to write turnaround
-  return std::max({c, g.last_write_end + t_.wtr_l,            // tWTR_L: same bank group
-                   last_write_end_ + t_.wtr_s});              // tWTR_S: any bank group
+      refresh_due_(config.timing.refi) {
+  for (std::size_t i = 0; i < banks_.size(); ++i) {
+    banks_[i].group = static_cast<int>(i) / banks_per_group_;
+  }
 }
 
 Cycle PseudoChannelState::earliest_refresh(Cycle t) const {
@@ -49,40 +26,27 @@ Cycle PseudoChannelState::earliest_refresh(Cycle t) const {
   return r;
 }
 
-void PseudoChannelState::activate(int bank, std::uint32_t row, Cycle t) {
-  Bank& b = banks_[static_cast<std::size_t>(bank)];
-  b.open_row = row;
-  b.col_ready = t + t_.rcd;
-  b.pre_ready = std::max(b.pre_ready, t + t_.ras);
-  b.act_ready = std::max(b.act_ready, t + t_.rc);
-  groups_[static_cast<std::size_t>(bank_group_of(bank))].last_act = t;
-  last_act_ = t;
-  recent_acts_[oldest_act_] = t;
-  oldest_act_ = (oldest_act_ + 1) % recent_acts_.size();
-}
-
-void PseudoChannelState::precharge(int bank, Cycle t) {
-  Bank& b = banks_[static_cast<std::size_t>(bank)];
-  b.open_row = kClosed;
-  b.act_ready = std::max(b.act_ready, t + t_.rp);
-}
-
-Cycle PseudoChannelState::column(int bank, bool write, Cycle t) {
-  Bank& b = banks_[static_cast<std::size_t>(bank)];
-  BankGroup& g = groups_[static_cast<std::size_t>(bank_group_of(bank))];
-  g.last_col = t;
-  last_col_ = t;
-  if (write) {
-    bus_free_ = t + t_.wl + burst_;
-    b.pre_ready = std::max(b.pre_ready, bus_free_ + t_.wr);  // tWR after the data
-    g.last_write_end = bus_free_;
-    last_write_end_ = bus_free_;
-  } else {
-    bus_free_ = t + t_.rl + burst_;
-    b.pre_ready = std::max(b.pre_ready, t + t_.rtp);  // tRTP
-    last_read_ = t;
+// After the first round each command's bank has its row open since an earlier command of the
+// run (tRCD met) and the turnaround rules were met by that earlier, same-direction command, so
+// only tCCD_S, tCCD_L and the bus remain: command k waits for max(c[k-1] + step, c[k-period] +
+// tCCD_L), step = max(tCCD_S, BL/2). Commands are at least `step` apart, so c[k-1] - c[k-period]
+// >= (period - 1) step, and when period x step >= tCCD_L the second term never wins: every
+// command follows the previous one by `step`. Only the last command to each bank leaves state
+// that a later rule reads (the rest is overwritten or max-ed by it), so only those go through
+// column().
+Cycle PseudoChannelState::column_rotation(const int* banks, int period, std::uint64_t count,
+                                          bool write) {
+  const Cycle step = rotation_step();
+  const auto p = static_cast<std::uint64_t>(period);
+  const std::uint64_t skipped = count > p ? count - p : 0;
+  Cycle t = last_col_ + static_cast<Cycle>(skipped + 1) * step;
+  Cycle end = bus_free_;
+  int slot = static_cast<int>(skipped % p);
+  for (std::uint64_t j = skipped; j < count; ++j, t += step) {
+    end = column(banks[slot], write, t);
+    slot = slot + 1 == period ? 0 : slot + 1;
   }
-  return bus_free_;
+  return end;
 }
 
 void PseudoChannelState::refresh(Cycle t) {

@@ -139,7 +139,7 @@ struct HbmTiming {
 // "column" may appear twice: its low part then holds as many bursts as `interleave` leaves after
 // the other fields below the first channel-type field (pseudo_channel, channel, stack).
 struct AddressMapConfig {
-  std::string layout = "bank_group,column,pseudo_channel,channel,stack,bank,column,row";
+  std::string layout = "bank_group,column,pseudo_channel,channel,stack,column,bank,row";
   core::ByteSize interleave{256};  // bytes kept on one pseudo-channel before the next
 
   template <class V>
@@ -148,8 +148,11 @@ struct AddressMapConfig {
             core::Spec("address fields from the lowest bits up, comma separated: bank_group, bank, "
                        "column (up to twice), pseudo_channel, channel, stack, row")
                 .source("[D] bank groups in the lowest bits so a stream alternates them (tCCD_S), "
-                        "pseudo-channels next so bulk transfers spread over all of them, row on "
-                        "top (open-page friendly); [H2] maps row-bank-group-bank-channel-column"));
+                        "pseudo-channels next so bulk transfers spread over all of them, then the "
+                        "rest of the row and the bank above it, so a stream fills one bank's rows "
+                        "(4 ACTs per row switch) while the next bank opens, and tFAW never meets "
+                        "16 ACTs at once; row on top (open-page friendly); [H2] maps "
+                        "row-bank-group-bank-channel-column"));
     v.field("interleave", interleave,
             core::Spec("bytes kept on one pseudo-channel before moving to the next")
                 .positive()

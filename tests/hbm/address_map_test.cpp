@@ -36,10 +36,33 @@ TEST(AddressDecoder, BurstsRotateOverBankGroupsThenChunksOverPseudoChannels) {
   }
   std::set<int> units;
   for (std::uint64_t a = 0; a < 96 * 256; a += 256) units.insert(d.decode(a).unit);
-  EXPECT_EQ(units.size(), 96u);  // one chunk on each pseudo-channel of all six stacks
-  const Location next = d.decode(96 * 256);
+  EXPECT_EQ(units.size(), 96u);              // one chunk on each pseudo-channel of all six stacks
+  const Location next = d.decode(96 * 256);  // then the rest of the same rows
   EXPECT_EQ(next.unit, 0);
-  EXPECT_EQ(next.bank, 1);
+  EXPECT_EQ(next.bank, 0);
+  EXPECT_EQ(next.column, 2u);
+  const Location next_bank = d.decode(96 * 256 * 16);  // rows full: the next bank
+  EXPECT_EQ(next_bank.unit, 0);
+  EXPECT_EQ(next_bank.bank, 1);
+  EXPECT_EQ(next_bank.column, 0u);
+  EXPECT_EQ(next_bank.row, 0u);
+  EXPECT_EQ(d.rotation_period(), 4);
+}
+
+TEST(AddressDecoder, AdvancingAChunkEqualsDecodingTheNextOne) {
+  for (const char* chip : {"gaudi1", "gaudi2"}) {
+    const HbmConfig c = preset_for_chip(chip);
+    const AddressDecoder d(c.geometry, c.address_map);
+    std::mt19937_64 rng(3);
+    for (int i = 0; i < 2000; ++i) {
+      const std::uint64_t a = rng() % (d.capacity() / d.chunk_bytes() - 1) * d.chunk_bytes();
+      Location l = d.decode(a);
+      d.advance_chunk(l);
+      const Location expected = d.decode(a + d.chunk_bytes());
+      ASSERT_EQ(l, expected) << chip << " " << a;
+      ASSERT_EQ(l.unit, expected.unit);
+    }
+  }
 }
 
 TEST(AddressDecoder, InterleaveAndLayoutAreConfigurable) {
