@@ -17,6 +17,7 @@
 
 #include "bench/podsim_run.h"
 #include "hw/hbm/bulk_engine.h"
+#include "hw/pcie/pcie_timing.h"
 
 namespace {
 
@@ -59,6 +60,27 @@ Measure stream(const HbmConfig& config, bool write, std::uint64_t bytes, std::ui
 void figure(nlohmann::json& out, const std::string& name, double value, const char* unit,
             const std::string& goal) {
   out["figures"].push_back({{"name", name}, {"value", value}, {"unit", unit}, {"goal", goal}});
+}
+
+// Host <-> device DMA of 64 MiB over a x16 link, from the link's overhead model.
+void print_pcie(nlohmann::json& out) {
+  constexpr std::uint64_t kBytes = 64ull << 20;
+  fmt::print("\nPCIe x16 host <-> device DMA, {} MiB, {} B max payload\n", kBytes >> 20,
+             podsim::pcie::gen4_x16().max_payload);
+  const std::pair<const char*, podsim::pcie::PcieLinkConfig> links[] = {
+      {"gen4", podsim::pcie::gen4_x16()}, {"gen5", podsim::pcie::gen5_x16()}};
+  for (const auto& [generation, link] : links) {
+    const double to_device =
+        podsim::pcie::dma_rate(link, podsim::pcie::Direction::kHostToDevice, kBytes) / 1e9;
+    const double to_host =
+        podsim::pcie::dma_rate(link, podsim::pcie::Direction::kDeviceToHost, kBytes) / 1e9;
+    fmt::print("  {} x16: host to device {:.2f} GB/s, device to host {:.2f} GB/s\n", generation,
+               to_device, to_host);
+    const std::string name = std::string("pcie ") + generation + " x16 ";
+    const char* goal = generation == std::string("gen4") ? "24-26" : "-";
+    figure(out, name + "host to device dma rate", to_device, "GB/s", goal);
+    figure(out, name + "device to host dma rate", to_host, "GB/s", goal);
+  }
 }
 
 }  // namespace
@@ -130,7 +152,7 @@ int main(int argc, char** argv) {
     figure(out, "gaudi2 hbm 4 KiB random-address transaction cost", packets.wall_ns_per_transaction,
            "ns", "<= 300");
 
-    // ---- PCIe host <-> device DMA rates: to be added here (hw/pcie owner). ----
+    print_pcie(out);
 
     if (!json_file.empty()) std::ofstream(json_file) << out.dump(2) << "\n";
   } catch (const std::exception& e) {
