@@ -32,7 +32,8 @@ demo: build
 test: build
 	cd $(BUILD_DIR) && ctest -j $(JOBS) --output-on-failure
 
-# AddressSanitizer + UndefinedBehaviorSanitizer build and test run, in its own directory.
+# AddressSanitizer + UndefinedBehaviorSanitizer build and test run, in its own directory: a Debug
+# build (assertions on) at -O1, which the sanitizers recommend and which keeps the suite quick.
 sanitize:
 	@$(MAKE) test BUILD_DIR=build-asan BUILD_TYPE=Debug CMAKE_EXTRA=-DPODSIM_SANITIZE=ON
 

@@ -2,7 +2,7 @@
 
 # Warnings are errors on our own code only; third-party headers come in as SYSTEM includes.
 set(PODSIM_WARNINGS -Wall -Wextra -Werror)
-set(PODSIM_SANITIZER_FLAGS -fsanitize=address,undefined -fno-omit-frame-pointer
+set(PODSIM_SANITIZER_FLAGS -O1 -fsanitize=address,undefined -fno-omit-frame-pointer
                            -fno-sanitize-recover=undefined)
 
 # Options shared by every podsim target.
