@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 
@@ -82,13 +83,22 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, int nic_ports
       pcie_("pcie", config.pcie.endpoint),
       msi_("msi", kMsiVectors, pcie_),
       nic_("nic", nic_ports, config.nic.roce, functional),
-      reduction_("reduction", config.reduction, functional),
-      sequencer_("sequencer", config.sequencer, nic_, reduction_),
       event_socket_("event_socket"),
       stats_{core::StatsGroup(this->name()).counter("errors", "1", "error events raised"),
              core::StatsGroup(this->name())
                  .counter("events_written", "1", "error events written to the host's queue")} {
   const std::vector<Mapped> blocks = build_blocks();
+  std::vector<Engine*> engines;
+  for (int i = 0; i < collective_engines(); ++i) {
+    dma_job_engines_.push_back(std::make_unique<DmaJobEngine>(*dma_[static_cast<std::size_t>(i)]));
+    engines.push_back(dma_job_engines_.back().get());
+  }
+  const dma::DmaConfig& engine = config_.dma.engine;
+  // A slice smaller than what one engine keeps in flight would not reach its streaming rate.
+  const std::uint64_t min_slice =
+      engine.burst.bytes * static_cast<std::uint64_t>(engine.outstanding);
+  sequencer_ = std::make_unique<Sequencer>("sequencer", config_.sequencer, nic_, std::move(engines),
+                                           min_slice);
   AddressMap map;
   for (std::size_t port = 0; port < blocks.size(); ++port) {
     map.add(blocks[port].name, blocks[port].base, blocks[port].size, static_cast<int>(port));
@@ -97,13 +107,24 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, int nic_ports
   for (const Mapped& block : blocks) noc_->initiator_socket.bind(*block.socket);
   pcie_.to_chip.bind(noc_->target_socket);
   nic_.memory_socket.bind(noc_->target_socket);
-  reduction_.memory_socket.bind(noc_->target_socket);
   event_socket_.bind(noc_->target_socket);
   for (auto& sm : sync_managers_) sm->initiator_socket.bind(noc_->target_socket);
   for (std::size_t i = 0; i < dma_.size(); ++i) {
     dma_[i]->memory_socket.bind(noc_->target_socket);
     dma_qmans_[i]->initiator_socket.bind(noc_->target_socket);
   }
+}
+
+// As many engines as the memory feeds at their rate once the NIC has its share (every port
+// reading what it sends and writing what it receives at line rate), a reduction moving three
+// bytes per byte of result (two reads and a write); at least one. More would only queue bursts
+// in front of the NIC's packet reads, since the memory serves transfers in arrival order.
+int Chip::collective_engines() const {
+  const dma::DmaConfig& engine = config_.dma.engine;
+  const double nic = 2 * config_.nic.ports * config_.nic.port_speed.bits_per_second;
+  const double left = memory_.config().bandwidth.bits_per_second - nic;
+  const double fed = std::floor(left / (3 * engine.bandwidth.bits_per_second));
+  return std::min(dma_engines(), static_cast<int>(std::max(1.0, fed)));
 }
 
 // Makes the configuration-space blocks and lists every block the NoC routes to, in port order.

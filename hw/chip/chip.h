@@ -6,10 +6,10 @@
 // host memory (the host window); Gaudi1's configuration space: the four sync managers, the DMA
 // engines each fed by its QMAN, and the MSI doorbells; the RoCE NIC; error events from every
 // block, kept, counted and, once the host has set up an event queue, written to it with an MSI;
-// the reduction engine and sequencer that run collective programs until the QMANs take them
-// over; host access to the address space outside simulated time (debug transport). Ignores: the
-// NIC's QMANs, TPC and MME (they arrive with their models), and Gaudi2's own register map (every
-// preset uses Gaudi1's layout; docs/chip.md).
+// the sequencer that runs collective programs (their reductions and copies on the DMA engines)
+// until the QMANs take them over; host access to the address space outside simulated time (debug
+// transport). Ignores: the NIC's QMANs, TPC and MME (they arrive with their models), and Gaudi2's
+// own register map (every preset uses Gaudi1's layout; docs/chip.md).
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -21,10 +21,10 @@
 #include <vector>
 
 #include "hw/chip/chip_config.h"
+#include "hw/chip/dma_job_engine.h"
 #include "hw/chip/msi_doorbell.h"
 #include "hw/chip/noc.h"
 #include "hw/chip/qman.h"
-#include "hw/chip/reduction_engine.h"
 #include "hw/chip/sequencer.h"
 #include "hw/chip/sync_manager.h"
 #include "hw/core/error_event.h"
@@ -63,12 +63,13 @@ class Chip : public sc_core::sc_module {
   core::MemoryTarget* sram() { return sram_.get(); }
   pcie::PcieEndpoint& pcie() { return pcie_; }
   int dma_engines() const { return static_cast<int>(dma_.size()); }
+  // The DMA engines the sequencer gives collective jobs to: dma0 up to this count.
+  int collective_engines() const;
   dma::DmaCore& dma(int i) { return *dma_[static_cast<std::size_t>(i)]; }
   Qman& dma_qman(int i) { return *dma_qmans_[static_cast<std::size_t>(i)]; }
   // Sync manager 0..3: E_N, E_S, W_N, W_S.
   SyncManager& sync_manager(int i) { return *sync_managers_[static_cast<std::size_t>(i)]; }
-  ReductionEngine& reduction_engine() { return reduction_; }
-  Sequencer& sequencer() { return sequencer_; }
+  Sequencer& sequencer() { return *sequencer_; }
   Noc& noc() { return *noc_; }
   const AddressMap& address_map() const { return noc_->address_map(); }
   // Where the chip's memory starts in its address space, and its size.
@@ -114,10 +115,10 @@ class Chip : public sc_core::sc_module {
   std::vector<std::unique_ptr<SyncManager>> sync_managers_;
   std::vector<std::unique_ptr<dma::DmaCore>> dma_;
   std::vector<std::unique_ptr<Qman>> dma_qmans_;
+  std::vector<std::unique_ptr<DmaJobEngine>> dma_job_engines_;  // the sequencer's view of dma_
   MsiDoorbell msi_;
   roce::Nic nic_;
-  ReductionEngine reduction_;
-  Sequencer sequencer_;
+  std::unique_ptr<Sequencer> sequencer_;  // made once the DMA engines exist
   std::unique_ptr<Noc> noc_;
   tlm_utils::simple_initiator_socket<Chip> event_socket_;
   tlm::tlm_generic_payload event_trans_;

@@ -8,7 +8,6 @@
 #include <string>
 
 #include "hw/chip/qman.h"
-#include "hw/chip/reduction_engine.h"
 #include "hw/chip/sequencer.h"
 #include "hw/chip/sync_manager.h"
 #include "hw/core/config_binding.h"
@@ -174,7 +173,6 @@ struct ChipConfig {
   AddressMapConfig address_map;
   QmanConfig qman;
   SyncManagerConfig sync_manager;
-  ReductionEngineConfig reduction;
   SequencerConfig sequencer;
 
   template <class V>
@@ -192,8 +190,6 @@ struct ChipConfig {
     v.section("qman", qman,
               core::Spec("every queue manager (engine_base is set per engine by the chip)"));
     v.section("sync_manager", sync_manager, core::Spec("every sync manager"));
-    v.section("reduction", reduction,
-              core::Spec("the engine that combines collective data, until the TPC model lands"));
     v.section("sequencer", sequencer,
               core::Spec("the command processor that runs collective schedules"));
   }

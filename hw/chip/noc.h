@@ -1,5 +1,5 @@
-// The chip's interconnect as its initiators see it: every engine (NIC, reduction engine, and the
-// DMA, QMAN and PCIe blocks to come) binds to one target socket, and each access goes to the
+// The chip's interconnect as its initiators see it: every engine (NIC, DMA engines and
+// their QMANs, the PCIe endpoint) binds to one target socket, and each access goes to the
 // block the chip's address map names, with the address made relative to that block.
 // Captures: routing by the address map for timed and debug transport, an address error (and a
 // count of them) for an access outside the map or across two regions, and per port (region)

@@ -2,9 +2,9 @@
 // the driver later): a program of streams, each an in-order list of commands, ordered across
 // streams and chips by signals (counters a command waits on and adds to), and the job format
 // every data engine takes behind one submit/done interface.
-// Captures the format only; the sequencer (sequencer.h) runs it, engines (reduction_engine.h)
-// carry out its jobs. Ignores: the binary packet encoding of command buffers, which the queue
-// managers will read from memory (spec/gaudi1.yaml).
+// Captures the format only; the sequencer (sequencer.h) runs it, the DMA engines
+// (dma_job_engine.h) carry out its jobs. Ignores: the binary packet encoding of command buffers,
+// which the queue managers will read from memory (spec/gaudi1.yaml).
 #pragma once
 
 #include <cstdint>
@@ -26,7 +26,7 @@ struct Job {
   core::ReduceOp op = core::ReduceOp::kSum;
 };
 
-// What the sequencer hands jobs to: the reduction engine now, DMA engines and TPCs later.
+// What the sequencer hands jobs to: the DMA engines now, TPCs later.
 class Engine {
  public:
   virtual ~Engine() = default;

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <numeric>
 #include <stdexcept>
+#include <utility>
 
 #include "hw/core/kernel.h"
 
@@ -15,8 +18,14 @@ constexpr int kPostedReceives = 1024;
 }  // namespace
 
 Sequencer::Sequencer(sc_core::sc_module_name name, const SequencerConfig& config, roce::Nic& nic,
-                     Engine& engine)
-    : sc_module(name), config_(config), nic_(nic), engine_(engine) {
+                     std::vector<Engine*> engines, std::uint64_t min_slice)
+    : sc_module(name),
+      config_(config),
+      nic_(nic),
+      engines_(std::move(engines)),
+      min_slice_(min_slice),
+      engine_bytes_(engines_.size(), 0),
+      by_load_(engines_.size()) {
   core::validate_config(config_);
   send_cq_.set_callback([this](const roce::Completion& c) { on_send_completion(c); });
   recv_cq_.set_callback([this](const roce::Completion& c) { on_recv_completion(c); });
@@ -45,6 +54,13 @@ void Sequencer::validate(const Program& p) const {
       check_signal(c.done, "signals", s, i);
       if (c.kind == Command::Kind::kWrite && c.remote_signal >= kMaxSignals) {
         bad(fmt::format("stream {} command {}: remote signal {}", s, i, c.remote_signal));
+      }
+      const bool job = c.kind == Command::Kind::kReduce || c.kind == Command::Kind::kCopy;
+      if (job && engines_.empty()) {
+        bad(
+            fmt::format("stream {} command {}: a reduce or copy job, but the chip has no DMA "
+                        "engine to run it (chip.dma.engines = 0)",
+                        s, i));
       }
     }
   }
@@ -112,14 +128,14 @@ void Sequencer::fire(std::uint32_t /*tag*/) {
     const Command c = it->second.program.streams[next.stream][st.next];
     st.scheduled = false;
     ++st.next;
-    issue(next.id, c);
+    issue(next.id, next.stream, c);
     if (running_.count(next.id)) advance(next.id, next.stream);
   }
   issuing_ = false;
   arm();
 }
 
-void Sequencer::issue(int id, const Command& c) {
+void Sequencer::issue(int id, std::size_t stream, const Command& c) {
   if (c.kind == Command::Kind::kWait) return finish_command(id, c.done, true);
   if (c.kind == Command::Kind::kWrite) {
     const std::uint64_t wr_id = next_wr_id_++;
@@ -134,10 +150,65 @@ void Sequencer::issue(int id, const Command& c) {
     nic_.post_send(c.qpn, request);
     return;
   }
+  queue_job(id, stream, c);
+}
+
+void Sequencer::queue_job(int id, std::size_t stream, const Command& c) {
+  Stream& st = running_.at(id).streams[stream];
   Job job = c.job;
   job.kind = c.kind == Command::Kind::kCopy ? Job::Kind::kCopy : Job::Kind::kReduce;
-  const std::uint32_t done = c.done;
-  engine_.submit(job, [this, id, done](bool ok) { finish_command(id, done, ok); });
+  st.jobs.emplace_back(job, c.done);
+  if (st.jobs.size() - st.first_job == 1) start_job(id, stream);
+}
+
+// The stream's first job, cut into slices on the least-loaded engines.
+void Sequencer::start_job(int id, std::size_t stream) {
+  Stream& st = running_.at(id).streams[stream];
+  const Job job = st.jobs[st.first_job].first;
+  const std::uint64_t element = core::size_of(job.type);
+  const std::uint64_t bytes = job.count * element;
+  const std::uint64_t slices =
+      min_slice_ == 0 ? 1 : std::clamp<std::uint64_t>(bytes / min_slice_, 1, engines_.size());
+  std::iota(by_load_.begin(), by_load_.end(), 0);
+  std::sort(by_load_.begin(), by_load_.end(), [this](int a, int b) {
+    const auto i = static_cast<std::size_t>(a), j = static_cast<std::size_t>(b);
+    return engine_bytes_[i] != engine_bytes_[j] ? engine_bytes_[i] < engine_bytes_[j] : a < b;
+  });
+  st.slices_left = static_cast<int>(slices);
+  st.job_ok = true;
+  const std::uint64_t base = job.count / slices, extra = job.count % slices;
+  for (std::uint64_t i = 0; i < slices; ++i) {
+    const std::uint64_t first = i * base + std::min(i, extra);
+    Job slice = job;
+    slice.count = base + (i < extra ? 1 : 0);
+    slice.dst += first * element;
+    slice.a += first * element;
+    if (job.kind == Job::Kind::kReduce) slice.b += first * element;
+    const int engine = by_load_[i];
+    const std::uint64_t slice_bytes = slice.count * element;
+    engine_bytes_[static_cast<std::size_t>(engine)] += slice_bytes;
+    engines_[static_cast<std::size_t>(engine)]->submit(
+        slice, [this, id, stream, engine, slice_bytes](bool ok) {
+          slice_done(id, stream, engine, slice_bytes, ok);
+        });
+  }
+}
+
+// The job ends with its last slice; the stream's next job starts then.
+void Sequencer::slice_done(int id, std::size_t stream, int engine, std::uint64_t bytes, bool ok) {
+  engine_bytes_[static_cast<std::size_t>(engine)] -= bytes;
+  Stream& st = running_.at(id).streams[stream];
+  st.job_ok = st.job_ok && ok;
+  if (--st.slices_left > 0) return;
+  const std::uint32_t done = st.jobs[st.first_job].second;
+  const bool job_ok = st.job_ok;
+  if (++st.first_job == st.jobs.size()) {
+    st.jobs.clear();
+    st.first_job = 0;
+  } else {
+    start_job(id, stream);
+  }
+  finish_command(id, done, job_ok);
 }
 
 void Sequencer::add_signal(int id, std::uint32_t signal) {

@@ -13,8 +13,7 @@
 // Ignores: Gaudi1's transpose and compression, CFG halt and flush, its own multi-dimensional
 // registers (podsim has its own, dma_regs.h), protection, overlap between a job's source and
 // destination, and a per-request cost beyond bandwidth.
-// Steps run as callbacks of the shared core::EventQueue, as in chip::ReductionEngine: no thread
-// and no wait() on the hot path.
+// Steps run as callbacks of the shared core::EventQueue: no thread and no wait() on the hot path.
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>
