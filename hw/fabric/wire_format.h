@@ -1,5 +1,5 @@
 // Bytes that RoCE v2 over Ethernet adds to every packet on the wire, and the goodput that leaves.
-// Captures the per-frame overhead of network.md section 1: preamble+SFD 8, IFG 12, MAC 14,
+// Captures the per-frame overhead of RoCE v2 over Ethernet [N1]: preamble+SFD 8, IFG 12, MAC 14,
 // optional VLAN 4, IPv4 20 (or IPv6 40), UDP 8, BTH 12, ICRC 4, FCS 4. Ignores the extra
 // headers of particular packets (RETH on a WRITE's first packet, AETH on ACKs): the network
 // model accounts for those per packet.
