@@ -1,5 +1,5 @@
 // One bulk TLM transfer (a descriptor's worth of bytes in a single b_transport), the way NICs,
-// DMA and reduction engines move data through chip memory in loosely timed mode.
+// DMA engines move data through chip memory in loosely timed mode.
 #pragma once
 
 #include <cstdint>

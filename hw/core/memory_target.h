@@ -32,7 +32,7 @@ struct MemoryTargetConfig {
 
 class MemoryTarget : public sc_core::sc_module {
  public:
-  // Any number of initiators (a NIC, a reduction engine, DMA) share the one bandwidth.
+  // Any number of initiators (a NIC, DMA engines, QMANs) share the one bandwidth.
   tlm_utils::multi_passthrough_target_socket<MemoryTarget> target_socket;
 
   MemoryTarget(sc_core::sc_module_name name, const MemoryTargetConfig& config);
