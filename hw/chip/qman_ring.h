@@ -4,6 +4,8 @@
 // PQ facts: Linux drivers/accel/habanalabs (struct hl_bd in qman_if.h: a 64-bit address, a
 // 32-bit length and a 32-bit control word whose low 16 bits are a repeat count, valid when bit
 // 24 is set; hw_queue.c: the producer index wraps at twice the queue length) [C10].
+// Captures exactly that; ignores PQ_CFG1 limits and descriptor control bits other than the
+// repeat count (qman.h says what the QMAN does with them).
 #pragma once
 
 #include <cstdint>

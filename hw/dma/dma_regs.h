@@ -2,6 +2,8 @@
 // the generated "podsim/spec/gaudi1.h", written once in hw/chip/spec/gaudi1.yaml) and podsim's
 // own extension for what Gaudi1's published interface does not offer, strided transfers of up
 // to five dimensions and reductions of two sources. Offsets are relative to the block's base.
+// Captures the offsets and fields the engine decodes; ignores Gaudi1's own TSIZE_1..4 and
+// STRIDE_1..4 registers (their units are not published; docs/dma.md) and protection registers.
 //
 // The extension sits at 0x4000-0x406F, above every register Habana's dma0_core_regs.h lists
 // (the last, DBG_WR_DESC_ID, is at 0x238; gaudi_blocks.h gives DMA0_CORE_MAX_OFFSET 0x23C0) and

@@ -15,6 +15,7 @@
 #include "hw/system/system_config.h"
 #include "hw/system/system_model.h"
 #include "podsim/spec/gaudi1.h"
+#include "tests/system/mini_driver.h"
 
 namespace podsim::system {
 namespace {
@@ -23,59 +24,11 @@ using chip::spec::Packet;
 
 constexpr int kChip = 2;
 constexpr std::uint32_t kMsiData = 0xC0DE, kVector = 3;
-constexpr std::uint64_t kCfgWindow = 0x7FF8000000;  // where Gaudi1's BAR2 starts on chip [C7]
 // Host physical memory the test uses.
 constexpr std::uint64_t kSource = 0x100000, kResult = 0x400000, kBuffer = 0x700000;
 constexpr std::uint64_t kRing = 0x800000, kCompletion = 0x900000, kEvents = 0xA00000;
 constexpr std::uint64_t kHbm = 0x2000000, kSram = 0x7FF0001000;
 constexpr std::uint32_t kBytes = 1 << 20;
-
-// The parts of a driver this test needs: enumeration, MSI-X, register access through BAR2.
-class MiniDriver {
- public:
-  MiniDriver(host::HostCpu& cpu, HostSide& host, const chip::Chip& chip, int local)
-      : cpu_(cpu), bus_(host.bus(local)), window_(host.window_base(local)), chip_(chip) {}
-
-  // BAR4 (HBM) at the window's start, BAR0 and BAR2 after it, each aligned to its size.
-  void probe() {
-    std::uint64_t next = window_;
-    auto bars = chip_.config().pcie.endpoint.bars;
-    std::sort(bars.begin(), bars.end(),
-              [](const auto& a, const auto& b) { return a.size.bytes > b.size.bytes; });
-    for (const auto& bar : bars) {
-      bar_[bar.index] = next;
-      next += bar.size.bytes;
-      const std::uint32_t reg = pcie::reg::kBar0 + 4 * static_cast<std::uint32_t>(bar.index);
-      cpu_.config_write32(bus_, reg, static_cast<std::uint32_t>(bar_[bar.index]));
-      cpu_.config_write32(bus_, reg + 4, static_cast<std::uint32_t>(bar_[bar.index] >> 32));
-    }
-    cpu_.config_write32(bus_, pcie::reg::kCommand,
-                        pcie::reg::kCommandMemory | pcie::reg::kCommandBusMaster);
-  }
-  void enable_msix(std::uint32_t vector, std::uint32_t data) {
-    const auto& m = chip_.config().pcie.endpoint.msix;
-    const std::uint64_t entry = bar_[m.table_bar] + m.table_offset + 16ull * vector;
-    const std::uint32_t words[4] = {0xFEE00000u, 0, data, 0};  // address, data, unmasked
-    for (int i = 0; i < 4; ++i) {
-      EXPECT_EQ(cpu_.write(entry + 4 * i, &words[i], 4), tlm::TLM_OK_RESPONSE);
-    }
-    std::uint32_t cap = 0;
-    cpu_.config_read32(bus_, pcie::reg::kMsixCapability, cap);
-    cpu_.config_write32(bus_, pcie::reg::kMsixCapability,
-                        cap | std::uint32_t{pcie::reg::kMsixEnable} << 16);
-  }
-  void write32(std::uint64_t chip_register, std::uint32_t value) {
-    EXPECT_EQ(cpu_.write(bar_[2] + (chip_register - kCfgWindow), &value, 4), tlm::TLM_OK_RESPONSE)
-        << std::hex << chip_register;
-  }
-
- private:
-  host::HostCpu& cpu_;
-  int bus_;
-  std::uint64_t window_;
-  const chip::Chip& chip_;
-  std::uint64_t bar_[6] = {};
-};
 
 // What the driver's QMAN set-up writes: stream 0's ring, LIN_DMA's engine offsets, enables.
 void init_dma_qman(MiniDriver& d, std::uint64_t qman, std::uint64_t ring) {

@@ -7,34 +7,13 @@
 #include <vector>
 
 #include "hw/core/bulk_transfer.h"
-#include "hw/pcie/config_space.h"
 #include "hw/system/host_side.h"
 #include "hw/system/system_config.h"
 #include "hw/system/system_model.h"
+#include "tests/system/mini_driver.h"
 
 namespace podsim::system {
 namespace {
-
-// What enumeration does for one chip: its 64-bit BARs placed in the window the host gives it,
-// each aligned to its size, then memory decoding and bus mastering on. Returns the BAR bases.
-std::vector<std::uint64_t> enumerate(host::HostCpu& cpu, const chip::Chip& chip, int bus,
-                                     std::uint64_t window) {
-  std::vector<std::uint64_t> bases(6, 0);
-  std::uint64_t next = window;
-  auto bars = chip.config().pcie.endpoint.bars;
-  std::sort(bars.begin(), bars.end(), [](auto& a, auto& b) { return a.size.bytes > b.size.bytes; });
-  for (const auto& bar : bars) {
-    const std::uint64_t base = next;
-    next += bar.size.bytes;
-    bases[static_cast<std::size_t>(bar.index)] = base;
-    const std::uint32_t offset = pcie::reg::kBar0 + 4 * static_cast<std::uint32_t>(bar.index);
-    cpu.config_write32(bus, offset, static_cast<std::uint32_t>(base));
-    cpu.config_write32(bus, offset + 4, static_cast<std::uint32_t>(base >> 32));
-  }
-  cpu.config_write32(bus, pcie::reg::kCommand,
-                     pcie::reg::kCommandMemory | pcie::reg::kCommandBusMaster);
-  return bases;
-}
 
 // Stands in for a chip engine: timed accesses through the chip's NoC.
 struct Engine : sc_core::sc_module {
@@ -63,8 +42,9 @@ TEST(HostSide, HostReachesChipMemoryThroughBarsAndChipsReachHostMemory) {
   std::iota(to_host.begin(), to_host.end(), 100);
   bool written = false;
   host.cpu().run([&](host::HostCpu& cpu) {
-    const auto bars = enumerate(cpu, chip5, host.bus(5), host.window_base(5));
-    EXPECT_EQ(cpu.write(bars[4] + 0x10000, data.data(), 8192), tlm::TLM_OK_RESPONSE);  // HBM
+    MiniDriver driver(cpu, host, chip5, 5);
+    driver.probe();
+    EXPECT_EQ(cpu.write(driver.bar(4) + 0x10000, data.data(), 8192), tlm::TLM_OK_RESPONSE);  // HBM
     written = true;
   });
   sc_core::sc_spawn([&] {
