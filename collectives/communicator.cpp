@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "collectives/halving_doubling.h"
+#include "collectives/launcher.h"
 #include "collectives/mesh.h"
 #include "collectives/pipeline.h"
 #include "collectives/ring.h"
@@ -17,23 +18,10 @@
 
 namespace podsim::collectives {
 
-// An id no chip of this communicator is using, so collectives that meet on a chip never share
-// signals, while collectives on disjoint chips may share ids (a hierarchical all-reduce over
-// 128 boxes runs more than kMaxPrograms sub-collectives at once). Ids rotate, so each comes
-// back into use as late as possible.
-int Communicator::free_collective_id() const {
+// Ids name collectives in traces; they only grow.
+int Communicator::next_collective_id() {
   static int next = 0;
-  constexpr int kIds = chip::Sequencer::kMaxPrograms;
-  for (int k = 0; k < kIds; ++k) {
-    const int id = (next + k) % kIds;
-    const bool free = std::none_of(chips_.begin(), chips_.end(),
-                                   [this, id](int c) { return model_.sequencer(c).busy(id); });
-    if (free) {
-      next = (id + 1) % kIds;
-      return id;
-    }
-  }
-  throw std::invalid_argument(fmt::format("more than {} collectives in flight on one chip", kIds));
+  return next++;
 }
 
 Communicator::Communicator(system::SystemModel& model, std::vector<int> chips)
@@ -73,8 +61,8 @@ std::uint32_t Communicator::qp(int from, int to, int lane) {
   const int a = chip(from), b = chip(to);
   const auto [port_a, port_b] =
       system::ports_between(model_.topology(), model_.config(), a, b, lane);
-  const std::uint32_t qa = model_.sequencer(a).create_qp(port_a);
-  const std::uint32_t qb = model_.sequencer(b).create_qp(port_b);
+  const std::uint32_t qa = model_.chip(a).nic_doorbell().create_qp(port_a);
+  const std::uint32_t qb = model_.chip(b).nic_doorbell().create_qp(port_b);
   model_.nic(a).connect_qp(qa, model_.address(b, port_b), qb);
   model_.nic(b).connect_qp(qb, model_.address(a, port_a), qa);
   qps_[key] = qa;
@@ -153,7 +141,7 @@ void Communicator::check_hierarchical(const Spec& spec) const {
   }
 }
 
-chip::Program Communicator::program(const Spec& spec, Algorithm algorithm, int rank) {
+Program Communicator::program(const Spec& spec, Algorithm algorithm, int rank) {
   const int n = size();
   if (n == 1) return ring_program(spec, 1, 0, 0);
   const auto qp_to = [this, rank](int peer, int lane) { return qp(rank, peer, lane); };
@@ -171,13 +159,13 @@ chip::Program Communicator::program(const Spec& spec, Algorithm algorithm, int r
 
 // Ring i carries slice i of the vector over lane spec.lane + i / 2, odd rings backwards (ring
 // position p is rank (n - p) mod n), each with its own scratch; one program holds them all.
-chip::Program Communicator::rings_program(const Spec& spec, int rank) {
+Program Communicator::rings_program(const Spec& spec, int rank) {
   const int n = size();
   if (spec.rings == 1) return ring_program(spec, n, rank, qp(rank, (rank + 1) % n, spec.lane));
   const Layout l = layout(spec, n, rank);
   const std::uint64_t element = core::size_of(spec.type);
   std::uint64_t scratch = l.scratch;
-  chip::Program all;
+  Program all;
   for (int ring = 0; ring < spec.rings; ++ring) {
     const auto [at, length] = part_of(spec.count, static_cast<std::uint64_t>(spec.rings),
                                       static_cast<std::uint64_t>(ring));
@@ -296,21 +284,24 @@ void Communicator::start_hierarchical(const Spec& spec, const Layout& l,
   const std::uint64_t element = core::size_of(spec.type);
   auto launch = [this, h, plan, element, handle](int p, int phase, std::function<void()> done) {
     const HierarchicalPiece& piece = plan->pieces[static_cast<std::size_t>(p)];
-    std::vector<std::pair<Communicator*, Spec>> runs;
+    std::vector<std::pair<Communicator*, std::vector<Spec>>> runs;
     for (int b = 0; phase != 1 && b < h.boxes; ++b) {
-      runs.push_back({&box(b), phase == 0 ? piece.reduce_scatter : piece.all_gather});
+      runs.push_back({&box(b), {phase == 0 ? piece.reduce_scatter : piece.all_gather}});
     }
-    for (int j = 0; phase == 1 && j < h.per_box; ++j) {
+    // A rank's rings on the rails run as one collective: one set of queues, not one per rail.
+    for (int j = 0; phase == 1 && j < h.per_box && !piece.across.empty(); ++j) {
+      std::vector<Spec> rings;
       for (Spec s : piece.across) {
         auto& at = *s.placement;
         at.input = at.output = at.input + static_cast<std::uint64_t>(j) * piece.part * element;
-        runs.push_back({&rail(j), s});
+        rings.push_back(s);
       }
+      runs.push_back({&rail(j), rings});
     }
     if (runs.empty()) return done();
     auto left = std::make_shared<std::size_t>(runs.size());
-    for (auto& [comm, s] : runs) {
-      auto sub = comm->start(s);
+    for (auto& [comm, specs] : runs) {
+      auto sub = comm->start_together(specs);
       Handle* raw = sub.get();  // alive while its ranks' callbacks run, which call on_done
       sub->then([handle, left, raw, done] {
         handle->ok = handle->ok && raw->ok;
@@ -337,9 +328,9 @@ void Communicator::trace_rank(int r, const Handle& handle) const {
   std::string row = "collectives";
   if (runs_phases_) {
     row = fmt::format("phase_{}", to_string(handle.spec.op));
-    if (handle.algorithm == Algorithm::kRing) row += fmt::format("_rail{}", handle.spec.lane);
+    if (handle.algorithm == Algorithm::kRing) row += "_rails";
   }
-  const auto track = trace.track(fmt::format("{}.{}", model_.sequencer(chip(r)).name(), row));
+  const auto track = trace.track(fmt::format("{}.{}", model_.chip(chip(r)).name(), row));
   trace.span(track, fmt::format("{} {}", to_string(handle.spec.op), to_string(handle.algorithm)),
              handle.start_ps, core::now_ps(),
              {{"bytes", size_bytes(handle.spec)}, {"collective_id", handle.id}});
@@ -385,32 +376,75 @@ void Communicator::validate(const Spec& spec) const {
 
 std::shared_ptr<Handle> Communicator::start(const Spec& spec) {
   validate(spec);
-  const int n = size();
-  const Layout l = layout(spec, n, 0);
-  auto handle = std::make_shared<Handle>();
-  handle->spec = spec;
-  handle->ranks = n;
-  handle->id = free_collective_id();
-  handle->start_ps = core::now_ps();
-  handle->remaining = n;
-  const Algorithm algorithm = resolve(spec);
-  handle->algorithm = algorithm;
-  if (algorithm == Algorithm::kHierarchical) {
+  if (resolve(spec) == Algorithm::kHierarchical) {
+    auto handle = new_handle(spec, Algorithm::kHierarchical);
     handle->remaining = 1;
-    start_hierarchical(spec, l, handle);
+    start_hierarchical(spec, layout(spec, size(), 0), handle);
     return handle;
   }
-  std::vector<chip::Program> programs;
-  for (int r = 0; r < n; ++r) programs.push_back(program(spec, algorithm, r));
-  for (int r = 0; r < n; ++r) {
-    auto finished = [this, handle, r](bool ok) {
-      trace_rank(r, *handle);
-      handle->ok = handle->ok && ok;
-      if (--handle->remaining == 0) handle->finish();
-    };
-    model_.sequencer(chip(r)).start(handle->id, std::move(programs[r]), finished);
-  }
+  return start_together({spec});
+}
+
+std::shared_ptr<Handle> Communicator::new_handle(const Spec& spec, Algorithm algorithm) const {
+  auto handle = std::make_shared<Handle>();
+  handle->spec = spec;
+  handle->ranks = size();
+  handle->id = next_collective_id();
+  handle->start_ps = core::now_ps();
+  handle->remaining = size();
+  handle->algorithm = algorithm;
   return handle;
+}
+
+std::shared_ptr<Handle> Communicator::start_together(const std::vector<Spec>& specs) {
+  if (specs.empty()) throw std::invalid_argument("start_together: no collective to start");
+  std::vector<std::pair<Spec, Algorithm>> runs;
+  for (const Spec& spec : specs) {
+    validate(spec);
+    const Algorithm algorithm = resolve(spec);
+    if (algorithm == Algorithm::kHierarchical) {
+      throw std::invalid_argument("start_together: a hierarchical collective runs on its own");
+    }
+    runs.push_back({spec, algorithm});
+  }
+  auto handle = new_handle(specs.front(), runs.front().second);
+  auto finished = [this, handle](int r, bool ok) {
+    trace_rank(r, *handle);
+    handle->ok = handle->ok && ok;
+    if (--handle->remaining == 0) handle->finish();
+  };
+  Launcher& launcher = model_.attached<Launcher>();
+  launcher.launch(chips_, compile(runs, launcher), finished);
+  return handle;
+}
+
+// The collective's command buffers; when they do not fit the chips, chunks twice as large (the
+// result is the same bit for bit: every element is reduced in the same order), as HCCL picks its
+// slice size.
+std::shared_ptr<const CommandCompiler> Communicator::compile(
+    std::vector<std::pair<Spec, Algorithm>> runs, const Launcher& launcher) {
+  std::vector<ChipGeometry> geometry;
+  for (int r = 0; r < size(); ++r) geometry.push_back(launcher.geometry(chip(r)));
+  constexpr int kTries = 16;
+  for (int attempt = 0;; ++attempt) {
+    std::vector<Program> programs(static_cast<std::size_t>(size()));
+    for (int r = 0; r < size(); ++r) {
+      for (const auto& [spec, algorithm] : runs) {
+        append(programs[static_cast<std::size_t>(r)], program(spec, algorithm, r));
+      }
+    }
+    std::map<std::pair<int, std::uint32_t>, int> peers;  // (rank, QPN there) -> rank
+    for (const auto& [key, qpn] : qps_) peers[{std::get<0>(key), qpn}] = std::get<1>(key);
+    auto code = std::make_shared<CommandCompiler>(
+        programs,
+        [&peers](int rank, std::uint32_t qpn) {
+          auto it = peers.find({rank, qpn});
+          return it == peers.end() ? -1 : it->second;
+        },
+        geometry);
+    if (launcher.fits(*code, chips_) || attempt == kTries) return code;
+    for (auto& run : runs) run.first.chunk_bytes *= 2;
+  }
 }
 
 }  // namespace podsim::collectives

@@ -1,10 +1,11 @@
 // A communicator: a set of chips of a modeled system, one rank each, the QPs between them
 // that algorithms send on, and collectives started asynchronously on them. Each collective
-// becomes one program per rank (see ring.h) run by that chip's sequencer, so every step (each
-// RDMA write, reduction and copy) happens on the modeled NICs and engines.
+// becomes one program per rank (see ring.h), compiled into command buffers (command_compiler.h)
+// that the chips' queue managers run (launcher.h), so every step (each RDMA write, reduction and
+// copy) happens on the modeled QMANs, sync managers, NICs and DMA engines.
 // Captures: QPs created and connected on first use over the link the topology offers (the
-// direct in-box link, else the scale-out rail), several collectives in flight at once (each
-// with its own id in the sequencers' signal space), splits by color and key. Ignores the host
+// direct in-box link, else the scale-out rail), several collectives in flight at once, splits
+// by color and key, chunks doubled until the command buffers fit the chips. Ignores the host
 // side's own time (building programs and starting them costs no simulated time).
 #pragma once
 
@@ -19,10 +20,13 @@
 #include <vector>
 
 #include "collectives/collective.h"
+#include "collectives/command_compiler.h"
 #include "hw/core/kernel.h"
 #include "hw/system/system_model.h"
 
 namespace podsim::collectives {
+
+class Launcher;
 
 // A collective in flight.
 struct Handle {
@@ -98,16 +102,23 @@ class Communicator {
   // Starts a collective now; the handle's `finished` event fires when every rank is done.
   // Throws std::invalid_argument on a spec the communicator cannot run (naming the problem).
   std::shared_ptr<Handle> start(const Spec& spec);
+  // Starts several collectives on these ranks as one (one set of queues on each chip; the
+  // lanes of a hierarchical phase), none of them hierarchical; the handle tells of all of them
+  // and carries the first's spec. Throws std::invalid_argument as start does.
+  std::shared_ptr<Handle> start_together(const std::vector<Spec>& specs);
 
  private:
-  int free_collective_id() const;
-  chip::Program program(const Spec& spec, Algorithm algorithm, int rank);
-  chip::Program rings_program(const Spec& spec, int rank);
+  static int next_collective_id();
+  std::shared_ptr<Handle> new_handle(const Spec& spec, Algorithm algorithm) const;
+  std::shared_ptr<const CommandCompiler> compile(std::vector<std::pair<Spec, Algorithm>> runs,
+                                                 const Launcher& launcher);
+  Program program(const Spec& spec, Algorithm algorithm, int rank);
+  Program rings_program(const Spec& spec, int rank);
   void check_hierarchical(const Spec& spec) const;
   void start_hierarchical(const Spec& spec, const Layout& l, const std::shared_ptr<Handle>& handle);
   Communicator& box(int b);       // the ranks of box b
   Communicator& rail(int local);  // local rank `local` of every box
-  // When tracing, a span on rank r's row of its chip's sequencer, from `start` to now: row
+  // When tracing, a span on rank r's row of its chip, from `start` to now: row
   // "collectives" for whole collectives, "phase_<op>..." for a hierarchical one's phases.
   void trace_rank(int r, const Handle& handle) const;
 

@@ -9,8 +9,6 @@ namespace podsim::collectives {
 
 namespace {
 
-using chip::Command;
-
 struct Piece {
   std::uint64_t offset = 0, length = 0;  // elements
   int lane = 0;
@@ -30,7 +28,7 @@ class HalvingDoublingBuilder : ProgramBuilder {
     program_.streams.resize(static_cast<std::size_t>(lanes_) + 2);
   }
 
-  chip::Program build() {
+  Program build() {
     if (r_ < 2 * extra_ && r_ % 2 == 0) {
       sit_out();
     } else {
@@ -168,8 +166,8 @@ class HalvingDoublingBuilder : ProgramBuilder {
 
 }  // namespace
 
-chip::Program halving_doubling_program(const Spec& spec, int ranks, int rank, int lanes,
-                                       const std::function<std::uint32_t(int, int)>& qp) {
+Program halving_doubling_program(const Spec& spec, int ranks, int rank, int lanes,
+                                 const std::function<std::uint32_t(int, int)>& qp) {
   return HalvingDoublingBuilder(spec, ranks, rank, lanes, qp).build();
 }
 

@@ -17,12 +17,12 @@
 #include <functional>
 
 #include "collectives/collective.h"
-#include "hw/chip/program.h"
+#include "collectives/program.h"
 
 namespace podsim::collectives {
 
 // Rank `rank`'s program; `qp(peer, lane)` gives its QP to `peer` over lane `lane`.
-chip::Program halving_doubling_program(const Spec& spec, int ranks, int rank, int lanes,
-                                       const std::function<std::uint32_t(int peer, int lane)>& qp);
+Program halving_doubling_program(const Spec& spec, int ranks, int rank, int lanes,
+                                 const std::function<std::uint32_t(int peer, int lane)>& qp);
 
 }  // namespace podsim::collectives

@@ -9,8 +9,6 @@ namespace podsim::collectives {
 
 namespace {
 
-using chip::Command;
-
 class MeshBuilder : ProgramBuilder {
  public:
   MeshBuilder(const Spec& spec, int n, int rank, int lanes, const QpOf& qp)
@@ -21,7 +19,7 @@ class MeshBuilder : ProgramBuilder {
     program_.signals = static_cast<std::uint32_t>(kKinds * n_ * lanes_ * chunks_);
   }
 
-  chip::Program build() {
+  Program build() {
     for (int lane = 0; lane < lanes_; ++lane) {
       switch (spec_.op) {
         case Op::kBroadcast:
@@ -246,8 +244,8 @@ class MeshBuilder : ProgramBuilder {
 
 }  // namespace
 
-chip::Program mesh_program(const Spec& spec, int ranks, int rank, int lanes,
-                           const std::function<std::uint32_t(int, int)>& qp) {
+Program mesh_program(const Spec& spec, int ranks, int rank, int lanes,
+                     const std::function<std::uint32_t(int, int)>& qp) {
   return MeshBuilder(spec, ranks, rank, lanes, qp).build();
 }
 

@@ -9,8 +9,6 @@ namespace podsim::collectives {
 
 namespace {
 
-using chip::Command;
-
 // The vector's n segments, each cut into chunks, in elements.
 struct Pieces : Segments {
   std::uint64_t chunk = 0;   // elements per chunk
@@ -42,7 +40,7 @@ class RingBuilder {
     program_.streams.resize(pieces_.chunks);
   }
 
-  chip::Program build() {
+  Program build() {
     if (n_ > 1) {
       for (std::uint64_t c = 0; c < pieces_.chunks; ++c) {
         if (spec_.op != Op::kAllGather) reduce_scatter(c);
@@ -159,7 +157,7 @@ class RingBuilder {
   Layout l_;
   std::uint64_t element_;
   Pieces pieces_;
-  chip::Program program_;
+  Program program_;
 };
 
 // Broadcast, reduce and send/recv: the whole vector, chunk by chunk, along the ring (a chain
@@ -181,7 +179,7 @@ class ChainBuilder {
     program_.streams.resize(chunks_ + 1);
   }
 
-  chip::Program build() {
+  Program build() {
     for (std::uint64_t c = 0; c < chunks_; ++c) {
       switch (spec_.op) {
         case Op::kBroadcast:
@@ -273,14 +271,14 @@ class ChainBuilder {
   std::uint32_t qp_;
   Layout l_;
   std::uint64_t element_, chunk_, chunks_;
-  chip::Program program_;
+  Program program_;
 };
 
 bool chained(Op op) { return op == Op::kBroadcast || op == Op::kReduce || op == Op::kSendRecv; }
 
 }  // namespace
 
-chip::Program ring_program(const Spec& spec, int ranks, int rank, std::uint32_t to_next) {
+Program ring_program(const Spec& spec, int ranks, int rank, std::uint32_t to_next) {
   if (ranks > 1 && chained(spec.op)) return ChainBuilder(spec, ranks, rank, to_next).build();
   return RingBuilder(spec, ranks, rank, to_next).build();
 }

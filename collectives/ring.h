@@ -12,11 +12,11 @@
 #include <cstdint>
 
 #include "collectives/collective.h"
-#include "hw/chip/program.h"
+#include "collectives/program.h"
 
 namespace podsim::collectives {
 
 // Rank `rank`'s program for `spec` over `ranks` ranks; `to_next` is its QP to rank + 1.
-chip::Program ring_program(const Spec& spec, int ranks, int rank, std::uint32_t to_next);
+Program ring_program(const Spec& spec, int ranks, int rank, std::uint32_t to_next);
 
 }  // namespace podsim::collectives

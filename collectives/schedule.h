@@ -1,5 +1,5 @@
 // What algorithms build their per-rank programs from: the vector cut into one segment per rank
-// (the first count % n segments one element longer), and constructors for the sequencer's
+// (the first count % n segments one element longer), and constructors for the programs'
 // commands.
 #pragma once
 
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "collectives/collective.h"
-#include "hw/chip/program.h"
+#include "collectives/program.h"
 
 namespace podsim::collectives {
 
@@ -58,13 +58,13 @@ class ProgramBuilder {
   const QpOf& qp_;
   Layout l_;
   std::uint64_t element_, chunk_;  // bytes per element, elements per chunk
-  chip::Program program_;
+  Program program_;
 };
 
-inline chip::Command write_command(std::uint32_t qpn, std::uint64_t src, std::uint64_t dst,
-                                   std::uint64_t bytes, std::uint32_t remote_signal) {
-  chip::Command w;
-  w.kind = chip::Command::Kind::kWrite;
+inline Command write_command(std::uint32_t qpn, std::uint64_t src, std::uint64_t dst,
+                             std::uint64_t bytes, std::uint32_t remote_signal) {
+  Command w;
+  w.kind = Command::Kind::kWrite;
   w.qpn = qpn;
   w.src = src;
   w.dst = dst;
@@ -74,9 +74,9 @@ inline chip::Command write_command(std::uint32_t qpn, std::uint64_t src, std::ui
 }
 
 // A reduction (dst = a op b) or copy (dst = a) of `count` elements of the spec's type.
-inline chip::Command engine_command(const Spec& spec, chip::Command::Kind kind, std::uint64_t dst,
-                                    std::uint64_t a, std::uint64_t b, std::uint64_t count) {
-  chip::Command e;
+inline Command engine_command(const Spec& spec, Command::Kind kind, std::uint64_t dst,
+                              std::uint64_t a, std::uint64_t b, std::uint64_t count) {
+  Command e;
   e.kind = kind;
   e.job.dst = dst;
   e.job.a = a;
@@ -87,15 +87,15 @@ inline chip::Command engine_command(const Spec& spec, chip::Command::Kind kind, 
   return e;
 }
 
-inline chip::Command wait_command(std::uint32_t signal, std::uint32_t count) {
-  chip::Command c;
-  c.kind = chip::Command::Kind::kWait;
+inline Command wait_command(std::uint32_t signal, std::uint32_t count) {
+  Command c;
+  c.kind = Command::Kind::kWait;
   c.wait = signal;
   c.wait_count = count;
   return c;
 }
 
-inline chip::Command& after(chip::Command& c, std::uint32_t signal, std::uint32_t count = 1) {
+inline Command& after(Command& c, std::uint32_t signal, std::uint32_t count = 1) {
   c.wait = signal;
   c.wait_count = count;
   return c;
@@ -103,16 +103,16 @@ inline chip::Command& after(chip::Command& c, std::uint32_t signal, std::uint32_
 
 // Appends `from`'s streams to `into`, its signals numbered after `into`'s. Every rank must
 // append the same programs in the same order, since remote signals name the peer's numbering.
-inline void append(chip::Program& into, chip::Program from) {
+inline void append(Program& into, Program from) {
   const std::uint32_t base = into.signals;
   const auto shift = [base](std::uint32_t& signal) {
-    if (signal != chip::Command::kNone) signal += base;
+    if (signal != Command::kNone) signal += base;
   };
   for (auto& stream : from.streams) {
-    for (chip::Command& c : stream) {
+    for (Command& c : stream) {
       shift(c.wait);
       shift(c.done);
-      if (c.kind == chip::Command::Kind::kWrite) c.remote_signal += base;
+      if (c.kind == Command::Kind::kWrite) c.remote_signal += base;
     }
     into.streams.push_back(std::move(stream));
   }

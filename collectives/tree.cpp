@@ -8,8 +8,6 @@ namespace podsim::collectives {
 
 namespace {
 
-using chip::Command;
-
 // Children of position `x` in a tree over positions 0..n-1 (see tree.h).
 std::vector<int> children_at(int x, int n) {
   if (n < 2) return {};
@@ -37,7 +35,7 @@ class TreeBuilder : ProgramBuilder {
     program_.streams.resize(2 * kStreams + 1);
   }
 
-  chip::Program build() {
+  Program build() {
     for (int t = 0; t < 2; ++t) {
       const BinaryTree tree = double_tree(n_, spec_.root, t);
       for (std::uint64_t c = 0; c < chunks_; ++c) {
@@ -152,8 +150,8 @@ BinaryTree double_tree(int ranks, int root, int which) {
   return tree;
 }
 
-chip::Program tree_program(const Spec& spec, int ranks, int rank, int lanes,
-                           const std::function<std::uint32_t(int, int)>& qp) {
+Program tree_program(const Spec& spec, int ranks, int rank, int lanes,
+                     const std::function<std::uint32_t(int, int)>& qp) {
   return TreeBuilder(spec, ranks, rank, lanes, qp).build();
 }
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "collectives/collective.h"
-#include "hw/chip/program.h"
+#include "collectives/program.h"
 
 namespace podsim::collectives {
 
@@ -31,7 +31,7 @@ BinaryTree double_tree(int ranks, int root, int which);
 
 // Rank `rank`'s program; `qp(peer, lane)` gives its QP to `peer` over lane `lane` (tree i sends
 // on lane i mod `lanes`).
-chip::Program tree_program(const Spec& spec, int ranks, int rank, int lanes,
-                           const std::function<std::uint32_t(int peer, int lane)>& qp);
+Program tree_program(const Spec& spec, int ranks, int rank, int lanes,
+                     const std::function<std::uint32_t(int peer, int lane)>& qp);
 
 }  // namespace podsim::collectives

@@ -38,13 +38,19 @@ constexpr int kMsiVectors = PODSIM_GAUDI1_MSI_ENTRIES;
 
 bool has_hbm(const ChipConfig& config) { return config.hbm.bandwidth.bits_per_second > 0; }
 
+// The SRAM keeps contents in either mode: command buffers and descriptors live there.
 core::MemoryTargetConfig sram_config(const SramConfig& sram, bool functional) {
   core::MemoryTargetConfig c;
   c.size = sram.size;
   c.bandwidth = sram.bandwidth;
   c.latency = sram.latency;
-  c.functional = functional;
+  c.functional = true;
+  c.timing_only_payload = !functional;
   return c;
+}
+
+std::vector<std::uint64_t> sync_manager_bases() {
+  return {std::begin(kSyncManagerBases), std::end(kSyncManagerBases)};
 }
 
 QmanConfig qman_config(const ChipConfig& config, int engine) {
@@ -83,22 +89,13 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, int nic_ports
       pcie_("pcie", config.pcie.endpoint),
       msi_("msi", kMsiVectors, pcie_),
       nic_("nic", nic_ports, config.nic.roce, functional),
+      nic_doorbell_("nic_doorbell", nic_, sync_manager_bases()),
       event_socket_("event_socket"),
+      host_socket_("host_socket"),
       stats_{core::StatsGroup(this->name()).counter("errors", "1", "error events raised"),
              core::StatsGroup(this->name())
                  .counter("events_written", "1", "error events written to the host's queue")} {
   const std::vector<Mapped> blocks = build_blocks();
-  std::vector<Engine*> engines;
-  for (int i = 0; i < collective_engines(); ++i) {
-    dma_job_engines_.push_back(std::make_unique<DmaJobEngine>(*dma_[static_cast<std::size_t>(i)]));
-    engines.push_back(dma_job_engines_.back().get());
-  }
-  const dma::DmaConfig& engine = config_.dma.engine;
-  // A slice smaller than what one engine keeps in flight would not reach its streaming rate.
-  const std::uint64_t min_slice =
-      engine.burst.bytes * static_cast<std::uint64_t>(engine.outstanding);
-  sequencer_ = std::make_unique<Sequencer>("sequencer", config_.sequencer, nic_, std::move(engines),
-                                           min_slice);
   AddressMap map;
   for (std::size_t port = 0; port < blocks.size(); ++port) {
     map.add(blocks[port].name, blocks[port].base, blocks[port].size, static_cast<int>(port));
@@ -108,6 +105,8 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, int nic_ports
   pcie_.to_chip.bind(noc_->target_socket);
   nic_.memory_socket.bind(noc_->target_socket);
   event_socket_.bind(noc_->target_socket);
+  host_socket_.bind(noc_->target_socket);
+  nic_doorbell_.initiator_socket.bind(noc_->target_socket);
   for (auto& sm : sync_managers_) sm->initiator_socket.bind(noc_->target_socket);
   for (std::size_t i = 0; i < dma_.size(); ++i) {
     dma_[i]->memory_socket.bind(noc_->target_socket);
@@ -158,6 +157,9 @@ std::vector<Chip::Mapped> Chip::build_blocks() {
     blocks.push_back({fmt::format("dma{}_qman", i), kDmaQmanBases[i], Qman::kRegisterSpan,
                       &dma_qmans_.back()->target_socket});
   }
+  nic_doorbell_.set_error_sink(sink);
+  blocks.push_back({"nic_doorbell", PODSIM_GAUDI1_NIC_DOORBELL_BASE, NicDoorbell::kSpan,
+                    &nic_doorbell_.target_socket});
   blocks.push_back({"msi", PODSIM_GAUDI1_PCIE_MSI_BASE, msi_.span(), &msi_.target_socket});
   return blocks;
 }
@@ -207,9 +209,6 @@ void Chip::write_event(const core::ErrorEvent& event) {
 
 void Chip::debug(tlm::tlm_command command, std::uint64_t address, std::uint8_t* data,
                  std::uint64_t length) {
-  if (!functional_) {
-    throw std::logic_error(fmt::format("{}: memory keeps no contents in timing-only mode", name()));
-  }
   // The NoC's multi-sockets complete their bindings at the end of elaboration.
   if (sc_core::sc_get_status() &
       (sc_core::SC_ELABORATION | sc_core::SC_BEFORE_END_OF_ELABORATION)) {
@@ -225,9 +224,27 @@ void Chip::debug(tlm::tlm_command command, std::uint64_t address, std::uint8_t* 
   constexpr std::uint64_t kStep = 1u << 30;  // debug transport lengths are 32-bit
   for (std::uint64_t done = 0; done < length; done += kStep) {
     const auto n = static_cast<unsigned int>(std::min(kStep, length - done));
-    noc_->debug(command, address + done, data + done, n);
+    if (noc_->debug(command, address + done, data + done, n) != n) {
+      throw std::logic_error(
+          fmt::format("{}: the block at {:#x} keeps no contents{}", name(), address + done,
+                      functional_ ? "" : " (timing-only mode: only the SRAM keeps contents)"));
+    }
   }
 }
+
+void Chip::write_register(std::uint64_t address, std::uint32_t value) {
+  tlm::tlm_generic_payload write;
+  core::TimePs done = 0;
+  if (!core::bulk_transfer(host_socket_, write, tlm::TLM_WRITE_COMMAND, address,
+                           reinterpret_cast<std::uint8_t*>(&value), 4, core::now_ps(), done)) {
+    throw std::out_of_range(fmt::format("{}: register write of {:#x} to {:#x} rejected ({})",
+                                        name(), value, address, write.get_response_string()));
+  }
+}
+
+std::uint64_t Chip::sync_manager_base(int i) { return kSyncManagerBases[i]; }
+std::uint64_t Chip::dma_core_base(int i) { return kDmaCoreBases[i]; }
+std::uint64_t Chip::dma_qman_base(int i) { return kDmaQmanBases[i]; }
 
 void Chip::debug_write(std::uint64_t address, const std::uint8_t* data, std::uint64_t length) {
   debug(tlm::TLM_WRITE_COMMAND, address, const_cast<std::uint8_t*>(data), length);

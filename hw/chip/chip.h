@@ -6,10 +6,12 @@
 // host memory (the host window); Gaudi1's configuration space: the four sync managers, the DMA
 // engines each fed by its QMAN, and the MSI doorbells; the RoCE NIC; error events from every
 // block, kept, counted and, once the host has set up an event queue, written to it with an MSI;
-// the sequencer that runs collective programs (their reductions and copies on the DMA engines)
-// until the QMANs take them over; host access to the address space outside simulated time (debug
-// transport). Ignores: the NIC's QMANs, TPC and MME (they arrive with their models), and Gaudi2's
-// own register map (every preset uses Gaudi1's layout; docs/chip.md).
+// the NIC's work-request doorbell (nic_doorbell.h), through which command buffers post RDMA
+// writes whose completions count on sync objects; an SRAM that keeps its contents even in a
+// timing-only system, for command buffers and descriptors; host access to the address space
+// outside simulated time (debug transport) and host register writes. Ignores: the NIC's QMANs
+// (command buffers on the DMA QMANs post its work), TPC and MME (they arrive with their
+// models), and Gaudi2's own register map (every preset uses Gaudi1's layout; docs/chip.md).
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -21,11 +23,10 @@
 #include <vector>
 
 #include "hw/chip/chip_config.h"
-#include "hw/chip/dma_job_engine.h"
 #include "hw/chip/msi_doorbell.h"
+#include "hw/chip/nic_doorbell.h"
 #include "hw/chip/noc.h"
 #include "hw/chip/qman.h"
-#include "hw/chip/sequencer.h"
 #include "hw/chip/sync_manager.h"
 #include "hw/core/error_event.h"
 #include "hw/core/memory_target.h"
@@ -63,13 +64,19 @@ class Chip : public sc_core::sc_module {
   core::MemoryTarget* sram() { return sram_.get(); }
   pcie::PcieEndpoint& pcie() { return pcie_; }
   int dma_engines() const { return static_cast<int>(dma_.size()); }
-  // The DMA engines the sequencer gives collective jobs to: dma0 up to this count.
+  // How many DMA engines the memory feeds at their rate beside the NIC at line rate: the engines
+  // collective jobs are spread over, dma0 up to this count.
   int collective_engines() const;
   dma::DmaCore& dma(int i) { return *dma_[static_cast<std::size_t>(i)]; }
   Qman& dma_qman(int i) { return *dma_qmans_[static_cast<std::size_t>(i)]; }
   // Sync manager 0..3: E_N, E_S, W_N, W_S.
   SyncManager& sync_manager(int i) { return *sync_managers_[static_cast<std::size_t>(i)]; }
-  Sequencer& sequencer() { return *sequencer_; }
+  NicDoorbell& nic_doorbell() { return nic_doorbell_; }
+  MsiDoorbell& msi() { return msi_; }
+  // Sync manager `i`'s register block base (0..3: E_N, E_S, W_N, W_S).
+  static std::uint64_t sync_manager_base(int i);
+  static std::uint64_t dma_core_base(int i);
+  static std::uint64_t dma_qman_base(int i);
   Noc& noc() { return *noc_; }
   const AddressMap& address_map() const { return noc_->address_map(); }
   // Where the chip's memory starts in its address space, and its size.
@@ -84,9 +91,13 @@ class Chip : public sc_core::sc_module {
 
   // Host access outside simulated time, through the address map: loaders and checks. Throws
   // std::out_of_range naming the chip and the range when it is not mapped, and
-  // std::logic_error in timing-only mode (memories keep no contents) or before sc_start.
+  // std::logic_error when the block keeps no contents (in timing-only mode only the SRAM does) or
+  // before sc_start.
   void debug_write(std::uint64_t address, const std::uint8_t* data, std::uint64_t length);
   void debug_read(std::uint64_t address, std::uint8_t* data, std::uint64_t length);
+  // The host's 32-bit register write (a doorbell, a QMAN's setup), landing now: the PCIe path
+  // the driver will take is not in between. Throws std::out_of_range when the block rejects it.
+  void write_register(std::uint64_t address, std::uint32_t value);
 
   struct Stats {
     core::Counter& errors;
@@ -115,12 +126,12 @@ class Chip : public sc_core::sc_module {
   std::vector<std::unique_ptr<SyncManager>> sync_managers_;
   std::vector<std::unique_ptr<dma::DmaCore>> dma_;
   std::vector<std::unique_ptr<Qman>> dma_qmans_;
-  std::vector<std::unique_ptr<DmaJobEngine>> dma_job_engines_;  // the sequencer's view of dma_
   MsiDoorbell msi_;
   roce::Nic nic_;
-  std::unique_ptr<Sequencer> sequencer_;  // made once the DMA engines exist
+  NicDoorbell nic_doorbell_;
   std::unique_ptr<Noc> noc_;
   tlm_utils::simple_initiator_socket<Chip> event_socket_;
+  tlm_utils::simple_initiator_socket<Chip> host_socket_;  // write_register
   tlm::tlm_generic_payload event_trans_;
   EventQueueSetup event_queue_;
   std::uint32_t events_written_ = 0;

@@ -8,7 +8,6 @@
 #include <string>
 
 #include "hw/chip/qman.h"
-#include "hw/chip/sequencer.h"
 #include "hw/chip/sync_manager.h"
 #include "hw/core/config_binding.h"
 #include "hw/core/units.h"
@@ -173,7 +172,6 @@ struct ChipConfig {
   AddressMapConfig address_map;
   QmanConfig qman;
   SyncManagerConfig sync_manager;
-  SequencerConfig sequencer;
 
   template <class V>
   void describe(V& v) {
@@ -190,8 +188,6 @@ struct ChipConfig {
     v.section("qman", qman,
               core::Spec("every queue manager (engine_base is set per engine by the chip)"));
     v.section("sync_manager", sync_manager, core::Spec("every sync manager"));
-    v.section("sequencer", sequencer,
-              core::Spec("the command processor that runs collective schedules"));
   }
 };
 

@@ -32,6 +32,9 @@ void MsiDoorbell::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time&
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-void MsiDoorbell::fire(std::uint32_t vector) { endpoint_.raise(static_cast<int>(vector)); }
+void MsiDoorbell::fire(std::uint32_t vector) {
+  endpoint_.raise(static_cast<int>(vector));
+  if (listener_) listener_(static_cast<int>(vector));
+}
 
 }  // namespace podsim::chip

@@ -1,13 +1,14 @@
 // The chip's MSI doorbells: a write to interrupt register i (Gaudi1's PCIE_MSI block) makes the
 // PCIe endpoint send MSI-X vector i to the host, at the time the write lands. This is how a
 // command buffer's closing MSG_PROT raises the completion interrupt the driver waits for.
-// Captures: one register per vector, the write's time. Ignores: the written value (any write
-// rings), reads (they return zero), and interrupt moderation.
+// Captures: one register per vector, the write's time, a listener for in-simulator host software.
+// Ignores: the written value (any write rings), reads (they return zero), and interrupt moderation.
 #pragma once
 
 #include <tlm_utils/simple_target_socket.h>
 
 #include <cstdint>
+#include <functional>
 #include <systemc>
 #include <tlm>
 #include <vector>
@@ -25,6 +26,9 @@ class MsiDoorbell : public sc_core::sc_module, private core::Timed {
   // `vectors` registers, 4 bytes apart, each ringing its vector on `endpoint`.
   MsiDoorbell(sc_core::sc_module_name name, int vectors, pcie::PcieEndpoint& endpoint);
   std::uint64_t span() const { return 4 * static_cast<std::uint64_t>(vectors_); }
+  // Host software modelled inside the simulator (the collectives library) takes its completion
+  // interrupts here, when the doorbell rings: it has no driver to route MSI-X to it yet.
+  void listen(std::function<void(int vector)> listener) { listener_ = std::move(listener); }
 
   struct Stats {
     core::Counter& rung;
@@ -37,6 +41,7 @@ class MsiDoorbell : public sc_core::sc_module, private core::Timed {
 
   int vectors_;
   pcie::PcieEndpoint& endpoint_;
+  std::function<void(int)> listener_;
   Stats stats_;
 };
 

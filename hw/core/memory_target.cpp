@@ -61,7 +61,7 @@ void MemoryTarget::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc
   if (!accept(trans)) return;
   const tlm::tlm_command command = trans.get_command();
   if (command != tlm::TLM_IGNORE_COMMAND) {
-    if (config_.functional) move_data(trans);
+    if (config_.functional && trans.get_data_ptr() != nullptr) move_data(trans);
     const TimePs now = now_ps();
     const auto grant = server_.schedule(now + delay.value(), trans.get_data_length());
     account(command, trans.get_data_length(), grant);
@@ -89,8 +89,8 @@ bool MemoryTarget::accept(tlm::tlm_generic_payload& trans) const {
   } else if (trans.get_streaming_width() < length) {
     // Streaming (a FIFO-like target) is not what a memory is.
     status = tlm::TLM_BURST_ERROR_RESPONSE;
-  } else if (config_.functional && length > 0 && trans.get_data_ptr() == nullptr &&
-             trans.get_command() != tlm::TLM_IGNORE_COMMAND) {
+  } else if (config_.functional && !config_.timing_only_payload && length > 0 &&
+             trans.get_data_ptr() == nullptr && trans.get_command() != tlm::TLM_IGNORE_COMMAND) {
     status = tlm::TLM_GENERIC_ERROR_RESPONSE;
   }
   if (status == tlm::TLM_OK_RESPONSE) return true;

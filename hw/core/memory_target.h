@@ -25,6 +25,9 @@ struct MemoryTargetConfig {
   Duration latency{100000};        // 100 ns
   ByteSize page_size{4096};        // granularity of the sparse backing store
   bool functional = true;          // false: timing only, contents are not kept
+  // Functional, and also serves accesses without data (a timing-only system's payload) for
+  // their time alone: a memory that holds command buffers and descriptors in either mode.
+  bool timing_only_payload = false;
 
   // Throws std::invalid_argument naming the offending field.
   void validate() const;

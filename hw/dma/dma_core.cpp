@@ -7,6 +7,7 @@
 
 #include "hw/core/bulk_transfer.h"
 #include "hw/core/kernel.h"
+#include "hw/dma/dma_descriptor.h"
 
 namespace podsim::dma {
 
@@ -289,7 +290,11 @@ void DmaCore::register_access(tlm::tlm_generic_payload& trans, sc_core::sc_time&
       std::memcpy(data + i, &value, 4);
     } else {
       std::memcpy(&value, data + i, 4);
-      if (registers_.write(reg, value)) commit(core::now_ps() + delay.value());
+      if (reg == regs::kExtDescPost) {
+        post_descriptor(value, core::now_ps() + delay.value());
+      } else if (registers_.write(reg, value)) {
+        commit(core::now_ps() + delay.value());
+      }
     }
   }
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -303,6 +308,38 @@ void DmaCore::commit(core::TimePs at) {
                   "COMMIT rejected: " + problem);
   }
   enqueue({*job, nullptr, at});
+}
+
+void DmaCore::post_descriptor(std::uint32_t index, core::TimePs at) {
+  const std::uint64_t base = static_cast<std::uint64_t>(registers_.read(regs::kExtDescBaseHi))
+                                 << 32 |
+                             registers_.read(regs::kExtDescBaseLo);
+  const std::uint64_t address = base + kDescriptorBytes * index;
+  std::uint8_t bytes[kDescriptorBytes] = {};
+  tlm::tlm_generic_payload fetch;
+  core::TimePs ready = 0;
+  if (!core::bulk_transfer(memory_socket, fetch, tlm::TLM_READ_COMMAND, address, bytes,
+                           kDescriptorBytes, at, ready)) {
+    return report(core::ErrorEvent::Kind::kAddressError, address,
+                  fmt::format("descriptor {} at {:#x} could not be read ({})", index, address,
+                              fetch.get_response_string()));
+  }
+  std::string problem;
+  const auto writes = decode_descriptor(bytes, problem);
+  DmaRegisters file;
+  bool committed = false;
+  for (std::size_t i = 0; writes && i < writes->size() && !committed; ++i) {
+    const auto [offset, value] = (*writes)[i];
+    committed = offset != regs::kExtDescPost && file.write(offset, value);
+  }
+  std::optional<DmaJob> job;
+  if (writes && !committed) problem = "descriptor does not end in a COMMIT";
+  if (committed) job = file.take_commit(problem);
+  if (!job) {
+    return report(core::ErrorEvent::Kind::kMalformed, address,
+                  fmt::format("descriptor {} at {:#x} rejected: {}", index, address, problem));
+  }
+  enqueue({*job, nullptr, ready});
 }
 
 }  // namespace podsim::dma

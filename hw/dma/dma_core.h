@@ -1,7 +1,8 @@
 // One DMA engine: copies, memsets and reductions of two sources between any memories of the
 // chip's address map (host over PCIe, HBM, SRAM), linear or strided up to five dimensions,
-// started through its Gaudi1 register block (a QMAN's LIN_DMA, or WREG writes and a COMMIT) or
-// directly by models and tests through submit().
+// started through its Gaudi1 register block (a QMAN's LIN_DMA, or WREG writes and a COMMIT), by a
+// descriptor posted with one doorbell write (dma_descriptor.h), or directly by models and tests
+// through submit().
 // Captures: jobs run one at a time in submission order; each is cut into bursts, each burst one
 // bulk read per contiguous run (two for a reduction, combined with core::reduce_into) and then
 // its write; up to `outstanding` bursts in flight, paced by the engine's bandwidth
@@ -108,6 +109,8 @@ class DmaCore : public sc_core::sc_module, public core::EngineStatus, private co
 
   void register_access(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   void commit(core::TimePs at);
+  // DESC_POST: reads descriptor `index` and queues its job.
+  void post_descriptor(std::uint32_t index, core::TimePs at);
 
   Stats make_stats();
 

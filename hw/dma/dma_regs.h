@@ -5,7 +5,7 @@
 // Captures the offsets and fields the engine decodes; ignores Gaudi1's own TSIZE_1..4 and
 // STRIDE_1..4 registers (their units are not published; docs/dma.md) and protection registers.
 //
-// The extension sits at 0x4000-0x406F, above every register Habana's dma0_core_regs.h lists
+// The extension sits at 0x4000-0x407F, above every register Habana's dma0_core_regs.h lists
 // (the last, DBG_WR_DESC_ID, is at 0x238; gaudi_blocks.h gives DMA0_CORE_MAX_OFFSET 0x23C0) and
 // inside the block's 0x8000-byte section (DMA0_CORE_SECTION), so no Gaudi1 register moves:
 //
@@ -21,6 +21,11 @@
 //   0x4030  SRC_STRIDE_1..4  (stride 8: LO at +0, HI at +4) source bytes between indices of
 //                            dimension d; the second source uses the same strides
 //   0x4050  DST_STRIDE_1..4  (stride 8: LO, HI) destination bytes between indices
+//   0x4070  DESC_BASE_LO     where descriptors (dma_descriptor.h) live, bits 31:0
+//   0x4074  DESC_BASE_HI     bits 63:32
+//   0x4078  DESC_POST        a write of n queues the job of the descriptor at
+//                            DESC_BASE + n x 128, read and applied to a register file of its
+//                            own (the registers above are left as they are)
 #pragma once
 
 #include <cstdint>
@@ -42,7 +47,10 @@ inline constexpr std::uint64_t kExtSrc2BaseHi = 0x4008;
 inline constexpr std::uint64_t kExtSize0 = 0x4010;       // + 4 x d, d = 0..4
 inline constexpr std::uint64_t kExtSrcStride1 = 0x4030;  // + 8 x (d - 1), d = 1..4; HI at + 4
 inline constexpr std::uint64_t kExtDstStride1 = 0x4050;  // + 8 x (d - 1), d = 1..4; HI at + 4
-inline constexpr std::uint64_t kExtEnd = 0x4070;
+inline constexpr std::uint64_t kExtDescBaseLo = 0x4070;
+inline constexpr std::uint64_t kExtDescBaseHi = 0x4074;
+inline constexpr std::uint64_t kExtDescPost = 0x4078;
+inline constexpr std::uint64_t kExtEnd = 0x4080;
 
 constexpr std::uint64_t ext_size(int d) { return kExtSize0 + 4 * static_cast<std::uint64_t>(d); }
 constexpr std::uint64_t ext_src_stride(int d) {

@@ -8,8 +8,11 @@
 // is inside a chip (chip.h) and a host.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <systemc>
+#include <typeindex>
+#include <typeinfo>
 #include <vector>
 
 #include "hw/chip/chip.h"
@@ -40,7 +43,6 @@ class SystemModel : public sc_core::sc_module {
   bool functional() const { return functional_; }
   chip::Chip& chip(int index) { return *chips_[static_cast<std::size_t>(index)]; }
   roce::Nic& nic(int index) { return chip(index).nic(); }
-  chip::Sequencer& sequencer(int index) { return chip(index).sequencer(); }
   // The host of box `box`, whose PCIe tree holds the box's chips.
   HostSide& host(int box) { return *hosts_[static_cast<std::size_t>(box)]; }
   // The switch of a topology node, or nullptr when the node is a NIC.
@@ -52,6 +54,16 @@ class SystemModel : public sc_core::sc_module {
   // Endpoint address of a chip's port.
   fabric::EndpointId address(int chip, int port) const;
 
+  // The one instance of T kept with this system, made as T(*this) on first use: how software
+  // that runs on the system (the collectives library's launcher, which owns queues and sync
+  // objects on every chip) is shared by all its users without hw/ knowing of it.
+  template <class T>
+  T& attached() {
+    std::shared_ptr<void>& slot = attached_[std::type_index(typeid(T))];
+    if (!slot) slot = std::make_shared<T>(*this);
+    return *static_cast<T*>(slot.get());
+  }
+
  private:
   void build_chips();
   void build_switches(const ModelOptions& options);
@@ -61,10 +73,11 @@ class SystemModel : public sc_core::sc_module {
   Topology topology_;
   bool functional_;
   std::vector<std::unique_ptr<sc_core::sc_module>> boxes_;
-  std::vector<std::unique_ptr<chip::Chip>> chips_;  // by chip index
-  std::vector<HostSide*> hosts_;                     // by box, owned by their box module
+  std::vector<std::unique_ptr<chip::Chip>> chips_;         // by chip index
+  std::vector<HostSide*> hosts_;                           // by box, owned by their box module
   std::vector<std::unique_ptr<fabric::Switch>> switches_;  // indexed by topology node
   std::vector<std::unique_ptr<fabric::Link>> links_;
+  std::map<std::type_index, std::shared_ptr<void>> attached_;
 };
 
 }  // namespace podsim::system

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include <cstring>
 #include <numeric>
 #include <stdexcept>
 #include <vector>
@@ -50,7 +51,7 @@ TEST(Chip, NamesItsBlocksUnderItself) {
   EXPECT_STREQ(chip.nic().name(), "chip3.nic");
   EXPECT_STREQ(chip.memory().name(), "chip3.hbm");
   EXPECT_STREQ(chip.noc().name(), "chip3.noc");
-  EXPECT_STREQ(chip.sequencer().name(), "chip3.sequencer");
+  EXPECT_STREQ(chip.nic_doorbell().name(), "chip3.nic_doorbell");
   EXPECT_EQ(chip.memory_size(), 96'000'000'000ull);
 }
 
@@ -79,31 +80,16 @@ TEST(Chip, HostAccessGoesThroughTheAddressMap) {
   EXPECT_THROW(chip.debug_write(base + chip.memory_size() - 8, data.data(), 16), std::out_of_range);
 }
 
-TEST(Chip, TimingOnlyKeepsNoContentsAndSaysSo) {
-  Standalone s("standalone", gaudi2(), false);
-  Chip& chip = s.chip;
-  sc_core::sc_start(sc_core::SC_ZERO_TIME);
-  std::uint8_t byte = 1;
-  EXPECT_THROW(chip.debug_write(0, &byte, 1), std::logic_error);
-  EXPECT_EQ(chip.memory().backing().pages_allocated(), 0u);
-}
-
 // An engine's access outside the map is an address error: the job fails, the NoC counts it, and
 // the chip goes on serving accesses inside the map.
 TEST(Chip, AnEngineAccessOutsideTheMapFailsAndIsCounted) {
   Standalone s("standalone", gaudi2(), true);
   Chip& chip = s.chip;
   std::vector<bool> results;
-  Job bad;
-  bad.kind = Job::Kind::kCopy;
-  bad.a = 0x7f00000000000;  // far outside
-  bad.dst = 0;
-  bad.count = 1024;
-  Job good = bad;
-  good.a = 1 << 20;
-  DmaJobEngine engine(chip.dma(0));  // as the sequencer hands its jobs to a DMA engine
-  engine.submit(bad, [&](bool ok) { results.push_back(ok); });
-  engine.submit(good, [&](bool ok) { results.push_back(ok); });
+  const auto bad = dma::DmaJob::copy(0x7f00000000000, 0, 4096);  // a source far outside
+  const auto good = dma::DmaJob::copy(1 << 20, 0, 4096);
+  chip.dma(0).submit(bad, [&](bool ok) { results.push_back(ok); });
+  chip.dma(0).submit(good, [&](bool ok) { results.push_back(ok); });
   core::run_to_completion();
   EXPECT_EQ(results, (std::vector<bool>{false, true}));
   EXPECT_EQ(chip.noc().stats().address_errors.value(), 1u);
@@ -114,72 +100,30 @@ TEST(Chip, AnEngineAccessOutsideTheMapFailsAndIsCounted) {
   EXPECT_EQ(chip.noc().port_stats(chip.address_map().find("sram")->port).accesses.value(), 0u);
 }
 
-// The sequencer's jobs run on the DMA engines: a stream's jobs in order (the second reduction
-// reads what the first wrote), each large one cut into slices on the engines the memory feeds
-// beside the NIC (Gaudi2: (2.45 TB/s - 2 x 24 x 100GbE) / (3 x 125 GB/s) = 4).
-TEST(Chip, SequencerJobsRunInStreamOrderSlicedOverTheDmaEngines) {
-  Standalone s("standalone", gaudi2(), true);
+// In a timing-only system the SRAM still keeps what the host writes (command buffers and
+// descriptors live there), while HBM keeps nothing and says so.
+TEST(Chip, TimingOnlySramKeepsContentsAndHbmRefusesHostAccess) {
+  Standalone s("standalone", gaudi2(), false);
   Chip& chip = s.chip;
-  constexpr std::uint64_t kCount = 256 * 1024;  // int32: 1 MiB, 16 engine windows
-  const std::uint64_t a = 0, b = 4 << 20, c = 8 << 20, dst = 12 << 20;
-  Job first;
-  first.type = core::DataType::kInt32;
-  first.count = kCount;
-  first.dst = dst;
-  first.a = a;
-  first.b = b;
-  Job second = first;
-  second.a = dst;
-  second.b = c;
-  Program program;
-  program.streams.resize(1);
-  for (const Job& job : {first, second}) {
-    Command command;
-    command.kind = Command::Kind::kReduce;
-    command.job = job;
-    program.streams[0].push_back(command);
-  }
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
-  std::vector<std::int32_t> x(kCount), y(kCount), z(kCount), out(kCount);
-  std::iota(x.begin(), x.end(), 1);
-  std::iota(y.begin(), y.end(), 1000);
-  std::iota(z.begin(), z.end(), -77);
-  const auto bytes = [](std::vector<std::int32_t>& v) {
-    return reinterpret_cast<std::uint8_t*>(v.data());
-  };
-  chip.debug_write(a, bytes(x), 4 * kCount);
-  chip.debug_write(b, bytes(y), 4 * kCount);
-  chip.debug_write(c, bytes(z), 4 * kCount);
-  std::vector<bool> finished;
-  chip.sequencer().start(0, program, [&](bool ok) { finished.push_back(ok); });
-  core::run_to_completion();
-  EXPECT_EQ(finished, (std::vector<bool>{true}));
-  chip.debug_read(dst, bytes(out), 4 * kCount);
-  for (std::uint64_t i = 0; i < kCount; ++i) {
-    ASSERT_EQ(out[i], x[i] + y[i] + z[i]) << "element " << i;
-  }
-  EXPECT_EQ(chip.collective_engines(), 4);
-  for (int e = 0; e < chip.dma_engines(); ++e) {
-    EXPECT_EQ(chip.dma(e).stats().jobs.value(), e < 4 ? 2u : 0u) << "dma" << e;
-  }
-}
-
-TEST(Chip, ProgramWithJobsOnAChipWithoutDmaEnginesIsRejected) {
-  ChipConfig config = gaudi2();
-  config.dma.engines = 0;
-  Standalone s("standalone", config, true);
-  Program program;
-  program.streams.resize(1);
-  Command copy;
-  copy.kind = Command::Kind::kCopy;
-  copy.job.count = 16;
-  program.streams[0].push_back(copy);
+  const std::uint64_t sram = chip.config().address_map.sram.value;
+  std::uint8_t in[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, out[16] = {};
+  chip.debug_write(sram + 64, in, sizeof in);
+  chip.debug_read(sram + 64, out, sizeof out);
+  EXPECT_EQ(std::memcmp(in, out, sizeof in), 0);
   try {
-    s.chip.sequencer().start(0, program, nullptr);
-    FAIL() << "a job without an engine was accepted";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_THAT(e.what(), HasSubstr("chip.dma.engines = 0"));
+    chip.debug_write(0, in, sizeof in);
+    FAIL() << "HBM took contents in timing-only mode";
+  } catch (const std::logic_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("keeps no contents"));
   }
+  EXPECT_EQ(chip.memory().backing().pages_allocated(), 0u);
+  // A DMA engine's payload (no bytes in timing-only mode) may still go to the SRAM.
+  std::vector<bool> results;
+  chip.dma(0).submit(dma::DmaJob::copy(0, sram + 4096, 4096),
+                     [&](bool ok) { results.push_back(ok); });
+  core::run_to_completion();
+  EXPECT_EQ(results, (std::vector<bool>{true}));
 }
 
 TEST(Chip, SystemNestsChipsInBoxesAndHandsThemItsMode) {

@@ -82,13 +82,14 @@ TEST(ConcurrentCollectives, TwoOnTheSamePortsShareTheBandwidth) {
   const double last = std::max(both[0], both[1]), first = std::min(both[0], both[1]);
   EXPECT_GE(last, 1.7 * alone[0]);  // fixed latencies overlap, so a little under 2x
   EXPECT_LE(last, 2.1 * alone[0]);
-  EXPECT_GE(first, 1.5 * alone[0]);
+  EXPECT_GE(first, 1.4 * alone[0]);
 }
 
-// A collective's id stays busy on its chips for as long as it runs, however many others start
-// and finish elsewhere meanwhile (a regression: ids were handed out round-robin, so a hierarchical
-// all-reduce over 128 boxes, with more sub-collectives than ids, reused one still running).
-TEST(ConcurrentCollectives, AnIdStaysTakenWhileItsCollectiveRuns) {
+// A collective keeps its queues and sync objects for as long as it runs, however many others
+// start and finish elsewhere meanwhile (a regression of the sequencer days: ids were handed out
+// round-robin, so a hierarchical all-reduce over 128 boxes reused one still running); more
+// collectives than a chip has slots wait their turn.
+TEST(ConcurrentCollectives, ACollectiveKeepsWhatItHoldsWhileItRuns) {
   auto model = timing_only_model("hls2");
   Communicator first(*model, {0, 1}), other(*model, {2, 3});
   Spec tiny = all_reduce();
@@ -97,13 +98,16 @@ TEST(ConcurrentCollectives, AnIdStaysTakenWhileItsCollectiveRuns) {
   bool both_ok = false;
   Driver d("driver", [&](Driver& self) {
     auto long_one = first.start(all_reduce());
-    for (int i = 1; i < chip::Sequencer::kMaxPrograms; ++i) self.together({{&other, tiny}});
+    for (int i = 1; i < 300; ++i) self.together({{&other, tiny}});
     ASSERT_FALSE(long_one->done());
     auto next = first.start(all_reduce(second_base));
     EXPECT_NE(next->id, long_one->id);
     while (!long_one->done()) sc_core::wait(long_one->finished);
     while (!next->done()) sc_core::wait(next->finished);
     both_ok = long_one->ok && next->ok;
+    // Six at once on the same chips: four run, two wait for a slot, all finish.
+    std::vector<std::pair<Communicator*, Spec>> six(6, {&other, tiny});
+    EXPECT_EQ(self.together(six).size(), 6u);
   });
   sc_core::sc_start();
   EXPECT_TRUE(both_ok);

@@ -18,6 +18,7 @@
 #include "hw/core/memory_target.h"
 #include "hw/core/numeric.h"
 #include "hw/dma/dma_core.h"
+#include "hw/dma/dma_descriptor.h"
 #include "hw/dma/dma_regs.h"
 #include "tests/support/chrome_trace_check.h"
 #include "tests/support/test_support.h"
@@ -367,6 +368,39 @@ TEST(DmaCore, ExtensionRegistersRunAStridedReduction) {
   });
   simulate();
   EXPECT_TRUE(bench.errors.empty());
+}
+
+// A descriptor posted with one doorbell write runs its job and its completion, and leaves the
+// programmed registers alone; one that is not a job reports an error and starts nothing.
+TEST(DmaCore, PostedDescriptorRunsItsJobWithoutTouchingTheRegisters) {
+  const auto data = pattern(5'000, 9);
+  constexpr std::uint64_t kDescriptors = kSram + 0x10'0000;
+  constexpr std::uint64_t kCompletion = kHbm + 0x3F'0000;
+  Bench bench("bench", [&](Bench& b) {
+    b.load(kHbm + 0x40, data);
+    DmaJob job = DmaJob::copy(kHbm + 0x40, kHost + 0x80, data.size());
+    job.completion = {true, kCompletion, 0xD0E5};
+    std::vector<std::uint8_t> descriptor(kDescriptorBytes);
+    encode_descriptor(register_writes(job), descriptor.data());
+    b.load(kDescriptors + 3 * kDescriptorBytes, descriptor);
+    std::vector<std::uint8_t> junk(kDescriptorBytes, 0);
+    junk[0] = 1;  // one write, to SRC_BASE_LO: no COMMIT
+    junk[8] = PODSIM_GAUDI1_DMA_CORE_SRC_BASE_LO_OFFSET;
+    b.load(kDescriptors + 4 * kDescriptorBytes, junk);
+    b.write_reg(PODSIM_GAUDI1_DMA_CORE_SRC_BASE_LO_OFFSET, 0x1234);  // a QMAN's half-done work
+    b.write_reg64(regs::kExtDescBaseLo, regs::kExtDescBaseHi, kDescriptors);
+    EXPECT_EQ(b.write_reg(regs::kExtDescPost, 3), tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(b.write_reg(regs::kExtDescPost, 4), tlm::TLM_OK_RESPONSE);
+    b.wait_idle();
+    EXPECT_EQ(b.dump(kHost + 0x80, data.size()), data);
+    EXPECT_EQ(b.dump(kCompletion, 2), (std::vector<std::uint8_t>{0xE5, 0xD0}));
+    EXPECT_EQ(b.read_reg(PODSIM_GAUDI1_DMA_CORE_SRC_BASE_LO_OFFSET), 0x1234u);
+  });
+  simulate();
+  EXPECT_EQ(bench.dma.stats().jobs.value(), 1u);
+  ASSERT_EQ(bench.errors.size(), 1u);
+  EXPECT_EQ(bench.errors[0].kind, core::ErrorEvent::Kind::kMalformed);
+  EXPECT_THAT(bench.errors[0].detail, ::testing::HasSubstr("does not end in a COMMIT"));
 }
 
 TEST(DmaCore, MalformedCommitIsReportedAndStartsNothing) {

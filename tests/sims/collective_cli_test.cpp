@@ -88,10 +88,9 @@ TEST_F(CollectiveCli, TraceShowsEveryRanksPhasesAndEveryPortsTransfers) {
     for (int chip = 0; chip < 8; ++chip) {
       const std::string chip_name =
           "system.box" + std::to_string(box) + ".chip" + std::to_string(chip);
-      const std::string sequencer = chip_name + ".sequencer";
-      for (const char* row : {"collectives", "phase_reduce_scatter", "phase_all_reduce_rail0",
-                              "phase_all_reduce_rail2", "phase_all_gather"}) {
-        EXPECT_TRUE(rows.count({sequencer, row})) << sequencer << " " << row;
+      for (const char* row : {"collectives", "phase_reduce_scatter", "phase_all_reduce_rails",
+                              "phase_all_gather"}) {
+        EXPECT_TRUE(rows.count({chip_name, row})) << chip_name << " " << row;
       }
       // Reductions and copies on the chip's DMA engines, spread over more than one.
       int dma_rows = 0;

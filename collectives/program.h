@@ -1,21 +1,18 @@
-// What runs on a chip's command processor, written by the host (the collectives library today,
-// the driver later): a program of streams, each an in-order list of commands, ordered across
-// streams and chips by signals (counters a command waits on and adds to), and the job format
-// every data engine takes behind one submit/done interface.
-// Captures the format only; the sequencer (sequencer.h) runs it, the DMA engines
-// (dma_job_engine.h) carry out its jobs. Ignores: the binary packet encoding of command buffers,
-// which the queue managers will read from memory (spec/gaudi1.yaml).
+// What the algorithms build for each rank before it becomes command buffers: a program of
+// streams, each an in-order list of commands (an RDMA write, a reduction or copy, a wait),
+// ordered across streams and chips by signals (counters a command waits on and adds to).
+// Captures the format only; command_compiler.h turns it into Gaudi1 command buffers, DMA
+// descriptors and NIC work requests ordered by sync objects and monitors.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 #include "hw/core/numeric.h"
 
-namespace podsim::chip {
+namespace podsim::collectives {
 
-// A data engine's job: a reduction (dst = a op b) or a copy (dst = a) of `count` elements.
+// A DMA engine's job: a reduction (dst = a op b) or a copy (dst = a) of `count` elements.
 struct Job {
   enum class Kind : std::uint8_t { kReduce, kCopy };
   Kind kind = Kind::kReduce;
@@ -24,15 +21,6 @@ struct Job {
   std::uint64_t count = 0;  // elements
   core::DataType type = core::DataType::kFp32;
   core::ReduceOp op = core::ReduceOp::kSum;
-};
-
-// What the sequencer hands jobs to: the DMA engines now, TPCs later.
-class Engine {
- public:
-  virtual ~Engine() = default;
-  // Queues a job; `done` runs when its last byte is written, or with false when an access was
-  // rejected and the job stopped there.
-  virtual void submit(const Job& job, std::function<void(bool ok)> done) = 0;
 };
 
 struct Command {
@@ -60,4 +48,4 @@ struct Program {
   std::uint32_t signals = 0;  // signals are 0..signals-1, all starting at zero
 };
 
-}  // namespace podsim::chip
+}  // namespace podsim::collectives

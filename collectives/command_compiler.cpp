@@ -1,0 +1,453 @@
+#include "collectives/command_compiler.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+#include <queue>
+#include <stdexcept>
+
+#include "collectives/schedule.h"
+#include "hw/chip/chip.h"
+#include "hw/chip/nic_doorbell.h"
+#include "hw/chip/spec/packet_codec.h"
+#include "hw/chip/spec/sync_values.h"
+#include "hw/dma/dma_descriptor.h"
+#include "hw/dma/dma_regs.h"
+#include "podsim/spec/gaudi1.h"
+
+namespace podsim::collectives {
+namespace {
+
+constexpr std::uint32_t kNone = Command::kNone;
+constexpr std::uint32_t kMaxCount = 0x7FFF;  // a sync object's 15 bits
+
+bool is_job(const Command& c) {
+  return c.kind == Command::Kind::kReduce || c.kind == Command::Kind::kCopy;
+}
+std::uint64_t job_bytes(const Job& j) { return j.count * core::size_of(j.type); }
+
+[[noreturn]] void refuse(const std::string& what) {
+  throw std::invalid_argument("collective programs: " + what);
+}
+
+void validate(const std::vector<Program>& programs, const CommandCompiler::PeerOf& peer_of) {
+  const int n = static_cast<int>(programs.size());
+  for (int r = 0; r < n; ++r) {
+    const Program& p = programs[static_cast<std::size_t>(r)];
+    for (std::size_t s = 0; s < p.streams.size(); ++s) {
+      for (std::size_t i = 0; i < p.streams[s].size(); ++i) {
+        const Command& c = p.streams[s][i];
+        const auto where = fmt::format("rank {} stream {} command {}", r, s, i);
+        if ((c.wait != kNone && c.wait >= p.signals) || (c.done != kNone && c.done >= p.signals)) {
+          refuse(fmt::format("{}: a signal outside 0..{}", where, p.signals));
+        }
+        if (c.kind != Command::Kind::kWrite) continue;
+        const int peer = peer_of(r, c.qpn);
+        if (peer < 0 || peer >= n) refuse(fmt::format("{}: QP {} leads to no rank", where, c.qpn));
+        if (c.remote_signal >= programs[static_cast<std::size_t>(peer)].signals) {
+          refuse(fmt::format("{}: remote signal {} of rank {}", where, c.remote_signal, peer));
+        }
+      }
+    }
+  }
+}
+
+// A job's byte ranges, for the order of a stream's jobs.
+struct JobRanges {
+  std::uint64_t dst, a, b, bytes;
+  bool reduce;
+  int slices;
+};
+// Whether `next` may run without waiting for `prev` (the stream's job before it): they touch
+// nothing in common, or what they share is cut into the same slices on the same engines, whose
+// queues keep their order.
+bool independent(const JobRanges& prev, const JobRanges& next) {
+  const bool same_cut = prev.slices == next.slices && prev.bytes == next.bytes;
+  // x: a range of `next`, y: one of `prev`.
+  auto ok = [&](std::uint64_t x, std::uint64_t y) {
+    const bool apart = x + next.bytes <= y || y + prev.bytes <= x;
+    return apart || (same_cut && x == y);
+  };
+  if (prev.slices == 1 && next.slices == 1) return true;  // one engine, in order
+  bool fine = ok(next.a, prev.dst) && ok(next.dst, prev.dst) && ok(next.dst, prev.a);
+  if (next.reduce) fine = fine && ok(next.b, prev.dst);
+  if (prev.reduce) fine = fine && ok(next.dst, prev.b);
+  return fine;
+}
+
+}  // namespace
+
+CommandCompiler::CommandCompiler(const std::vector<Program>& programs, const PeerOf& peer_of,
+                                 std::vector<ChipGeometry> geometry)
+    : geometry_(std::move(geometry)) {
+  if (geometry_.size() != programs.size()) refuse("one chip geometry per rank");
+  for (const ChipGeometry& g : geometry_) {
+    if (g.queues < 1 || g.engines < 1 || g.max_buffer < 64) refuse("a chip without queues");
+  }
+  validate(programs, peer_of);
+  std::vector<std::vector<std::uint32_t>> arrivals(programs.size());
+  for (std::size_t r = 0; r < programs.size(); ++r) arrivals[r].assign(programs[r].signals, 0);
+  for (std::size_t r = 0; r < programs.size(); ++r) {
+    for (const auto& stream : programs[r].streams) {
+      for (const Command& c : stream) {
+        if (c.kind != Command::Kind::kWrite) continue;
+        ++arrivals[static_cast<std::size_t>(peer_of(static_cast<int>(r), c.qpn))][c.remote_signal];
+      }
+    }
+  }
+  const auto order = estimate_order(programs, peer_of);
+  ranks_.resize(programs.size());
+  for (std::size_t r = 0; r < programs.size(); ++r) {
+    compile_rank(static_cast<int>(r), programs, peer_of, order[r], arrivals[r]);
+  }
+}
+
+// Runs the programs on a rough model (a write lands after 2 us plus its bytes at 25 GB/s and is
+// acknowledged 1 us later; a job takes 1 us plus its bytes at 100 GB/s; an issue takes 20 ns)
+// and returns each rank's commands in the order they issued. The model only orders; the chips
+// give the times.
+std::vector<std::vector<CommandCompiler::Position>> CommandCompiler::estimate_order(
+    const std::vector<Program>& programs, const PeerOf& peer_of) const {
+  using Ps = std::uint64_t;
+  struct Event {
+    Ps at;
+    std::uint64_t seq;
+    int rank;
+    bool raise;  // raise signal `what` by one, else try to issue stream `what`
+    std::uint32_t what;
+    bool operator>(const Event& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+  };
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
+  std::uint64_t seq = 0;
+  auto push = [&](Ps at, int rank, bool raise, std::uint32_t what) {
+    events.push({at, seq++, rank, raise, what});
+  };
+  const std::size_t n = programs.size();
+  std::vector<std::vector<std::uint32_t>> counts(n), next(n);
+  std::vector<std::vector<std::vector<std::uint32_t>>> waiting(n);  // by signal: streams
+  std::vector<std::vector<Position>> order(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    counts[r].assign(programs[r].signals, 0);
+    waiting[r].resize(programs[r].signals);
+    next[r].assign(programs[r].streams.size(), 0);
+    for (std::uint32_t s = 0; s < programs[r].streams.size(); ++s) {
+      push(0, static_cast<int>(r), false, s);
+    }
+  }
+  auto issue = [&](Ps at, int r, std::uint32_t s, const Command& c) {
+    const auto rank = static_cast<std::size_t>(r);
+    order[rank].push_back({s, next[rank][s]++});
+    Ps done = at;
+    if (c.kind == Command::Kind::kWrite) {
+      const Ps landed = at + 2000000 + c.bytes * 40;
+      push(landed, peer_of(r, c.qpn), true, c.remote_signal);
+      done = landed + 1000000;
+    } else if (is_job(c)) {
+      done = at + 1000000 + job_bytes(c.job) * 10;
+    }
+    if (c.done != kNone) push(done, r, true, c.done);
+    push(at + 20000, r, false, s);
+  };
+  while (!events.empty()) {
+    const Event e = events.top();
+    events.pop();
+    const auto rank = static_cast<std::size_t>(e.rank);
+    if (e.raise) {
+      ++counts[rank][e.what];
+      for (std::uint32_t s : std::exchange(waiting[rank][e.what], {})) push(e.at, e.rank, false, s);
+      continue;
+    }
+    const auto& stream = programs[rank].streams[e.what];
+    const std::uint32_t i = next[rank][e.what];
+    if (i >= stream.size()) continue;
+    const Command& c = stream[i];
+    if (c.wait != kNone && counts[rank][c.wait] < c.wait_count) {
+      auto& list = waiting[rank][c.wait];
+      if (std::find(list.begin(), list.end(), e.what) == list.end()) list.push_back(e.what);
+      continue;
+    }
+    issue(e.at, e.rank, e.what, c);
+  }
+  for (std::size_t r = 0; r < n; ++r) {
+    for (std::size_t s = 0; s < programs[r].streams.size(); ++s) {
+      const std::uint32_t i = next[r][s];
+      if (i >= programs[r].streams[s].size()) continue;
+      const Command& c = programs[r].streams[s][i];
+      refuse(
+          fmt::format("they cannot finish: rank {} stream {} command {} waits for signal {} to "
+                      "reach {}, and it stops at {}",
+                      r, s, i, c.wait, c.wait_count, counts[r][c.wait]));
+    }
+  }
+  return order;
+}
+
+void CommandCompiler::compile_rank(int rank, const std::vector<Program>& programs,
+                                   const PeerOf& peer_of, const std::vector<Position>& order,
+                                   const std::vector<std::uint32_t>& arrivals) {
+  const Program& program = programs[static_cast<std::size_t>(rank)];
+  const ChipGeometry& g = geometry_[static_cast<std::size_t>(rank)];
+  RankCode& code = ranks_[static_cast<std::size_t>(rank)];
+  const std::uint32_t signals = program.signals;
+  const auto queues = static_cast<std::uint32_t>(g.queues);
+  const auto acks = [&](std::uint32_t h) { return signals + h; };
+  const auto jobs = [&](std::uint32_t h) { return signals + queues + h; };
+  const std::uint32_t done = signals + 2 * queues;
+  code.sobs = done + 1;
+  code.queues.resize(queues);
+
+  auto preferred = [&](const Job& job) {
+    if (g.min_slice == 0) return 1;
+    return static_cast<int>(std::clamp<std::uint64_t>(job_bytes(job) / g.min_slice, 1,
+                                                      static_cast<std::uint64_t>(g.engines)));
+  };
+  // A signal only jobs of one stream raise counts their slices; any other counts raises.
+  std::vector<int> weight(signals, 0), job_stream(signals, -1);
+  std::vector<bool> jobs_only(signals, true);
+  for (std::uint32_t s = 0; s < program.streams.size(); ++s) {
+    for (const Command& c : program.streams[s]) {
+      if (c.done == kNone) continue;
+      const bool own = is_job(c) && (job_stream[c.done] < 0 || job_stream[c.done] == int(s));
+      jobs_only[c.done] = jobs_only[c.done] && own;
+      if (is_job(c)) job_stream[c.done] = static_cast<int>(s);
+      const int p = is_job(c) ? preferred(c.job) : 1;
+      weight[c.done] = weight[c.done] == 0 ? p : std::min(weight[c.done], p);
+    }
+  }
+  // Counted: raised by jobs of one stream alone, so a count of slices says which have finished.
+  std::vector<bool> counted(signals);
+  for (std::uint32_t s = 0; s < signals; ++s) {
+    counted[s] = jobs_only[s] && arrivals[s] == 0 && job_stream[s] >= 0;
+    if (!counted[s]) weight[s] = 1;
+  }
+
+  std::vector<std::uint64_t> total(code.sobs, 0);   // raises each object gets, in all
+  std::vector<std::uint32_t> waited(code.sobs, 0);  // the highest wait on it, any queue
+  std::vector<std::uint32_t> last_queue(code.sobs, 0);
+  std::vector<std::vector<std::uint32_t>> queue_waited(queues,
+                                                       std::vector<std::uint32_t>(code.sobs));
+  for (std::uint32_t s = 0; s < signals; ++s) total[s] = arrivals[s];
+  std::vector<std::uint32_t> raised_by_jobs(signals, 0);  // jobs seen so far, by done signal
+  std::vector<std::optional<JobRanges>> previous(program.streams.size());
+  std::vector<std::uint32_t> previous_done(program.streams.size(), kNone);
+  std::vector<std::uint32_t> previous_count(program.streams.size(), 0);
+
+  auto wait = [&](std::uint32_t h, std::uint32_t sob, std::uint64_t value) {
+    if (value > kMaxCount) {
+      refuse(fmt::format("rank {}: a wait for {} raises of one signal (sync objects count to {})",
+                         rank, value, kMaxCount));
+    }
+    if (value == 0 || queue_waited[h][sob] >= value) return;
+    queue_waited[h][sob] = static_cast<std::uint32_t>(value);
+    waited[sob] = std::max(waited[sob], static_cast<std::uint32_t>(value));
+    code.queues[h].push_back({OpKind::kWait, sob, static_cast<std::uint32_t>(value), 0, 0});
+  };
+  auto raised = [&](std::uint32_t h, std::uint32_t sob, std::uint64_t by) {
+    total[sob] += by;
+    last_queue[sob] = h;
+  };
+
+  for (const Position& at : order) {
+    const Command& c = program.streams[at.stream][at.index];
+    const std::uint32_t h = at.stream % queues;
+    if (c.wait != kNone) wait(h, c.wait, std::uint64_t{c.wait_count} * weight[c.wait]);
+    if (c.kind == Command::Kind::kWait) {
+      if (c.done != kNone) {
+        code.queues[h].push_back({OpKind::kAdd, c.done, 0, 0, 0});
+        raised(h, c.done, 1);
+      }
+      continue;
+    }
+    if (c.kind == Command::Kind::kWrite) {
+      const std::uint32_t completion = c.done != kNone ? c.done : acks(h);
+      code.wqes.push_back(
+          {c.qpn, c.src, c.dst, c.bytes, peer_of(rank, c.qpn), c.remote_signal, completion});
+      code.queues[h].push_back(
+          {OpKind::kWrite, 0, 0, static_cast<std::uint32_t>(code.wqes.size() - 1), 0});
+      raised(h, completion, 1);
+      continue;
+    }
+    // A job.
+    const Job& job = c.job;
+    const bool own_count = c.done != kNone && counted[c.done];
+    const int slices = c.done == kNone ? preferred(job) : own_count ? weight[c.done] : 1;
+    const JobRanges ranges{job.dst, job.a, job.b, job_bytes(job), c.kind == Command::Kind::kReduce,
+                           slices};
+    auto& prev = previous[at.stream];
+    if (prev && !independent(*prev, ranges)) {
+      const std::uint32_t d = previous_done[at.stream];
+      if (d == kNone || !counted[d]) {
+        refuse(
+            fmt::format("rank {} stream {} command {}: the job touches what the job before it "
+                        "writes, and that job raises no signal of its own to wait for",
+                        rank, at.stream, at.index));
+      }
+      wait(h, d, std::uint64_t{previous_count[at.stream]} * weight[d]);
+    }
+    if (own_count && raised_by_jobs[c.done] > 0) {
+      wait(h, c.done, std::uint64_t{raised_by_jobs[c.done]} * weight[c.done]);
+    }
+    const std::uint32_t completion = c.done != kNone ? c.done : jobs(h);
+    for (int i = 0; i < slices; ++i) {
+      const auto [first, count] =
+          part_of(job.count, static_cast<std::uint64_t>(slices), static_cast<std::uint64_t>(i));
+      const std::uint64_t offset = first * core::size_of(job.type);
+      const std::uint64_t bytes = count * core::size_of(job.type);
+      dma::DmaJob d = c.kind == Command::Kind::kCopy
+                          ? dma::DmaJob::copy(job.a + offset, job.dst + offset, bytes)
+                          : dma::DmaJob::reduce(job.a + offset, job.b + offset, job.dst + offset,
+                                                bytes, job.type, job.op);
+      if (bytes == 0) {  // nothing to move: done at once
+        code.queues[h].push_back({OpKind::kAdd, completion, 0, 0, 0});
+        continue;
+      }
+      code.slices.push_back({d, completion});
+      const int engine = slices == 1 ? static_cast<int>(at.stream % g.engines) : i;
+      code.queues[h].push_back(
+          {OpKind::kSlice, 0, 0, static_cast<std::uint32_t>(code.slices.size() - 1), engine});
+    }
+    raised(h, completion, static_cast<std::uint64_t>(slices));
+    if (c.done != kNone) ++raised_by_jobs[c.done];
+    prev = ranges;
+    previous_done[at.stream] = c.done;
+    previous_count[at.stream] = c.done != kNone ? raised_by_jobs[c.done] : 0;
+  }
+  // Nothing a queue started may still be under way when the rank's done object is raised.
+  for (std::uint32_t sob = 0; sob < done; ++sob) {
+    if (total[sob] > waited[sob]) wait(last_queue[sob], sob, total[sob]);
+  }
+  for (auto& ops : code.queues) ops.push_back({OpKind::kAdd, done, 0, 0, 0});
+}
+
+std::uint64_t CommandCompiler::buffer_bytes(const std::vector<Op>& ops) const {
+  static const std::uint64_t msg = chip::spec::find_packet("MSG_LONG")->size;
+  static const std::uint64_t fence = chip::spec::find_packet("FENCE")->size;
+  std::uint64_t bytes = 0;
+  for (const Op& op : ops) bytes += msg + (op.kind == OpKind::kWait ? fence : 0);
+  return bytes;
+}
+
+std::uint64_t CommandCompiler::arena_bytes(int rank) const {
+  const RankCode& code = ranks_[static_cast<std::size_t>(rank)];
+  std::uint64_t bytes =
+      code.slices.size() * dma::kDescriptorBytes + code.wqes.size() * chip::Wqe::kBytes;
+  for (const auto& ops : code.queues) bytes += buffer_bytes(ops);
+  return bytes;
+}
+
+CommandCompiler::Counts CommandCompiler::counts(int rank) const {
+  Counts n;
+  for (const auto& ops : ranks_[static_cast<std::size_t>(rank)].queues) {
+    for (const Op& op : ops) {
+      n.waits += op.kind == OpKind::kWait;
+      n.writes += op.kind == OpKind::kWrite;
+      n.slices += op.kind == OpKind::kSlice;
+      n.adds += op.kind == OpKind::kAdd;
+    }
+  }
+  return n;
+}
+
+namespace {
+
+std::uint64_t sob_address(std::uint32_t global) {
+  constexpr std::uint32_t per = chip::NicDoorbell::kObjectsPerManager;
+  return PODSIM_GAUDI1_SYNC_MNGR_OBJS_SOB_OBJ(chip::Chip::sync_manager_base(int(global / per)),
+                                              global % per);
+}
+
+std::uint32_t index_from(std::uint64_t address, std::uint64_t base, std::uint64_t unit) {
+  if (address < base || (address - base) % unit != 0 || (address - base) / unit > 0xFFFFFFFFu) {
+    throw std::logic_error(
+        fmt::format("{:#x} is not a {}-byte entry above {:#x}", address, unit, base));
+  }
+  return static_cast<std::uint32_t>((address - base) / unit);
+}
+
+}  // namespace
+
+ChipImage CommandCompiler::encode(int rank, const std::vector<ChipPlacement>& placements) const {
+  const RankCode& code = ranks_[static_cast<std::size_t>(rank)];
+  const ChipPlacement& at = placements[static_cast<std::size_t>(rank)];
+  const ChipGeometry& g = geometry_[static_cast<std::size_t>(rank)];
+  ChipImage image;
+  image.bytes.assign(arena_bytes(rank), 0);
+  const std::uint64_t descriptors = at.arena;
+  const std::uint64_t wqes = descriptors + code.slices.size() * dma::kDescriptorBytes;
+  std::uint64_t offset = 0;
+  const std::uint32_t add_one = chip::spec::encode_sob_write({1, true, false});
+  for (const SliceSpec& s : code.slices) {
+    dma::DmaJob job = s.job;
+    job.completion = {true, sob_address(at.first_sob + s.completion), add_one};
+    dma::encode_descriptor(dma::register_writes(job), image.bytes.data() + offset);
+    offset += dma::kDescriptorBytes;
+  }
+  for (const WqeSpec& w : code.wqes) {
+    chip::Wqe wqe;
+    wqe.qpn = w.qpn;
+    wqe.local = w.local;
+    wqe.remote = w.remote;
+    wqe.length = w.length;
+    wqe.immediate = chip::Wqe::kSobValid |
+                    (placements[static_cast<std::size_t>(w.peer)].first_sob + w.peer_signal);
+    wqe.completion = chip::Wqe::kSobValid | (at.first_sob + w.completion);
+    wqe.encode(image.bytes.data() + offset);
+    offset += chip::Wqe::kBytes;
+  }
+  chip::spec::PacketCodec codec;
+  chip::spec::Packet msg("MSG_LONG"), fence("FENCE");
+  fence.set("id", 0).set("target_val", 1).set("dec_val", 1);
+  const std::size_t value = msg.index_of("value"), addr = msg.index_of("addr");
+  std::vector<std::uint8_t> packets;
+  image.buffers.resize(code.queues.size());
+  for (std::size_t h = 0; h < code.queues.size(); ++h) {
+    std::uint64_t start = offset;
+    auto close = [&] {
+      if (offset > start) {
+        image.buffers[h].push_back({at.arena + start, static_cast<std::uint32_t>(offset - start)});
+      }
+      start = offset;
+    };
+    for (const Op& op : code.queues[h]) {
+      packets.clear();
+      switch (op.kind) {
+        case OpKind::kWait: {
+          const std::uint32_t global = at.first_sob + op.sob;
+          constexpr std::uint32_t per = chip::NicDoorbell::kObjectsPerManager;
+          const std::uint64_t manager = chip::Chip::sync_manager_base(int(global / per));
+          msg.set(addr, PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_ARM(manager, at.monitor + h));
+          msg.set(value, chip::spec::encode_monitor_arm(chip::spec::MonitorArm::single(
+                             global % per, op.value, chip::spec::MonitorOp::kGreaterOrEqual)));
+          codec.encode(msg, packets);
+          codec.encode(fence, packets);
+          break;
+        }
+        case OpKind::kWrite:
+          msg.set(addr, PODSIM_GAUDI1_NIC_DOORBELL_BASE + chip::NicDoorbell::kPost);
+          msg.set(value,
+                  index_from(wqes + op.index * chip::Wqe::kBytes, at.wqe_base, chip::Wqe::kBytes));
+          codec.encode(msg, packets);
+          break;
+        case OpKind::kSlice:
+          msg.set(addr, chip::Chip::dma_core_base(op.engine) + dma::regs::kExtDescPost);
+          msg.set(value, index_from(descriptors + op.index * dma::kDescriptorBytes, at.desc_base,
+                                    dma::kDescriptorBytes));
+          codec.encode(msg, packets);
+          break;
+        case OpKind::kAdd:
+          msg.set(addr, sob_address(at.first_sob + op.sob));
+          msg.set(value, add_one);
+          codec.encode(msg, packets);
+          break;
+      }
+      if (offset + packets.size() - start > g.max_buffer) close();
+      std::copy(packets.begin(), packets.end(), image.bytes.begin() + static_cast<long>(offset));
+      offset += packets.size();
+    }
+    close();
+  }
+  return image;
+}
+
+}  // namespace podsim::collectives

@@ -1,0 +1,131 @@
+// Turns one collective's per-rank programs (program.h) into what each chip's queue managers run,
+// as HCCL does on Gaudi: command buffers of Gaudi1 packets on one stream of each DMA QMAN, DMA
+// descriptors and NIC work-queue entries, all ordered by sync objects and monitors.
+// Captures:
+// - queues: a rank's program streams are merged onto its chip's queues (stream p on queue
+//   p mod queues) in the order an estimate of the whole collective issues them; every queue then
+//   runs its commands in an order some real run could take, so no command waits behind one that
+//   can only run after it (no deadlock), and one rarely waits behind one that runs later;
+// - a signal is a sync object; a wait arms the queue's monitor on it (payload: one onto the
+//   queue's fence counter) and FENCEs; waits a queue has already passed are left out;
+// - an RDMA write is a WQE posted with one MSG_LONG to the NIC doorbell: its immediate adds one
+//   to the receiver's object, its acknowledgement one to the sender's `done` object;
+// - a reduction or copy is cut into slices of at least min_slice bytes, at most one per engine,
+//   slice i on DMA engine i, each a descriptor posted with one MSG_LONG and adding one to the
+//   job's `done` object when written, so a signal that jobs raise counts slices: a job is sliced
+//   only when every raise of its signal is a job of the same stream (each then waits for the one
+//   before, so counts stay exact), else it runs whole on engine (stream mod engines);
+// - a stream's jobs run in order as before: a job that touches what the job before it wrote
+//   differently sliced waits for it;
+// - every write's acknowledgement and every job's completion is counted, and a queue ends only
+//   when what it started has finished, then adds one to the rank's done object.
+// Ignores: the cost of building the images (the host's time) and programs whose jobs need an
+// order the sync objects cannot express (rejected with std::invalid_argument).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collectives/program.h"
+#include "hw/dma/dma_job.h"
+
+namespace podsim::collectives {
+
+// What the compiler needs to know of a rank's chip.
+struct ChipGeometry {
+  int queues = 1;                       // DMA QMANs whose stream `slot` runs the collective
+  int engines = 1;                      // DMA engines jobs are sliced over, dma0 onwards
+  std::uint64_t min_slice = 0;          // bytes; 0: jobs are never cut
+  std::uint32_t max_buffer = 2u << 20;  // largest command buffer (the QMANs' max_cb_size)
+};
+
+// Where the launcher put one rank's share of a collective.
+struct ChipPlacement {
+  std::uint32_t first_sob = 0;  // global sync object of the rank's object 0
+  std::uint64_t arena = 0;      // chip address of its descriptors, WQEs and buffers
+  std::uint64_t desc_base = 0;  // the DMA engines' DESC_BASE
+  std::uint64_t wqe_base = 0;   // the NIC doorbell's WQE_BASE
+  int slot = 0;                 // the QMAN stream
+  // Monitor (monitor + queue) of every sync manager is the queue's, its payload set to the
+  // queue's fence counter 0.
+  std::uint32_t monitor = 0;
+};
+
+// One rank's images, to be written at its arena and queued.
+struct ChipImage {
+  std::vector<std::uint8_t> bytes;
+  // Per queue, its command buffers (chip address, bytes), in order.
+  std::vector<std::vector<std::pair<std::uint64_t, std::uint32_t>>> buffers;
+};
+
+class CommandCompiler {
+ public:
+  // The rank a rank's QP leads to.
+  using PeerOf = std::function<int(int rank, std::uint32_t qpn)>;
+
+  // Throws std::invalid_argument on a malformed program (a signal out of range, programs that
+  // cannot finish) or one the sync objects cannot order.
+  CommandCompiler(const std::vector<Program>& programs, const PeerOf& peer_of,
+                  std::vector<ChipGeometry> geometry);
+
+  int ranks() const { return static_cast<int>(ranks_.size()); }
+  int queues(int rank) const { return geometry_[static_cast<std::size_t>(rank)].queues; }
+  // Sync objects rank r uses (its signals, then the queues' counters, the done object last).
+  std::uint32_t sobs(int rank) const { return ranks_[static_cast<std::size_t>(rank)].sobs; }
+  // Relative index of the object every queue adds one to at its end.
+  std::uint32_t done_sob(int rank) const { return sobs(rank) - 1; }
+  std::uint64_t arena_bytes(int rank) const;
+  // Commands of each kind, for reports and tests.
+  struct Counts {
+    std::uint64_t waits = 0, writes = 0, slices = 0, adds = 0;
+  };
+  Counts counts(int rank) const;
+
+  // Rank r's images, given every rank's placement (a write's immediate names an object of its
+  // receiver).
+  ChipImage encode(int rank, const std::vector<ChipPlacement>& placements) const;
+
+ private:
+  enum class OpKind : std::uint8_t { kWait, kWrite, kSlice, kAdd };
+  struct Op {
+    OpKind kind;
+    std::uint32_t sob = 0;    // kWait, kAdd: relative object
+    std::uint32_t value = 0;  // kWait: threshold
+    std::uint32_t index = 0;  // kWrite: WQE, kSlice: descriptor
+    int engine = 0;           // kSlice
+  };
+  struct WqeSpec {
+    std::uint32_t qpn;
+    std::uint64_t local, remote, length;
+    int peer;
+    std::uint32_t peer_signal;
+    std::uint32_t completion;  // relative object
+  };
+  struct SliceSpec {
+    dma::DmaJob job;
+    std::uint32_t completion;  // relative object
+  };
+  struct RankCode {
+    std::vector<std::vector<Op>> queues;
+    std::vector<WqeSpec> wqes;
+    std::vector<SliceSpec> slices;
+    std::uint32_t sobs = 0;
+  };
+  struct Position {
+    std::uint32_t stream, index;
+  };
+
+  std::vector<std::vector<Position>> estimate_order(const std::vector<Program>& programs,
+                                                    const PeerOf& peer_of) const;
+  void compile_rank(int rank, const std::vector<Program>& programs, const PeerOf& peer_of,
+                    const std::vector<Position>& order, const std::vector<std::uint32_t>& arrivals);
+  std::uint64_t buffer_bytes(const std::vector<Op>& ops) const;
+
+  std::vector<ChipGeometry> geometry_;
+  std::vector<RankCode> ranks_;
+};
+
+}  // namespace podsim::collectives
