@@ -98,7 +98,7 @@ std::uint64_t size_bytes(const Spec& spec) { return spec.count * core::size_of(s
 int pipeline_depth(const Spec& spec) {
   if (spec.pipeline > 0) return spec.pipeline;
   constexpr std::uint64_t kPiece = 64ull << 20;
-  return static_cast<int>(std::clamp<std::uint64_t>(size_bytes(spec) / kPiece, 1, 4));
+  return static_cast<int>(std::clamp<std::uint64_t>(size_bytes(spec) / kPiece, 1, 16));
 }
 
 double bus_factor(Op op, int ranks) {

@@ -92,8 +92,8 @@ Layout layout(const Spec& spec, int ranks, int rank);
 // Bytes of the larger buffer (nccl-tests' "size").
 std::uint64_t size_bytes(const Spec& spec);
 // The hierarchical all-reduce's pipeline depth: spec.pipeline, or when 0 one piece per 64 MiB,
-// 1 to 4 pieces (sweeps on hls2-pod128: pieces under about 64 MiB cost more in each phase's
-// latency than the overlap gains; docs/collectives.md).
+// 1 to 16 pieces (sweeps on hls2-pod128: smaller pieces cost more in each phase's latency than
+// the overlap gains; docs/collectives.md).
 int pipeline_depth(const Spec& spec);
 
 // nccl-tests' bus bandwidth factor: busbw = algbw x factor.

@@ -225,6 +225,20 @@ struct HierarchicalPlan {
   std::uint64_t scratch_end = 0;  // first scratch byte no piece uses
 };
 
+// The rings across the boxes pay a hop through the scale-out network per step: cutting each
+// step's segment into eight chunks lets them overlap that latency with the transfers (a ring's
+// chunks run as separate streams), down to 32 KiB, below which a chunk's own overheads win
+// (timing-only sweeps on hls2-pod128, docs/collectives.md).
+std::uint64_t ring_chunk(std::uint64_t count, int ranks, std::uint64_t element,
+                         std::uint64_t chunk) {
+  constexpr std::uint64_t kSmallest = 32 << 10;
+  const std::uint64_t segment = count / static_cast<std::uint64_t>(ranks) * element;
+  return std::min(chunk, std::max(segment / 8, kSmallest) / element * element);
+}
+
+// The box phases of a piece: at most 512 KiB chunks, so each peer and lane gets several.
+constexpr std::uint64_t kBoxChunk = 512 << 10;
+
 // Each piece gets its own scratch, since its phases overlap other pieces'.
 HierarchicalPlan hierarchical_plan(const Spec& spec, const Layout& l, const Hierarchy& h) {
   const std::uint64_t element = core::size_of(spec.type);
@@ -242,6 +256,7 @@ HierarchicalPlan hierarchical_plan(const Spec& spec, const Layout& l, const Hier
     Spec box = base;
     box.algorithm = Algorithm::kMesh;
     box.count = count;
+    box.chunk_bytes = std::max(element, std::min(base.chunk_bytes, kBoxChunk) / element * element);
     box.op = Op::kReduceScatter;
     box.in_place = in == out;
     box.placement = Spec::Placement{in, out, scratch};
@@ -258,6 +273,7 @@ HierarchicalPlan hierarchical_plan(const Spec& spec, const Layout& l, const Hier
       Spec across = base;
       across.algorithm = Algorithm::kRing;
       across.count = length;
+      across.chunk_bytes = ring_chunk(length, h.boxes, element, base.chunk_bytes);
       across.lane = lane;
       across.in_place = true;
       const std::uint64_t slice = out + at * element;
@@ -273,6 +289,10 @@ HierarchicalPlan hierarchical_plan(const Spec& spec, const Layout& l, const Hier
 }
 
 }  // namespace
+
+// Two pieces in each phase at once: one piece's latencies overlap the next one's transfers, and
+// the three phases' six sub-collectives per chip stay near the chips' four queue slots.
+constexpr int kPhaseWindow = 2;
 
 // Reduce-scatter in every box over its mesh, then all-reduce of each rank's segment across the
 // boxes (a ring per scale-out rail, each on a slice of the segment), then all-gather in every
@@ -302,6 +322,7 @@ void Communicator::start_hierarchical(const Spec& spec, const Layout& l,
     auto left = std::make_shared<std::size_t>(runs.size());
     for (auto& [comm, specs] : runs) {
       auto sub = comm->start_together(specs);
+      sub->trace_row = p % kPhaseWindow;
       Handle* raw = sub.get();  // alive while its ranks' callbacks run, which call on_done
       sub->then([handle, left, raw, done] {
         handle->ok = handle->ok && raw->ok;
@@ -309,14 +330,14 @@ void Communicator::start_hierarchical(const Spec& spec, const Layout& l,
       });
     }
   };
-  auto pipeline = std::make_shared<PhasePipeline>(static_cast<int>(plan->pieces.size()), 3,
-                                                  std::move(launch), [this, handle] {
-                                                    handle->remaining = 0;
-                                                    for (int r = 0; r < size(); ++r) {
-                                                      trace_rank(r, *handle);
-                                                    }
-                                                    handle->finish();
-                                                  });
+  auto finished = [this, handle] {
+    handle->remaining = 0;
+    for (int r = 0; r < size(); ++r) trace_rank(r, *handle);
+    handle->finish();
+  };
+  auto pipeline =
+      std::make_shared<PhasePipeline>(static_cast<int>(plan->pieces.size()), 3, std::move(launch),
+                                      std::move(finished), kPhaseWindow);
   pipeline->start();
 }
 
@@ -329,6 +350,7 @@ void Communicator::trace_rank(int r, const Handle& handle) const {
   if (runs_phases_) {
     row = fmt::format("phase_{}", to_string(handle.spec.op));
     if (handle.algorithm == Algorithm::kRing) row += "_rails";
+    row += fmt::format("_{}", handle.trace_row);
   }
   const auto track = trace.track(fmt::format("{}.{}", model_.chip(chip(r)).name(), row));
   trace.span(track, fmt::format("{} {}", to_string(handle.spec.op), to_string(handle.algorithm)),

@@ -34,6 +34,7 @@ struct Handle {
   Algorithm algorithm = Algorithm::kRing;  // what kAuto resolved to
   int ranks = 0;
   int id = 0;
+  int trace_row = 0;  // a hierarchical phase's: which of the pieces sharing the phase it is
   core::TimePs start_ps = 0, end_ps = 0;
   int remaining = 0;  // ranks not yet finished
   bool ok = true;

@@ -1,5 +1,6 @@
 #include "collectives/pipeline.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "collectives/schedule.h"
@@ -20,16 +21,22 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> cut_pieces(std::uint64_t co
   return out;
 }
 
-PhasePipeline::PhasePipeline(int pieces, int phases, Launch launch, std::function<void()> finished)
+PhasePipeline::PhasePipeline(int pieces, int phases, Launch launch, std::function<void()> finished,
+                             int window)
     : pieces_(pieces),
       phases_(phases),
+      window_(window),
       launch_(std::move(launch)),
       finished_(std::move(finished)),
       states_(static_cast<std::size_t>(pieces * phases), State::kWaiting) {
-  if (pieces < 1 || phases < 1) throw std::invalid_argument("a pipeline needs pieces and phases");
+  if (pieces < 1 || phases < 1 || window < 1) {
+    throw std::invalid_argument("a pipeline needs pieces, phases and a window of at least one");
+  }
 }
 
-void PhasePipeline::start() { try_launch(0, 0); }
+void PhasePipeline::start() {
+  for (int piece = 0; piece < std::min(window_, pieces_); ++piece) try_launch(piece, 0);
+}
 
 void PhasePipeline::phase_done(int piece, int phase) {
   if (state(piece, phase) != State::kRunning) throw std::logic_error("a phase finished twice");
@@ -40,13 +47,13 @@ void PhasePipeline::phase_done(int piece, int phase) {
     return;
   }
   if (phase + 1 < phases_) try_launch(piece, phase + 1);
-  if (piece + 1 < pieces_) try_launch(piece + 1, phase);
+  if (piece + window_ < pieces_) try_launch(piece + window_, phase);
 }
 
 void PhasePipeline::try_launch(int piece, int phase) {
   if (state(piece, phase) != State::kWaiting) return;
   if (phase > 0 && state(piece, phase - 1) != State::kDone) return;
-  if (piece > 0 && state(piece - 1, phase) != State::kDone) return;
+  if (piece >= window_ && state(piece - window_, phase) != State::kDone) return;
   state(piece, phase) = State::kRunning;
   launch_(piece, phase,
           [self = shared_from_this(), piece, phase] { self->phase_done(piece, phase); });

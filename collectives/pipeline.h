@@ -1,8 +1,9 @@
 // How a collective made of phases (the hierarchical all-reduce: reduce-scatter in the boxes,
 // all-reduce across them, all-gather in the boxes) overlaps them: the vector is cut into pieces
-// and phase k of piece p starts once phase k-1 of piece p and phase k of piece p-1 have both
-// finished, so each phase works on one piece at a time while the others work on the pieces
-// before and after it. Plain bookkeeping: launching a phase and reporting it finished are the
+// and phase k of piece p starts once phase k-1 of piece p and phase k of piece p-window have
+// both finished, so each phase works on up to `window` pieces at a time (overlapping one
+// piece's latency with the next one's transfers) while the others work on the pieces before and
+// after them. Plain bookkeeping: launching a phase and reporting it finished are the
 // caller's.
 #pragma once
 
@@ -26,7 +27,8 @@ class PhasePipeline : public std::enable_shared_from_this<PhasePipeline> {
   using Launch = std::function<void(int piece, int phase, std::function<void()> done)>;
 
   // `finished` runs once the last phase of the last piece is done.
-  PhasePipeline(int pieces, int phases, Launch launch, std::function<void()> finished);
+  PhasePipeline(int pieces, int phases, Launch launch, std::function<void()> finished,
+                int window = 1);
 
   void start();
   bool finished() const { return finished_count_ == pieces_ * phases_; }
@@ -39,7 +41,7 @@ class PhasePipeline : public std::enable_shared_from_this<PhasePipeline> {
   void try_launch(int piece, int phase);
   void phase_done(int piece, int phase);
 
-  int pieces_, phases_;
+  int pieces_, phases_, window_;
   Launch launch_;
   std::function<void()> finished_;
   std::vector<State> states_;

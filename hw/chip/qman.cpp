@@ -204,16 +204,24 @@ void Qman::fire(std::uint32_t t) {
         become_ready(s);
       }
       break;
-    case kFenceTimeout:
+    case kFenceTimeout: {
       if (!st.fence_timer || (st.fence_gen & 0xFFFF) != gen) break;
       st.fence_timer = false;
-      if (st.phase == Phase::kWaitFence) {
+      if (st.phase != Phase::kWaitFence || !st.fence_counted) break;
+      // One timer per stream: the wait under way may have begun after the one it was set for.
+      const core::TimePs deadline =
+          st.fence_since + static_cast<core::TimePs>(config_.fence_timeout.ps);
+      if (core::now_ps() < deadline) {
+        st.fence_timer = true;
+        schedule(deadline, kFenceTimeout, s, st.fence_gen);
+      } else {
         const Frame& f = st.frames.back();
         fail_buffer(s, Kind::kFenceTimeout, f.address + f.pos,
                     fmt::format("FENCE on counter {} of CP {} waited past {}", st.fence_id,
                                 st.fence_cp, core::to_string(config_.fence_timeout)));
       }
       break;
+    }
   }
 }
 
@@ -535,20 +543,21 @@ Qman::Outcome Qman::fence(int s, const spec::Packet& p) {
   const int id = static_cast<int>(p.get("id"));
   if (fence_pass(fence_counter(cp, id), static_cast<std::uint32_t>(p.get("target_val")),
                  static_cast<std::uint32_t>(p.get("dec_val")))) {
-    st.fence_timer = false;
-    st.fence_counted = false;
-    ++st.fence_gen;
+    st.fence_counted = false;  // a timer still set finds no wait, or a later one, when it fires
     return Outcome::kNext;
   }
   st.frames.back().pos = st.packet_pos;  // the FENCE runs again when its counter moves
   st.phase = Phase::kWaitFence;
   st.fence_cp = cp;
   st.fence_id = id;
-  if (!st.fence_counted) st.stats.fence_waits.add();
+  if (!st.fence_counted) {
+    st.stats.fence_waits.add();
+    st.fence_since = core::now_ps();
+  }
   st.fence_counted = true;
   if (!st.fence_timer && config_.fence_timeout.ps > 0) {
     st.fence_timer = true;
-    schedule(core::now_ps() + static_cast<core::TimePs>(config_.fence_timeout.ps), kFenceTimeout, s,
+    schedule(st.fence_since + static_cast<core::TimePs>(config_.fence_timeout.ps), kFenceTimeout, s,
              ++st.fence_gen);
   }
   release(s);

@@ -154,6 +154,7 @@ class Qman : public sc_core::sc_module, private core::Timed {
     std::uint32_t pi = 0, ci = 0;
     std::uint32_t wake_gen = 0, fence_gen = 0;
     bool fence_timer = false, fence_counted = false;
+    core::TimePs fence_since = 0;  // when the wait under way began
     int fence_cp = 0, fence_id = 0;
     std::size_t packet_pos = 0;  // of the packet under way in the top buffer
     core::TimePs cb_start = 0;

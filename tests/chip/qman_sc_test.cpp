@@ -695,6 +695,41 @@ TEST(Qman, TruncatedPacketAndFenceTimeoutAreErrorsToo) {
   EXPECT_EQ(b.mem32(kData + 8), 3u);
 }
 
+// A stream keeps one fence timer, not one per wait (a regression: every FENCE that waited left a
+// callback a timeout ahead in the event queue, over a million of them in a 128-chip collective):
+// a wait released in time leaves the timer to the next wait, which still times out a whole
+// timeout after it began.
+TEST(Qman, OneFenceTimerServesEveryWaitOfAStream) {
+  Bench b(core::Duration{50000000});  // 50 us fence timeout
+  const std::uint32_t sob = 301, mon = 81;
+  const std::uint64_t fence_reg = PODSIM_GAUDI1_QMAN_CP_FENCE0_RDATA(kQm[0], 0);
+  std::size_t pending_while_waiting = 0;
+  b.run([&] {
+    b.init_qman(0);
+    std::vector<Packet> buffer;
+    for (int i = 0; i < 100; ++i) {  // a hundred waits, each released by the host below
+      buffer = buffer + monitor(mon, fence_reg, 1, sob, static_cast<std::uint32_t>(i + 1)) +
+               std::vector<Packet>{fence(0, 1, 1)};
+    }
+    buffer = buffer + std::vector<Packet>{fence(1, 1, 1), msg_long(kData, 7)};  // never released
+    b.submit(0, 0, kBuffers, buffer);
+    for (int i = 0; i < 100; ++i) {
+      wait(400, sc_core::SC_NS);
+      b.host.write32(PODSIM_GAUDI1_SYNC_MNGR_OBJS_SOB_OBJ(kSync, sob),
+                     spec::encode_sob_write({1, true, false}));
+    }
+    wait(1, sc_core::SC_US);
+    pending_while_waiting = core::event_queue().pending();
+  });
+  EXPECT_LE(pending_while_waiting, 2u);
+  ASSERT_EQ(b.errors.size(), 1u);
+  EXPECT_EQ(b.errors[0].kind, Kind::kFenceTimeout);
+  // The last wait began after the hundredth release, about 40 us in.
+  EXPECT_GE(b.errors[0].time_ps, 40000000u + 50000000u);
+  EXPECT_LT(b.errors[0].time_ps, 41000000u + 50000000u);
+  EXPECT_EQ(b.mem32(kData), 0u);
+}
+
 TEST(Qman, APqEntryOutsideTheMapIsAnAddressError) {
   Bench b;
   b.run([&] {

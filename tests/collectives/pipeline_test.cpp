@@ -1,5 +1,5 @@
-// The phase pipeline's order: phase k of piece p only after phase k-1 of p and phase k of p-1;
-// pieces cut in whole units.
+// The phase pipeline's order: phase k of piece p only after phase k-1 of p and phase k of
+// p-window; pieces cut in whole units.
 #include "collectives/pipeline.h"
 
 #include <gtest/gtest.h>
@@ -19,14 +19,14 @@ struct Recorder {
   std::vector<std::function<void()>> running;
   bool finished = false;
 
-  std::shared_ptr<PhasePipeline> make(int pieces, int phases) {
+  std::shared_ptr<PhasePipeline> make(int pieces, int phases, int window = 1) {
     return std::make_shared<PhasePipeline>(
         pieces, phases,
         [this](int piece, int phase, std::function<void()> done) {
           launched.emplace_back(piece, phase);
           running.push_back(std::move(done));
         },
-        [this] { finished = true; });
+        [this] { finished = true; }, window);
   }
   // Finishes the phase launched `i`-th.
   void finish(std::size_t i) { std::exchange(running[i], nullptr)(); }
@@ -54,6 +54,27 @@ TEST(PhasePipeline, PhasesOverlapAcrossPiecesInOrder) {
   EXPECT_TRUE(pipeline->finished());
 }
 
+// With a window of two, two pieces may be in one phase at once: phase k of piece p waits for
+// phase k of piece p-2, not p-1.
+TEST(PhasePipeline, AWindowLetsPiecesShareAPhase) {
+  Recorder r;
+  auto pipeline = r.make(3, 2, 2);
+  pipeline->start();
+  ASSERT_EQ(r.launched, (std::vector<std::pair<int, int>>{{0, 0}, {1, 0}}));
+  r.finish(1);  // piece 1 phase 0: its phase 1 may go, piece 0's phase 1 not yet
+  ASSERT_EQ(r.launched, (std::vector<std::pair<int, int>>{{0, 0}, {1, 0}, {1, 1}}));
+  r.finish(0);  // piece 0 phase 0: its phase 1, and piece 2's phase 0
+  ASSERT_EQ(r.launched.size(), 5u);
+  EXPECT_EQ(r.launched[3], std::make_pair(0, 1));
+  EXPECT_EQ(r.launched[4], std::make_pair(2, 0));
+  for (std::size_t i = 2; i < 5; ++i) r.finish(i);
+  ASSERT_EQ(r.launched.size(), 6u);
+  EXPECT_EQ(r.launched[5], std::make_pair(2, 1));
+  r.finish(5);
+  EXPECT_TRUE(r.finished);
+  EXPECT_THROW(r.make(3, 2, 0), std::invalid_argument);
+}
+
 TEST(PhasePipeline, PhasesThatFinishAtOnceRunEverything) {
   int launches = 0;
   bool finished = false;
@@ -79,7 +100,7 @@ TEST(CutPieces, WholeUnitsNearlyEqualNoneEmpty) {
   EXPECT_THROW(cut_pieces(17, 8, 2), std::invalid_argument);
 }
 
-TEST(PipelineDepth, OnePiecePer64MiBFromOneToFourUnlessGiven) {
+TEST(PipelineDepth, OnePiecePer64MiBFromOneToSixteenUnlessGiven) {
   Spec spec;
   spec.type = core::DataType::kFp32;
   const auto depth_at = [&spec](std::uint64_t mib) {
@@ -89,7 +110,8 @@ TEST(PipelineDepth, OnePiecePer64MiBFromOneToFourUnlessGiven) {
   EXPECT_EQ(depth_at(16), 1);
   EXPECT_EQ(depth_at(64), 1);
   EXPECT_EQ(depth_at(128), 2);
-  EXPECT_EQ(depth_at(1024), 4);
+  EXPECT_EQ(depth_at(1024), 16);
+  EXPECT_EQ(depth_at(4096), 16);
   spec.pipeline = 3;
   EXPECT_EQ(depth_at(16), 3);
 }
