@@ -96,8 +96,7 @@ void Qman::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay)
   serve_registers(
       trans, kRegisterSpan, [this](std::uint64_t offset) { return read_register(offset); },
       [&](std::uint64_t offset, std::uint32_t value) {
-        pending_.push(at, offset, value);
-        schedule(at, kApply, 0);
+        if (pending_.push(at, offset, value)) schedule(at, kApply, 0);
       });
 }
 
@@ -190,10 +189,12 @@ void Qman::fire(std::uint32_t t) {
   Stream& st = streams_[s];
   switch (kind) {
     case kApply:
+      if (!pending_.armed_for(core::now_ps())) break;
       while (pending_.due(core::now_ps())) {
         const TimedRegisterWrites::Write w = pending_.pop();
         write_register(w.offset, w.value);
       }
+      if (auto next = pending_.rearm()) schedule(*next, kApply, 0);
       break;
     case kStep:
       if (owner_ == s && st.phase == Phase::kRunning) run_step(s);
@@ -679,8 +680,7 @@ Qman::Outcome Qman::wait_packet(int s, const spec::Packet& p) {
   const core::TimePs until =
       core::now_ps() +
       p.get("num_cycles_to_wait") * static_cast<core::TimePs>(config_.clock.period().ps);
-  pending_.push(until, per_cp(kFenceRdata[id], cp), inc);
-  schedule(until, kApply, 0);
+  if (pending_.push(until, per_cp(kFenceRdata[id], cp), inc)) schedule(until, kApply, 0);
   wait_until(s, until);
   return Outcome::kWaiting;
 }

@@ -80,8 +80,7 @@ void SyncManager::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time&
   serve_registers(
       trans, kRegisterSpan, [this](std::uint64_t offset) { return read_register(offset); },
       [&](std::uint64_t offset, std::uint32_t value) {
-        pending_.push(at, offset, value);
-        core::event_queue().schedule(at, *this, 0);
+        if (pending_.push(at, offset, value)) core::event_queue().schedule(at, *this, 0);
       });
 }
 
@@ -96,10 +95,12 @@ unsigned int SyncManager::transport_dbg(tlm::tlm_generic_payload& trans) {
 
 void SyncManager::fire(std::uint32_t /*tag*/) {
   const core::TimePs now = core::now_ps();
+  if (!pending_.armed_for(now)) return;
   while (pending_.due(now)) {
     const TimedRegisterWrites::Write w = pending_.pop();
     write_register(w.offset, w.value);
   }
+  if (auto next = pending_.rearm()) core::event_queue().schedule(*next, *this, 0);
 }
 
 std::uint32_t SyncManager::read_register(std::uint64_t offset) const {

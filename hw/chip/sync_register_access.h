@@ -28,7 +28,13 @@ inline std::optional<std::uint32_t> register_element(std::uint64_t address, std:
   return static_cast<std::uint32_t>(index);
 }
 
-// Register writes waiting for their time, taken out in (time, arrival) order.
+// Register writes waiting for their time, taken out in (time, arrival) order. The owner keeps
+// one callback armed, at the earliest write's time, rather than one per write (a collective's
+// start clears thousands of sync objects at once):
+//   if (writes.push(at, offset, value)) schedule(at);  // earlier than the armed callback
+//   in the callback:  if (!writes.armed_for(now)) return;  // one superseded by an earlier
+//                     while (writes.due(now)) apply(writes.pop());
+//                     if (auto next = writes.rearm()) schedule(*next);
 class TimedRegisterWrites {
  public:
   struct Write {
@@ -37,15 +43,25 @@ class TimedRegisterWrites {
     std::uint64_t offset = 0;
     std::uint32_t value = 0;
   };
-  void push(core::TimePs at, std::uint64_t offset, std::uint32_t value) {
+  // True when the owner must schedule a callback at `at`.
+  [[nodiscard]] bool push(core::TimePs at, std::uint64_t offset, std::uint32_t value) {
     queue_.push({at, next_order_++, offset, value});
+    if (at >= armed_) return false;
+    armed_ = at;
+    return true;
   }
+  bool armed_for(core::TimePs now) const { return now == armed_; }
   bool empty() const { return queue_.empty(); }
   bool due(core::TimePs now) const { return !queue_.empty() && queue_.top().at <= now; }
   Write pop() {
     Write w = queue_.top();
     queue_.pop();
     return w;
+  }
+  // After the armed callback has applied every due write: when the next one is due, if any.
+  std::optional<core::TimePs> rearm() {
+    armed_ = queue_.empty() ? kNever : queue_.top().at;
+    return queue_.empty() ? std::nullopt : std::optional<core::TimePs>(armed_);
   }
 
  private:
@@ -54,8 +70,10 @@ class TimedRegisterWrites {
       return a.at != b.at ? a.at > b.at : a.order > b.order;
     }
   };
+  static constexpr core::TimePs kNever = ~core::TimePs{0};
   std::priority_queue<Write, std::vector<Write>, Later> queue_;
   std::uint64_t next_order_ = 0;
+  core::TimePs armed_ = kNever;  // time of the callback that applies the next writes
 };
 
 // Serves a TLM access to a block of 32-bit registers `span` bytes long: reads call

@@ -730,6 +730,32 @@ TEST(Qman, OneFenceTimerServesEveryWaitOfAStream) {
   EXPECT_EQ(b.mem32(kData), 0u);
 }
 
+// Register writes waiting for their time keep one callback armed per block, not one per write
+// (a regression: a collective's start, clearing thousands of sync objects, left as many
+// callbacks pending); each still takes effect at its own time.
+TEST(SyncManager, WritesWaitingForTheirTimeShareOneCallback) {
+  Bench b;
+  std::size_t pending = 0;
+  b.run([&] {
+    for (std::uint32_t sob = 0; sob < 1000; ++sob) {  // all at once, due 100 ns from now
+      std::uint32_t value = spec::encode_sob_write({sob % 7 + 1, false, false});
+      tlm::tlm_generic_payload trans;
+      trans.set_command(tlm::TLM_WRITE_COMMAND);
+      trans.set_address(PODSIM_GAUDI1_SYNC_MNGR_OBJS_SOB_OBJ(kSync, sob));
+      trans.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
+      trans.set_data_length(4);
+      trans.set_streaming_width(4);
+      sc_core::sc_time delay(100, sc_core::SC_NS);
+      b.host.socket->b_transport(trans, delay);
+    }
+    pending = core::event_queue().pending();
+    EXPECT_EQ(b.sync.sob(999), 0u);  // not before its time
+    wait(101, sc_core::SC_NS);
+    for (std::uint32_t sob = 0; sob < 1000; ++sob) EXPECT_EQ(b.sync.sob(sob), sob % 7 + 1);
+  });
+  EXPECT_LE(pending, 1u);
+}
+
 TEST(Qman, APqEntryOutsideTheMapIsAnAddressError) {
   Bench b;
   b.run([&] {
