@@ -33,9 +33,12 @@ test: build
 	cd $(BUILD_DIR) && ctest -j $(JOBS) --output-on-failure
 
 # AddressSanitizer + UndefinedBehaviorSanitizer build and test run, in its own directory: a Debug
-# build (assertions on) at -O1, which the sanitizers recommend and which keeps the suite quick.
+# build (assertions on) at -O1, which the sanitizers recommend and which keeps the suite quick;
+# line tables only (-g1, enough for the sanitizers' reports) and no benchmarks, to keep the
+# build within CI's time.
 sanitize:
-	@$(MAKE) test BUILD_DIR=build-asan BUILD_TYPE=Debug CMAKE_EXTRA=-DPODSIM_SANITIZE=ON
+	@$(MAKE) test BUILD_DIR=build-asan BUILD_TYPE=Debug \
+	  CMAKE_EXTRA="-DPODSIM_SANITIZE=ON -DPODSIM_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS_DEBUG=-g1"
 
 clean:
 	rm -rf $(BUILD_DIR)
