@@ -351,12 +351,6 @@ CommandCompiler::Counts CommandCompiler::counts(int rank) const {
 
 namespace {
 
-std::uint64_t sob_address(std::uint32_t global) {
-  constexpr std::uint32_t per = chip::NicDoorbell::kObjectsPerManager;
-  return PODSIM_GAUDI1_SYNC_MNGR_OBJS_SOB_OBJ(chip::Chip::sync_manager_base(int(global / per)),
-                                              global % per);
-}
-
 std::uint32_t index_from(std::uint64_t address, std::uint64_t base, std::uint64_t unit) {
   if (address < base || (address - base) % unit != 0 || (address - base) / unit > 0xFFFFFFFFu) {
     throw std::logic_error(
@@ -379,7 +373,7 @@ ChipImage CommandCompiler::encode(int rank, const std::vector<ChipPlacement>& pl
   const std::uint32_t add_one = chip::spec::encode_sob_write({1, true, false});
   for (const SliceSpec& s : code.slices) {
     dma::DmaJob job = s.job;
-    job.completion = {true, sob_address(at.first_sob + s.completion), add_one};
+    job.completion = {true, chip::Chip::sob_address(at.first_sob + s.completion), add_one};
     dma::encode_descriptor(dma::register_writes(job), image.bytes.data() + offset);
     offset += dma::kDescriptorBytes;
   }
@@ -414,11 +408,11 @@ ChipImage CommandCompiler::encode(int rank, const std::vector<ChipPlacement>& pl
       switch (op.kind) {
         case OpKind::kWait: {
           const std::uint32_t global = at.first_sob + op.sob;
-          constexpr std::uint32_t per = chip::NicDoorbell::kObjectsPerManager;
-          const std::uint64_t manager = chip::Chip::sync_manager_base(int(global / per));
-          msg.set(addr, PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_ARM(manager, at.monitor + h));
+          msg.set(addr, PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_ARM(chip::Chip::sync_manager_of(global),
+                                                             at.monitor + h));
           msg.set(value, chip::spec::encode_monitor_arm(chip::spec::MonitorArm::single(
-                             global % per, op.value, chip::spec::MonitorOp::kGreaterOrEqual)));
+                             chip::Chip::sob_index(global), op.value,
+                             chip::spec::MonitorOp::kGreaterOrEqual)));
           codec.encode(msg, packets);
           codec.encode(fence, packets);
           break;
@@ -436,7 +430,7 @@ ChipImage CommandCompiler::encode(int rank, const std::vector<ChipPlacement>& pl
           codec.encode(msg, packets);
           break;
         case OpKind::kAdd:
-          msg.set(addr, sob_address(at.first_sob + op.sob));
+          msg.set(addr, chip::Chip::sob_address(at.first_sob + op.sob));
           msg.set(value, add_one);
           codec.encode(msg, packets);
           break;

@@ -13,7 +13,6 @@
 namespace podsim::collectives {
 namespace {
 
-constexpr std::uint32_t kPerManager = chip::NicDoorbell::kObjectsPerManager;
 constexpr std::uint64_t kPqEntryBytes = PODSIM_GAUDI1_PQ_ENTRY_SIZE;
 
 std::uint32_t lo(std::uint64_t v) { return static_cast<std::uint32_t>(v); }
@@ -23,10 +22,6 @@ void write64(chip::Chip& c, std::uint64_t lo_register, std::uint64_t hi_register
              std::uint64_t value) {
   c.write_register(lo_register, lo(value));
   c.write_register(hi_register, hi(value));
-}
-
-std::uint64_t manager_of(std::uint32_t sob) {
-  return chip::Chip::sync_manager_base(static_cast<int>(sob / kPerManager));
 }
 
 }  // namespace
@@ -220,15 +215,16 @@ void Launcher::start(Running& run, const std::vector<int>& slots) {
     }
     const std::uint32_t first = placements[i].first_sob;
     for (std::uint32_t g = first; g < first + run.code->sobs(r); ++g) {
-      c.write_register(PODSIM_GAUDI1_SYNC_MNGR_OBJS_SOB_OBJ(manager_of(g), g % kPerManager), zero);
+      c.write_register(chip::Chip::sob_address(g), zero);
     }
     const std::uint32_t done = first + run.code->done_sob(r);
-    const auto arm = chip::spec::MonitorArm::single(done % kPerManager,
+    const auto arm = chip::spec::MonitorArm::single(chip::Chip::sob_index(done),
                                                     static_cast<std::uint32_t>(run.code->queues(r)),
                                                     chip::spec::MonitorOp::kGreaterOrEqual);
-    c.write_register(PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_ARM(
-                         manager_of(done), placements[i].monitor + kMonitorsPerSlot - 1),
-                     chip::spec::encode_monitor_arm(arm));
+    c.write_register(
+        PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_ARM(chip::Chip::sync_manager_of(done),
+                                             placements[i].monitor + kMonitorsPerSlot - 1),
+        chip::spec::encode_monitor_arm(arm));
   }
   // Every rank's objects are cleared before any queue runs: a fast peer's first write may land
   // as soon as its queue starts.

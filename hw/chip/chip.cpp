@@ -243,6 +243,13 @@ void Chip::write_register(std::uint64_t address, std::uint32_t value) {
 }
 
 std::uint64_t Chip::sync_manager_base(int i) { return kSyncManagerBases[i]; }
+std::uint64_t Chip::sync_manager_of(std::uint32_t sob) {
+  return sync_manager_base(static_cast<int>(sob / NicDoorbell::kObjectsPerManager));
+}
+std::uint32_t Chip::sob_index(std::uint32_t sob) { return sob % NicDoorbell::kObjectsPerManager; }
+std::uint64_t Chip::sob_address(std::uint32_t sob) {
+  return PODSIM_GAUDI1_SYNC_MNGR_OBJS_SOB_OBJ(sync_manager_of(sob), sob_index(sob));
+}
 std::uint64_t Chip::dma_core_base(int i) { return kDmaCoreBases[i]; }
 std::uint64_t Chip::dma_qman_base(int i) { return kDmaQmanBases[i]; }
 

@@ -75,6 +75,11 @@ class Chip : public sc_core::sc_module {
   MsiDoorbell& msi() { return msi_; }
   // Sync manager `i`'s register block base (0..3: E_N, E_S, W_N, W_S).
   static std::uint64_t sync_manager_base(int i);
+  // Global sync object `sob` (manager sob / 2048, object sob % 2048): its manager's base, its
+  // index there, and its SOB_OBJ register's address.
+  static std::uint64_t sync_manager_of(std::uint32_t sob);
+  static std::uint32_t sob_index(std::uint32_t sob);
+  static std::uint64_t sob_address(std::uint32_t sob);
   static std::uint64_t dma_core_base(int i);
   static std::uint64_t dma_qman_base(int i);
   Noc& noc() { return *noc_; }
