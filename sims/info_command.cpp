@@ -29,6 +29,10 @@ std::vector<chip::Region> address_map(const chip::ChipConfig& c) {
   return chip.address_map().regions();
 }
 
+std::string port_limit(core::Bandwidth b) {
+  return b.bits_per_second > 0 ? format_gbytes_per_second(b) : std::string("no limit");
+}
+
 void print_chip(const chip::ChipConfig& c, const std::vector<chip::Region>& map) {
   fmt::print("chip      {}: {}\n", c.name, c.description);
   const auto row = [](const char* label, const std::string& value) {
@@ -39,8 +43,12 @@ void print_chip(const chip::ChipConfig& c, const std::vector<chip::Region>& map)
   row("SRAM", c.sram.size.bytes == 0 ? std::string("none")
                                      : fmt::format("{}, {}", to_string(c.sram.size),
                                                    format_gbytes_per_second(c.sram.bandwidth)));
-  row("HBM", fmt::format("{}, {} stacks, {}, {}", c.hbm.generation, c.hbm.stacks,
-                         to_string(c.hbm.capacity), format_gbytes_per_second(c.hbm.bandwidth)));
+  row("HBM", fmt::format("{}, {} stacks, {}, {}, {} model", c.hbm.generation, c.hbm.stacks,
+                         to_string(c.hbm.capacity), format_gbytes_per_second(c.hbm.bandwidth),
+                         core::choice_name(hbm::HbmConfig::model_choices(), c.hbm.model)));
+  row("NoC",
+      fmt::format("{} per access, ports: {} per engine, {} per block", to_string(c.noc.latency),
+                  port_limit(c.noc.initiator_port), port_limit(c.noc.target_port)));
   row("PCIe",
       fmt::format("Gen{} x{}, {} DMA per direction", static_cast<int>(c.pcie.link.generation),
                   c.pcie.link.lanes, format_gbytes_per_second(chip::pcie_dma_bandwidth(c.pcie))));

@@ -36,6 +36,9 @@ constexpr std::uint64_t kDmaQmanBases[] = {PODSIM_GAUDI1_DMA0_QM_BASE, PODSIM_GA
 constexpr int kMaxDmaEngines = sizeof(kDmaCoreBases) / sizeof(kDmaCoreBases[0]);
 constexpr int kMsiVectors = PODSIM_GAUDI1_MSI_ENTRIES;
 
+// What a chip without HBM reaches over PCIe: a sparse store costs nothing for its nominal size.
+constexpr std::uint64_t kHostMemoryBytes = 64ull << 30;
+
 bool has_hbm(const ChipConfig& config) { return config.hbm.bandwidth.bits_per_second > 0; }
 
 // The SRAM keeps contents in either mode: command buffers and descriptors live there.
@@ -68,12 +71,14 @@ core::Bandwidth pcie_dma_bandwidth(const PcieConfig& pcie) {
   return core::Bandwidth{std::min(to_device, to_host) * 8};
 }
 
+std::uint64_t memory_size(const ChipConfig& config) {
+  return has_hbm(config) ? config.hbm.detailed().capacity() : kHostMemoryBytes;
+}
+
 core::MemoryTargetConfig memory_config(const ChipConfig& config, bool functional) {
   core::MemoryTargetConfig memory;
-  // A host without HBM moves payload over PCIe to host memory; a sparse store costs nothing
-  // for its nominal size.
   memory.bandwidth = has_hbm(config) ? config.hbm.bandwidth : pcie_dma_bandwidth(config.pcie);
-  memory.size = has_hbm(config) ? config.hbm.capacity : core::ByteSize{64ull << 30};
+  memory.size = core::ByteSize{memory_size(config)};
   memory.functional = functional;
   return memory;
 }
@@ -82,7 +87,12 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, int nic_ports
     : sc_module(name),
       config_(config),
       functional_(functional),
-      memory_(has_hbm(config) ? "hbm" : "host_memory", memory_config(config, functional)),
+      hbm_(has_hbm(config) ? std::make_unique<hbm::Hbm>("hbm", config.hbm.detailed(), functional)
+                           : nullptr),
+      host_memory_(has_hbm(config) ? nullptr
+                                   : std::make_unique<core::MemoryTarget>(
+                                         "host_memory", memory_config(config, functional))),
+      memory_size_(chip::memory_size(config)),
       sram_(config.sram.size.bytes > 0
                 ? std::make_unique<core::MemoryTarget>("sram", sram_config(config.sram, functional))
                 : nullptr),
@@ -100,17 +110,19 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, int nic_ports
   for (std::size_t port = 0; port < blocks.size(); ++port) {
     map.add(blocks[port].name, blocks[port].base, blocks[port].size, static_cast<int>(port));
   }
-  noc_ = std::make_unique<Noc>("noc", std::move(map));
+  noc_ = std::make_unique<Noc>("noc", config.noc, std::move(map));
   for (const Mapped& block : blocks) noc_->initiator_socket.bind(*block.socket);
-  pcie_.to_chip.bind(noc_->target_socket);
-  nic_.memory_socket.bind(noc_->target_socket);
-  event_socket_.bind(noc_->target_socket);
-  host_socket_.bind(noc_->target_socket);
-  nic_doorbell_.initiator_socket.bind(noc_->target_socket);
-  for (auto& sm : sync_managers_) sm->initiator_socket.bind(noc_->target_socket);
+  noc_->connect("pcie", pcie_.to_chip);
+  noc_->connect("nic", nic_.memory_socket);
+  noc_->connect("event_queue", event_socket_);
+  noc_->connect("host_registers", host_socket_);
+  noc_->connect("nic_doorbell", nic_doorbell_.initiator_socket);
+  for (std::size_t i = 0; i < sync_managers_.size(); ++i) {
+    noc_->connect(kSyncManagerNames[i], sync_managers_[i]->initiator_socket);
+  }
   for (std::size_t i = 0; i < dma_.size(); ++i) {
-    dma_[i]->memory_socket.bind(noc_->target_socket);
-    dma_qmans_[i]->initiator_socket.bind(noc_->target_socket);
+    noc_->connect(fmt::format("dma{}", i), dma_[i]->memory_socket);
+    noc_->connect(fmt::format("dma{}_qman", i), dma_qmans_[i]->initiator_socket);
   }
 }
 
@@ -121,7 +133,7 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, int nic_ports
 int Chip::collective_engines() const {
   const dma::DmaConfig& engine = config_.dma.engine;
   const double nic = 2 * config_.nic.ports * config_.nic.port_speed.bits_per_second;
-  const double left = memory_.config().bandwidth.bits_per_second - nic;
+  const double left = memory_config(config_, false).bandwidth.bits_per_second - nic;
   const double fed = std::floor(left / (3 * engine.bandwidth.bits_per_second));
   return std::min(dma_engines(), static_cast<int>(std::max(1.0, fed)));
 }
@@ -131,8 +143,9 @@ std::vector<Chip::Mapped> Chip::build_blocks() {
   const auto& at = config_.address_map;
   const core::ErrorSink sink = [this](const core::ErrorEvent& e) { raise(e); };
   std::vector<Mapped> blocks;
-  blocks.push_back({has_hbm(config_) ? "hbm" : "host_memory", at.hbm.value,
-                    memory_.config().size.bytes, &memory_.target_socket});
+  TargetSocket* memory = hbm_ ? static_cast<TargetSocket*>(&hbm_->target_socket)
+                              : static_cast<TargetSocket*>(&host_memory_->target_socket);
+  blocks.push_back({hbm_ ? "hbm" : "host_memory", at.hbm.value, memory_size_, memory});
   blocks.push_back({"host", at.host.value, kHostWindow, &pcie_.from_chip});
   if (sram_)
     blocks.push_back({"sram", at.sram.value, config_.sram.size.bytes, &sram_->target_socket});

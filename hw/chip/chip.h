@@ -31,13 +31,18 @@
 #include "hw/core/error_event.h"
 #include "hw/core/memory_target.h"
 #include "hw/dma/dma_core.h"
+#include "hw/hbm/hbm.h"
 #include "hw/pcie/pcie_endpoint.h"
 #include "hw/roce/nic.h"
 
 namespace podsim::chip {
 
 // The memory behind a chip's engines: HBM when the chip has it, else host memory over PCIe.
+// A simple memory at the rate of the chip's memory: HBM's peak, or for a chip without HBM the
+// host memory it reaches over PCIe (which is what such a chip uses).
 core::MemoryTargetConfig memory_config(const ChipConfig& config, bool functional);
+// The bytes of the chip's memory (HBM, or host memory for a chip without HBM).
+std::uint64_t memory_size(const ChipConfig& config);
 
 class Chip : public sc_core::sc_module {
  public:
@@ -59,7 +64,10 @@ class Chip : public sc_core::sc_module {
   const ChipConfig& config() const { return config_; }
   bool functional() const { return functional_; }
   roce::Nic& nic() { return nic_; }
-  core::MemoryTarget& memory() { return memory_; }
+  // The HBM, or nullptr for a chip without one (a host reaching memory over PCIe).
+  hbm::Hbm* hbm() { return hbm_.get(); }
+  // That host memory, or nullptr for a chip with HBM.
+  core::MemoryTarget* host_memory() { return host_memory_.get(); }
   // The SRAM, or nullptr for a chip without one.
   core::MemoryTarget* sram() { return sram_.get(); }
   pcie::PcieEndpoint& pcie() { return pcie_; }
@@ -86,7 +94,7 @@ class Chip : public sc_core::sc_module {
   const AddressMap& address_map() const { return noc_->address_map(); }
   // Where the chip's memory starts in its address space, and its size.
   std::uint64_t memory_base() const { return config_.address_map.hbm.value; }
-  std::uint64_t memory_size() const { return memory_.config().size.bytes; }
+  std::uint64_t memory_size() const { return memory_size_; }
 
   // Errors the blocks raised, newest last (at most kKeptErrors), and their count.
   const std::deque<core::ErrorEvent>& errors() const { return errors_; }
@@ -125,7 +133,9 @@ class Chip : public sc_core::sc_module {
 
   ChipConfig config_;
   bool functional_;
-  core::MemoryTarget memory_;
+  std::unique_ptr<hbm::Hbm> hbm_;
+  std::unique_ptr<core::MemoryTarget> host_memory_;
+  std::uint64_t memory_size_;
   std::unique_ptr<core::MemoryTarget> sram_;
   pcie::PcieEndpoint pcie_;
   std::vector<std::unique_ptr<SyncManager>> sync_managers_;

@@ -7,11 +7,13 @@
 
 #include <string>
 
+#include "hw/chip/noc.h"
 #include "hw/chip/qman.h"
 #include "hw/chip/sync_manager.h"
 #include "hw/core/config_binding.h"
 #include "hw/core/units.h"
 #include "hw/dma/dma_config.h"
+#include "hw/hbm/hbm_config.h"
 #include "hw/pcie/endpoint_config.h"
 #include "hw/pcie/pcie_config.h"
 #include "hw/roce/roce_config.h"
@@ -75,22 +77,33 @@ struct HbmConfig {
   int stacks = 0;
   core::ByteSize capacity{};
   core::Bandwidth bandwidth{};
+  hbm::HbmModel model = hbm::HbmModel::kBanks;
   template <class V>
   void describe(V& v) {
     v.field("generation", generation,
-            core::Spec("HBM generation (informational)")
+            core::Spec("HBM generation: HBM2 or HBM2E (picks the DRAM timing, docs/hbm.md)")
                 .source("chip preset (which cites each value)"));
     v.field("stacks", stacks,
             core::Spec("HBM stacks (0: no HBM)")
                 .source("chip preset (which cites each value)")
                 .range(0, 32));
     v.field("capacity", capacity,
-            core::Spec("total HBM capacity").source("chip preset (which cites each value)").min(0));
-    v.field("bandwidth", bandwidth,
-            core::Spec("total peak HBM bandwidth of all stacks")
+            core::Spec("total HBM capacity (sets the rows per bank)")
                 .source("chip preset (which cites each value)")
                 .min(0));
+    v.field("bandwidth", bandwidth,
+            core::Spec("total peak HBM bandwidth of all stacks (sets the clock: 1024 pins per "
+                       "stack, two beats per clock)")
+                .source("chip preset (which cites each value)")
+                .min(0));
+    v.choice("model", model, hbm::HbmConfig::model_choices(),
+             core::Spec("banks: every burst timed by the banks' rules; rate: the stream rate and "
+                        "latency those rules give, measured once (docs/hbm.md)")
+                 .source("[D] banks; rate where many chips make the burst schedule the cost"));
   }
+  void check(core::ConfigChecks& c) const;
+  // The detailed HBM these figures describe; only when bandwidth is set.
+  hbm::HbmConfig detailed() const;
 };
 
 // The host interface: the link to the host (its rates come from the overhead model) and the
@@ -170,6 +183,7 @@ struct ChipConfig {
   NicConfig nic;
   DmaConfig dma;
   AddressMapConfig address_map;
+  NocConfig noc;
   QmanConfig qman;
   SyncManagerConfig sync_manager;
 
@@ -185,6 +199,7 @@ struct ChipConfig {
     v.section("nic", nic, core::Spec("on-chip RoCE v2 NIC"));
     v.section("dma", dma, core::Spec("DMA engines"));
     v.section("address_map", address_map, core::Spec("where the blocks sit in the address space"));
+    v.section("noc", noc, core::Spec("the interconnect joining engines and blocks (docs/chip.md)"));
     v.section("qman", qman,
               core::Spec("every queue manager (engine_base is set per engine by the chip)"));
     v.section("sync_manager", sync_manager, core::Spec("every sync manager"));

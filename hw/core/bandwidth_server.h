@@ -33,8 +33,12 @@ class BandwidthServer {
 
   // A transfer of `bytes` that reaches the server at `arrival`.
   Grant schedule(TimePs arrival, std::uint64_t bytes) {
+    return occupy(arrival, static_cast<TimePs>(bandwidth_.time_for(bytes).ps));
+  }
+  // A transfer that holds the server for `occupancy` (one whose rate differs from the server's,
+  // such as a memory's writes).
+  Grant occupy(TimePs arrival, TimePs occupancy) {
     const TimePs start = arrival > busy_until_ ? arrival : busy_until_;
-    const auto occupancy = static_cast<TimePs>(bandwidth_.time_for(bytes).ps);
     busy_until_ = start + occupancy;
     busy_ps_ += occupancy;
     return Grant{start, busy_until_, busy_until_ + static_cast<TimePs>(latency_.ps)};

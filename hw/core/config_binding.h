@@ -437,10 +437,12 @@ C bind_config(const ConfigNode& root, BindChecks checks = BindChecks::kAll) {
   return config;
 }
 
-// Checks a struct built in code; throws std::invalid_argument naming the key.
+// Checks a struct built in code; throws std::invalid_argument naming the key. Returns the
+// struct, so that a constructor can check its config in its member initializer.
 template <class C>
-void validate_config(const C& config) {
+const C& validate_config(const C& config) {
   ConfigValidator::visit(config, ConfigChecks(nullptr, nullptr));
+  return config;
 }
 
 // The struct as YAML, with keys the tree does not set shown at their defaults.

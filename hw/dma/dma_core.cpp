@@ -11,20 +11,11 @@
 
 namespace podsim::dma {
 
-namespace {
-
-const DmaConfig& validated(const DmaConfig& config) {
-  core::validate_config(config);
-  return config;
-}
-
-}  // namespace
-
 DmaCore::DmaCore(sc_core::sc_module_name name, const DmaConfig& config, bool functional)
     : sc_module(name),
       memory_socket("memory_socket"),
       register_socket("register_socket"),
-      config_(validated(config)),
+      config_(core::validate_config(config)),
       functional_(functional),
       window_(config_.outstanding, config_.bandwidth),
       bursts_(static_cast<std::size_t>(config_.outstanding)),

@@ -2,20 +2,15 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
+#include <string>
+
+#include "hw/core/config_tree.h"
 
 namespace podsim::hbm {
 
-namespace {
-
-const HbmConfig& validated(const HbmConfig& config) {
-  core::validate_config(config);
-  return config;
-}
-
-}  // namespace
-
 BulkEngine::BulkEngine(const HbmConfig& config, Evaluation evaluation)
-    : config_(validated(config)),
+    : config_(core::validate_config(config)),
       decoder_(config.geometry, config.address_map),
       pcs_(static_cast<std::size_t>(config.geometry.pc_count()), PseudoChannelState(config)),
       stats_(static_cast<std::size_t>(config.geometry.channel_count())),
@@ -117,6 +112,36 @@ void BulkEngine::close_all(PseudoChannelState& pc, Cycle from) {
       pc.precharge(bank, pc.earliest_precharge(bank, from));
     }
   }
+}
+
+namespace {
+
+core::Bandwidth stream_rate(const HbmConfig& config, bool write) {
+  constexpr std::uint64_t kStream = 16ull << 20;  // four refresh intervals of HBM2E and more
+  constexpr std::uint64_t kTransaction = 1ull << 20;
+  BulkEngine engine(config);
+  core::TimePs done = 0;
+  for (std::uint64_t at = 0; at < kStream; at += kTransaction) {
+    done = std::max(done, engine.access(write, at, kTransaction, 0));
+  }
+  return core::Bandwidth{static_cast<double>(kStream) * 8 / (static_cast<double>(done) * 1e-12)};
+}
+
+StreamTiming measure(const HbmConfig& config) {
+  BulkEngine idle(config);
+  const core::TimePs first = idle.access(false, 0, 64, 0);
+  return StreamTiming{stream_rate(config, false), stream_rate(config, true),
+                      core::Duration{static_cast<std::int64_t>(first)}};
+}
+
+}  // namespace
+
+StreamTiming stream_timing(const HbmConfig& config) {
+  static std::map<std::string, StreamTiming> measured;
+  std::string key = core::print_config(config, core::ConfigNode::null({}));
+  const auto found = measured.find(key);
+  if (found != measured.end()) return found->second;
+  return measured.emplace(std::move(key), measure(config)).first->second;
 }
 
 }  // namespace podsim::hbm

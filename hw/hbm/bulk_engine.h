@@ -78,4 +78,15 @@ class BulkEngine {
   int rotation_period_;  // 0: every burst evaluated
 };
 
+// What the banks' rules give a configuration for long streams and one idle access: the figures
+// HbmModel::kRate serves every transaction by.
+struct StreamTiming {
+  core::Bandwidth read;    // a long sequential read stream (refresh included)
+  core::Bandwidth write;   // the same for writes
+  core::Duration latency;  // one 64-byte read at an idle HBM: front end, ACT, RL, burst
+};
+// Measured with a BulkEngine on 16 MiB streams of 1 MiB transactions; memoized per configuration
+// (a system's chips share one measurement). Thread-compatible only, as the SystemC kernel is.
+StreamTiming stream_timing(const HbmConfig& config);
+
 }  // namespace podsim::hbm

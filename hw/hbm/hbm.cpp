@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <stdexcept>
 
 #include "hw/core/kernel.h"
@@ -11,6 +12,7 @@ namespace podsim::hbm {
 
 Hbm::Hbm(sc_core::sc_module_name name, const HbmConfig& config, bool functional)
     : sc_core::sc_module(name), target_socket("target_socket"), engine_(config) {
+  if (config.model == HbmModel::kRate) rate_ = std::make_unique<Rate>(rate_of(config));
   if (functional) memory_ = std::make_unique<core::SparseMemory>(engine_.decoder().capacity());
   target_socket.register_b_transport(this, &Hbm::b_transport);
   target_socket.register_transport_dbg(this, &Hbm::transport_dbg);
@@ -24,9 +26,27 @@ core::SparseMemory& Hbm::backing() {
   return *memory_;
 }
 
+Hbm::Rate Hbm::rate_of(const HbmConfig& config) {
+  const StreamTiming t = stream_timing(config);
+  return Rate{core::BandwidthServer(t.read, t.latency),
+              {8e12 / t.read.bits_per_second, 8e12 / t.write.bits_per_second},
+              {},
+              {},
+              {},
+              {}};
+}
+
 // One group per channel ("<hbm>.ch07.reads"); the counters live in the engine, beside what they
-// count.
+// count. The rate model counts for the whole HBM.
 void Hbm::register_stats() {
+  if (rate_) {
+    core::StatsGroup g(name());
+    g.attach("reads", rate_->reads, "transactions", "read transactions");
+    g.attach("writes", rate_->writes, "transactions", "write transactions");
+    g.attach("bytes_read", rate_->bytes_read, "B", "bytes read");
+    g.attach("bytes_written", rate_->bytes_written, "B", "bytes written");
+    return;
+  }
   const int width = engine_.config().geometry.channel_count() > 10 ? 2 : 1;
   for (int c = 0; c < engine_.config().geometry.channel_count(); ++c) {
     core::StatsGroup g(fmt::format("{}.ch{:0{}}", name(), c, width));
@@ -50,11 +70,20 @@ void Hbm::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_time& de
   if (command != tlm::TLM_IGNORE_COMMAND && trans.get_data_length() > 0) {
     if (memory_) move_data(trans);
     const core::TimePs now = core::now_ps();
-    const core::TimePs done = engine_.access(command == tlm::TLM_WRITE_COMMAND, trans.get_address(),
-                                             trans.get_data_length(), now + delay.value());
+    const core::TimePs done = serve(command == tlm::TLM_WRITE_COMMAND, trans.get_address(),
+                                    trans.get_data_length(), now + delay.value());
     delay = core::to_sc_time(core::Duration{static_cast<std::int64_t>(done - now)});
   }
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+core::TimePs Hbm::serve(bool write, std::uint64_t address, std::uint64_t length,
+                        core::TimePs arrival) {
+  if (!rate_) return engine_.access(write, address, length, arrival);
+  (write ? rate_->writes : rate_->reads).add();
+  (write ? rate_->bytes_written : rate_->bytes_read).add(length);
+  const double occupancy = static_cast<double>(length) * rate_->ps_per_byte[write ? 1 : 0];
+  return rate_->server.occupy(arrival, static_cast<core::TimePs>(std::llround(occupancy))).done;
 }
 
 unsigned int Hbm::transport_dbg(int, tlm::tlm_generic_payload& trans) {

@@ -3,7 +3,10 @@
 // (BulkEngine), with contents in a sparse store. Addresses are offsets into the HBM.
 // Captures: loosely timed b_transport that never waits (it adds the time its last burst completes
 // to `delay`; transactions are committed in call order), functional and timing-only modes with
-// identical timing, debug transport, per-channel statistics.
+// identical timing, debug transport, per-channel statistics. With `model: rate` a transaction
+// instead holds one server for its bytes at the stream rate the banks' rules give (measured once,
+// stream_timing) and completes an unloaded latency later: per-HBM statistics only, and no loss to
+// bank conflicts or channel imbalance.
 // Ignores: DMI, byte enables (TLM_BYTE_ENABLE_ERROR_RESPONSE), streaming
 // (TLM_BURST_ERROR_RESPONSE), ECC and the chip's address map (the chip adds its HBM base).
 #pragma once
@@ -14,7 +17,9 @@
 #include <systemc>
 #include <tlm>
 
+#include "hw/core/bandwidth_server.h"
 #include "hw/core/sparse_memory.h"
+#include "hw/core/stats.h"
 #include "hw/hbm/bulk_engine.h"
 #include "hw/hbm/hbm_config.h"
 
@@ -43,8 +48,18 @@ class Hbm : public sc_core::sc_module {
   bool in_range(std::uint64_t address, std::uint64_t length) const;
   void move_data(tlm::tlm_generic_payload& trans);
   void register_stats();
+  core::TimePs serve(bool write, std::uint64_t address, std::uint64_t length, core::TimePs arrival);
+
+  // The rate model's server and what it counts; unused with the banks' model.
+  struct Rate {
+    core::BandwidthServer server;
+    double ps_per_byte[2];  // read, write
+    core::Counter reads, writes, bytes_read, bytes_written;
+  };
+  static Rate rate_of(const HbmConfig& config);
 
   BulkEngine engine_;
+  std::unique_ptr<Rate> rate_;
   std::unique_ptr<core::SparseMemory> memory_;
 };
 

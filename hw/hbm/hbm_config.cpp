@@ -18,10 +18,11 @@ int cycles_of(double ns, core::Duration tck) {
   return static_cast<int>((ps + tck.ps - 1) / tck.ps);
 }
 
-HbmConfig with_stacks(HbmConfig config, int stacks, int rows, core::Duration tck) {
+HbmConfig with_stacks(HbmConfig config, int stacks, int rows, core::Duration tck,
+                      const TimingNs& ns) {
   config.geometry.stacks = stacks;
   config.geometry.rows = rows;
-  config.timing = timing_at(hbm2e_timing_ns(), tck, config.geometry.burst_length);
+  config.timing = timing_at(ns, tck, config.geometry.burst_length);
   // The front end's 9 ns ([D], docs/hbm.md) at this clock.
   config.controller.frontend_cycles = cycles_of(9, tck);
   return config;
@@ -111,18 +112,50 @@ HbmTiming timing_at(const TimingNs& ns, core::Duration tck, int burst_length) {
   return t;
 }
 
-HbmConfig hbm2() {
-  HbmConfig config;
-  config.geometry.stacks = 4;    // [S1]
-  config.geometry.rows = 32768;  // 8 GiB stacks: 4 x 8 GiB = 32 GiB [S1]
-  config.timing = timing_at(hbm2_timing_ns(), core::Duration{1000}, config.geometry.burst_length);
-  config.controller.frontend_cycles = cycles_of(9, config.timing.tck);
-  return config;
+HbmConfig for_part(std::string_view generation, int stacks, std::uint64_t capacity,
+                   core::Bandwidth peak) {
+  const HbmGeometry g;
+  if (generation != "HBM2" && generation != "HBM2E") {
+    throw std::invalid_argument(
+        fmt::format("hbm: generation '{}' has no timing (HBM2, HBM2E)", generation));
+  }
+  if (stacks < 1) throw std::invalid_argument("hbm: needs at least one stack");
+  const std::uint64_t row_set = static_cast<std::uint64_t>(stacks) * g.channels_per_stack *
+                                g.pseudo_channels * g.banks() * g.row_bytes.bytes;
+  const std::uint64_t rows = capacity / row_set;
+  if (rows < 1 || rows > (1u << 24)) {
+    throw std::invalid_argument(
+        fmt::format("hbm: capacity {} over {} stacks gives {} rows per bank (1..16M)",
+                    core::to_string(core::ByteSize{capacity}), stacks, rows));
+  }
+  const double pins =
+      static_cast<double>(stacks) * g.channels_per_stack * g.pseudo_channels * g.bus_bits;
+  const double pin_rate = peak.bits_per_second / pins;  // bits per second per pin
+  if (!(pin_rate > 0)) throw std::invalid_argument("hbm: bandwidth must be positive");
+  // Two beats per clock.
+  const core::Duration tck{static_cast<std::int64_t>(std::llround(2e12 / pin_rate))};
+  if (tck.ps < 1) throw std::invalid_argument("hbm: bandwidth gives a clock under 1 ps");
+  return with_stacks(HbmConfig{}, stacks, static_cast<int>(rows), tck,
+                     generation == "HBM2" ? hbm2_timing_ns() : hbm2e_timing_ns());
 }
 
-HbmConfig hbm2e() { return with_stacks(HbmConfig{}, 6, 65536, core::Duration{625}); }
+namespace {
 
-HbmConfig hbm2e_gaudi3() { return with_stacks(HbmConfig{}, 8, 65536, core::Duration{556}); }
+// The peak of `stacks` of 1024 pins at `gbps` per pin.
+core::Bandwidth pins_at(int stacks, double gbps) {
+  return core::Bandwidth{stacks * 1024.0 * gbps * 1e9};
+}
+
+}  // namespace
+
+// [S1] 4 stacks, 32 GiB, 2 Gb/s per pin (1.024 TB/s).
+HbmConfig hbm2() { return for_part("HBM2", 4, 32ull << 30, pins_at(4, 2.0)); }
+
+// [S6] 6 stacks of 16 GiB at 3.2 Gb/s per pin (2.458 TB/s).
+HbmConfig hbm2e() { return for_part("HBM2E", 6, 96ull << 30, pins_at(6, 3.2)); }
+
+// [S4] 8 stacks of 16 GiB at 3.6 Gb/s per pin (3.686 TB/s).
+HbmConfig hbm2e_gaudi3() { return for_part("HBM2E", 8, 128ull << 30, pins_at(8, 3.6)); }
 
 HbmConfig preset_for_chip(std::string_view chip) {
   if (chip == "gaudi1") return hbm2();

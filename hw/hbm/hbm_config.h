@@ -193,11 +193,18 @@ struct ControllerConfig {
   }
 };
 
+// How a transaction's time is found: every burst by the banks' rules (kBanks), or at the
+// stream rates the banks' rules give for this configuration, measured once (kRate: what large
+// systems use, where HBM is never the bottleneck and a burst-level schedule of every byte would
+// dominate the run).
+enum class HbmModel { kBanks, kRate };
+
 struct HbmConfig {
   HbmGeometry geometry;
   HbmTiming timing;
   AddressMapConfig address_map;
   ControllerConfig controller;
+  HbmModel model = HbmModel::kBanks;
 
   std::uint64_t capacity() const { return geometry.capacity(); }
   // Peak data rate of all pseudo-channels: every data-bus cycle busy.
@@ -209,8 +216,16 @@ struct HbmConfig {
     v.section("timing", timing, core::Spec("DRAM timing in clock cycles"));
     v.section("address_map", address_map, core::Spec("address to stack, channel, bank, row"));
     v.section("controller", controller, core::Spec("per pseudo-channel FR-FCFS controller"));
+    v.choice("model", model, model_choices(),
+             core::Spec("banks: every burst timed by the banks' rules; rate: the stream rates "
+                        "and unloaded latency those rules give, measured once (docs/hbm.md)")
+                 .source("[D] rate for systems of many chips, where the burst schedule costs "
+                         "more CPU than the rest of the chip"));
   }
   void check(core::ConfigChecks& c) const;
+  static core::Choices<HbmModel> model_choices() {
+    return {{"banks", HbmModel::kBanks}, {"rate", HbmModel::kRate}};
+  }
 };
 
 // DRAM timing in nanoseconds, converted to cycles of a clock by `timing_at`.
@@ -223,6 +238,12 @@ TimingNs hbm2_timing_ns();
 TimingNs hbm2e_timing_ns();
 // Each value rounded up to whole cycles of `tck`; tRC = tRAS + tRP, tRTW = RL + BL/2 - WL + 2.
 HbmTiming timing_at(const TimingNs& ns, core::Duration tck, int burst_length);
+
+// The HBM of a chip described by its published summary: `generation` (HBM2 or HBM2E) picks the
+// timing in nanoseconds, the clock follows from the peak bandwidth over 1024 pins per stack, the
+// rows from the capacity. Throws std::invalid_argument naming what does not fit.
+HbmConfig for_part(std::string_view generation, int stacks, std::uint64_t capacity,
+                   core::Bandwidth peak);
 
 // Gaudi1: HBM2, 4 stacks of 8 GiB at 2 Gb/s per pin (1.024 TB/s).
 HbmConfig hbm2();

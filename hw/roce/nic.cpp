@@ -20,15 +20,6 @@ namespace podsim::roce {
 using fabric::Packet;
 using fabric::packet_pool;
 
-namespace {
-
-const RoceConfig& validated(const RoceConfig& config) {
-  core::validate_config(config);
-  return config;
-}
-
-}  // namespace
-
 // Counters are the port's own (see PortCounters); the registry reads them.
 Nic::PortStats Nic::attach_port_stats(const std::string& prefix, PortCounters& c) {
   core::StatsGroup g(prefix);
@@ -84,7 +75,7 @@ Nic::Nic(sc_core::sc_module_name name, int ports, const RoceConfig& config, bool
     : sc_core::sc_module(name),
       queue_(&core::event_queue()),
       memory_socket("memory_socket"),
-      config_(validated(config)),
+      config_(core::validate_config(config)),
       functional_(functional),
       rto_ps_(config.retransmit_timeout_ps()) {
   if (ports < 1 || ports > 256) {

@@ -44,6 +44,23 @@ TEST(HbmConfig, StructDefaultsAreTheGaudi2Preset) {
   EXPECT_EQ(defaults.controller.frontend_cycles, preset.controller.frontend_cycles);
 }
 
+// A chip's published summary gives the same HBM as the presets: the clock from the bandwidth
+// over 1024 pins a stack, the rows from the capacity, the timing from the generation.
+TEST(HbmConfig, APartSummaryGivesClockRowsAndTiming) {
+  const HbmConfig gaudi2 = for_part("HBM2E", 6, 96 * kGiB, core::Bandwidth{2.45e12 * 8});
+  EXPECT_EQ(gaudi2.timing.tck.ps, 627);  // 3.19 Gb/s per pin
+  EXPECT_EQ(gaudi2.geometry.rows, 65536);
+  EXPECT_EQ(gaudi2.timing.rfc, 559);  // HBM2E's 350 ns
+  EXPECT_EQ(for_part("HBM2", 4, 32 * kGiB, hbm2().peak_bandwidth()).timing.rfc, 260);
+  const auto fails = [](auto&& make, const char* message) {
+    EXPECT_THAT(make,
+                ::testing::ThrowsMessage<std::invalid_argument>(::testing::HasSubstr(message)));
+  };
+  fails([] { for_part("HBM3", 6, 96 * kGiB, core::Bandwidth{1e12}); }, "generation 'HBM3'");
+  fails([] { for_part("HBM2", 4, 1 << 19, core::Bandwidth{1e12}); }, "gives 0 rows");
+  fails([] { for_part("HBM2", 4, 32 * kGiB, core::Bandwidth{0}); }, "bandwidth");
+}
+
 TEST(HbmConfig, EveryKeyCitesASource) {
   for (const auto& row : core::config_schema<HbmConfig>()) {
     EXPECT_FALSE(row.source.empty()) << row.path;

@@ -154,5 +154,37 @@ TEST(HbmModule, BTransportAddsToTheCallersDelayAndCommitsInCallOrder) {
   sc_core::sc_start();
 }
 
+// The rate model serves a transaction at the stream rate the banks' rules give, after their
+// unloaded latency; back-to-back transactions queue on its one server; data still moves.
+TEST(HbmModule, RateModelServesAtTheBanksStreamRate) {
+  HbmConfig c = small();
+  c.model = HbmModel::kRate;
+  const StreamTiming t = stream_timing(c);
+  // An idle 64-byte read: front end, tRCD, RL, BL/2, and tRRD_S for its second bank group's ACT.
+  EXPECT_EQ(t.latency.ps, 43000);
+  const double peak = c.peak_bandwidth().bits_per_second;
+  EXPECT_GT(t.read.bits_per_second, 0.85 * peak);
+  EXPECT_LT(t.read.bits_per_second, peak);
+  EXPECT_GT(t.write.bits_per_second, 0.85 * peak);
+  std::vector<sc_core::sc_time> delays;
+  Bench b(c, true, [&](Initiator& i) {
+    delays = write_then_read(i, true);
+    sc_core::sc_time a = sc_core::SC_ZERO_TIME, second = sc_core::SC_ZERO_TIME;
+    i.transport(tlm::TLM_READ_COMMAND, 0, nullptr, 0, a);
+    std::vector<std::uint8_t> buf(1 << 20);
+    i.transport(tlm::TLM_READ_COMMAND, 0, buf.data(), 1 << 20, a);
+    i.transport(tlm::TLM_READ_COMMAND, 1 << 20, buf.data(), 1 << 20, second);
+    EXPECT_GT(second, a);  // it waited for the first megabyte's turn
+  });
+  sc_core::sc_start();
+  ASSERT_EQ(delays.size(), 2u);
+  const double bytes = (1 << 20) + 100;
+  EXPECT_NEAR(static_cast<double>(delays[1].value()), bytes * 8e12 / t.read.bits_per_second + 43000,
+              2);
+  auto& stats = core::stats_registry();
+  EXPECT_TRUE(stats.contains("hbm.bytes_read"));
+  EXPECT_FALSE(stats.contains("hbm.ch00.reads"));
+}
+
 }  // namespace
 }  // namespace podsim::hbm

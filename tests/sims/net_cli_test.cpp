@@ -150,8 +150,8 @@ TEST_F(NetCli, ManyFlowsPerChipKeepTheirBytesApart) {
 // Regression: these inputs ended in "internal error" (exit 1) or a silent failure.
 TEST_F(NetCli, InputsThatDoNotFitAreUsageErrors) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"net", "--set", "chip.hbm.capacity=7MiB", "--pattern", "incast", "--bytes", "1MiB"},
-       "more than the 3670016 bytes of each half of its memory"},
+      {{"net", "--set", "chip.hbm.capacity=6MiB", "--pattern", "incast", "--bytes", "1MiB"},
+       "more than the 3145728 bytes of each half of its memory"},
       {{"net", "--bytes", "100TiB"}, "--bytes 100TiB"},
       {{"net", "--iters", "1", "--bytes", "3GiB"}, "each message is at most 1GiB"},
       {{"net", "--stats", "/nonexistent/x.json"}, "not a writable directory"},
