@@ -24,8 +24,9 @@ int Communicator::next_collective_id() {
   return next++;
 }
 
-Communicator::Communicator(system::SystemModel& model, std::vector<int> chips)
-    : model_(model), chips_(std::move(chips)) {
+Communicator::Communicator(system::SystemModel& model, std::vector<int> chips,
+                           TuningConfig tuning)
+    : model_(model), chips_(std::move(chips)), tuning_(std::move(tuning)) {
   if (chips_.empty()) throw std::invalid_argument("a communicator needs at least one chip");
   std::set<int> seen;
   for (int c : chips_) {
@@ -50,7 +51,7 @@ std::map<int, Communicator> Communicator::split(const std::vector<int>& colors,
     std::sort(list.begin(), list.end());
     std::vector<int> chips;
     for (const auto& [key, rank] : list) chips.push_back(chip(rank));
-    out.emplace(color, Communicator(model_, std::move(chips)));
+    out.emplace(color, Communicator(model_, std::move(chips), tuning_));
   }
   return out;
 }
@@ -82,10 +83,10 @@ bool Communicator::fully_linked() const {
 Algorithm Communicator::resolve(const Spec& spec) const {
   if (spec.algorithm != Algorithm::kAuto) return spec.algorithm;
   const bool in_one_box = fully_linked();
-  for (const auto& rule : model_.config().collectives.auto_rules) {
-    if (!rule.matches(to_string(spec.op), in_one_box, size_bytes(spec))) continue;
-    const auto algorithm = parse_algorithm(rule.algorithm);
-    if (algorithm && can_run(spec, *algorithm)) return *algorithm;
+  for (const auto& rule : tuning_.auto_rules) {
+    if (rule.matches(spec.op, in_one_box, size_bytes(spec)) && can_run(spec, rule.algorithm)) {
+      return rule.algorithm;
+    }
   }
   return spec.op == Op::kAllToAll ? Algorithm::kMesh : Algorithm::kRing;
 }

@@ -21,6 +21,7 @@
 
 #include "collectives/collective.h"
 #include "collectives/command_compiler.h"
+#include "collectives/tuning.h"
 #include "hw/core/kernel.h"
 #include "hw/system/system_model.h"
 
@@ -65,9 +66,11 @@ struct Hierarchy {
 
 class Communicator {
  public:
-  // Rank i runs on chips[i]. Throws std::invalid_argument on an empty list, a chip outside the
-  // system or a chip named twice.
-  Communicator(system::SystemModel& model, std::vector<int> chips);
+  // Rank i runs on chips[i]; `auto` resolves by `tuning` (the system file's, or the defaults).
+  // Throws std::invalid_argument on an empty list, a chip outside the system or a chip named
+  // twice.
+  Communicator(system::SystemModel& model, std::vector<int> chips,
+               TuningConfig tuning = TuningConfig{});
 
   // The communicators of a split: ranks with the same color form one, ordered by key (then by
   // rank), as MPI_Comm_split does. Returns one communicator per color, by color.
@@ -82,8 +85,8 @@ class Communicator {
   // and connected on first use.
   std::uint32_t qp(int from, int to, int lane = 0);
 
-  // The algorithm `spec` runs with: its own, or for kAuto the first rule of the system's tuning
-  // table (collectives.auto) that matches and can run here; with none, the mesh for an
+  // The algorithm `spec` runs with: its own, or for kAuto the first rule of the tuning table
+  // (a system file's collectives.auto) that matches and can run here; with none, the mesh for an
   // all-to-all and the ring for the rest.
   Algorithm resolve(const Spec& spec) const;
   // Whether `algorithm` runs `spec` on these ranks (the operation, rings, pipeline depth, box
@@ -125,6 +128,7 @@ class Communicator {
 
   system::SystemModel& model_;
   std::vector<int> chips_;
+  TuningConfig tuning_;
   std::map<std::tuple<int, int, int>, std::uint32_t> qps_;    // (from, to, lane) -> QPN at from
   std::vector<std::unique_ptr<Communicator>> boxes_, rails_;  // made on first hierarchical use
   bool runs_phases_ = false;  // a box or rail of a hierarchical collective

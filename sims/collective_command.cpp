@@ -146,7 +146,7 @@ class CollectiveCommand : public Command {
 
   int run(const GlobalOptions& options) override {
     auto overrides = options.overrides;
-    const auto system = system::load_system(options.system, overrides);
+    const auto system = collectives::load_system_file(options.system, overrides);
     if (iters_ < 1) throw UsageError("--iters must be at least 1");
     if (warmup_ < 0) throw UsageError("--warmup must not be negative");
     auto topology = system::build_topology(system.config, &system.tree);
@@ -162,7 +162,7 @@ class CollectiveCommand : public Command {
                               {options.seed, !timing_only_});
     std::vector<int> chips(static_cast<std::size_t>(ranks));
     for (int i = 0; i < ranks; ++i) chips[static_cast<std::size_t>(i)] = i;
-    collectives::Communicator comm(model, chips);
+    collectives::Communicator comm(model, chips, system.tuning);
     for (auto& spec : specs) {
       spec.base = model.chip(0).memory_base();  // buffers from the start of every chip's memory
       try {

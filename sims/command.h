@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/system/system_config.h"
+#include "collectives/system_file.h"
 
 namespace podsim::sims {
 
@@ -24,8 +24,9 @@ struct GlobalOptions {
   bool quiet = false;
   bool lock_step = false;  // keep the event queue in step with the SystemC kernel
 
-  system::LoadedSystem load_system(core::BindChecks checks = core::BindChecks::kAll) const {
-    return system::load_system(system, overrides, checks);
+  collectives::LoadedSystemFile load_system(
+      core::BindChecks checks = core::BindChecks::kAll) const {
+    return collectives::load_system_file(system, overrides, checks);
   }
 };
 

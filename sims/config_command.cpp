@@ -14,7 +14,7 @@ std::string schema_table() {
   std::string table =
       "| key | type | default | range | meaning | source |\n"
       "|---|---|---|---|---|---|\n";
-  for (const auto& row : core::config_schema<system::SystemConfig>()) {
+  for (const auto& row : core::config_schema<collectives::SystemFile>()) {
     table += fmt::format(
         "| `{}` | {} | {} | {} | {} | {} |\n", row.path, row.kind,
         row.required ? "required" : (row.default_text.empty() ? "\"\"" : row.default_text),
@@ -40,12 +40,13 @@ class ConfigCommand : public Command {
     // Keys are checked one by one; rules across keys only warn, so that a configuration can be
     // inspected while it is being edited into shape.
     const auto system = options.load_system(core::BindChecks::kKeysOnly);
-    const std::string yaml = core::print_config(system.config, system.tree);
+    const collectives::SystemFile file{system.config, system.tuning};
+    const std::string yaml = core::print_config(file, system.tree);
     if (!options.json_file.empty()) {
       throw UsageError("--json: 'config' prints YAML; redirect its output to keep it");
     }
     std::cout << yaml;
-    for (const auto& problem : core::cross_key_problems(system.config, system.tree)) {
+    for (const auto& problem : core::cross_key_problems(file, system.tree)) {
       std::cerr << problem.to_string("warning") << " (simulations will refuse this)\n";
     }
     return 0;

@@ -126,7 +126,7 @@ class NetCommand : public Command {
   int run(const GlobalOptions& options) override {
     auto overrides = options.overrides;
     if (mtu_ > 0) overrides.push_back(fmt::format("chip.nic.roce.mtu={}", mtu_));
-    const auto system = system::load_system(options.system, overrides);
+    const auto system = collectives::load_system_file(options.system, overrides);
     plan_.pattern = parse_pattern();
     plan_.bytes = parse_size_option("--bytes", bytes_text_);
     plan_.seed = options.seed;

@@ -8,12 +8,4 @@ core::ConfigLoader make_system_loader() {
   return loader;
 }
 
-LoadedSystem load_system(const std::string& name_or_file, const std::vector<std::string>& overrides,
-                         core::BindChecks checks) {
-  LoadedSystem loaded;
-  loaded.tree = make_system_loader().load("systems", name_or_file, overrides);
-  loaded.config = core::bind_config<SystemConfig>(loaded.tree, checks);
-  return loaded;
-}
-
 }  // namespace podsim::system

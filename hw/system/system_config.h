@@ -12,7 +12,6 @@
 #include "hw/core/config_tree.h"
 #include "hw/fabric/link.h"
 #include "hw/fabric/switch.h"
-#include "hw/system/collective_tuning.h"
 #include "hw/system/host_config.h"
 
 namespace podsim::system {
@@ -101,7 +100,6 @@ struct SystemConfig {
   ScaleOutConfig scale_out;
   NetworkConfig network;
   HostConfig host;
-  CollectivesConfig collectives;
 
   template <class V>
   void describe(V& v) {
@@ -113,7 +111,6 @@ struct SystemConfig {
     v.section("scale_out", scale_out, core::Spec("ports that leave the box"));
     v.section("network", network, core::Spec("the switches that join the boxes"));
     v.section("host", host, core::Spec("each box's host: sockets, PCIe switches, memory, CPU"));
-    v.section("collectives", collectives, core::Spec("how collectives pick their algorithm"));
   }
 
   int chips() const { return boxes * box.chips; }
@@ -145,15 +142,8 @@ struct SystemConfig {
   }
 };
 
-// Presets and files for systems; a system's `chip:` key holds a chip preset.
+// Presets and files for systems; a system's `chip:` key holds a chip preset. A system file also
+// holds the collectives' section, so files are bound by collectives::load_system_file.
 core::ConfigLoader make_system_loader();
-
-// Loads --system NAME|FILE with --set overrides and binds it; throws core::ConfigError.
-struct LoadedSystem {
-  core::ConfigNode tree;
-  SystemConfig config;
-};
-LoadedSystem load_system(const std::string& name_or_file, const std::vector<std::string>& overrides,
-                         core::BindChecks checks = core::BindChecks::kAll);
 
 }  // namespace podsim::system

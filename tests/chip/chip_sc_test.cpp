@@ -13,6 +13,7 @@
 #include "hw/core/event_queue.h"
 #include "hw/system/system_config.h"
 #include "hw/system/system_model.h"
+#include "collectives/system_file.h"
 
 namespace podsim::chip {
 namespace {
@@ -20,7 +21,7 @@ namespace {
 using ::testing::HasSubstr;
 
 ChipConfig gaudi2(std::uint64_t hbm_base = 0) {
-  ChipConfig c = system::load_system("hls2", {}).config.chip;
+  ChipConfig c = collectives::load_system_file("hls2", {}).config.chip;
   c.address_map.hbm.value = hbm_base;
   return c;
 }
@@ -129,7 +130,7 @@ TEST(Chip, TimingOnlySramKeepsContentsAndHbmRefusesHostAccess) {
 }
 
 TEST(Chip, SystemNestsChipsInBoxesAndHandsThemItsMode) {
-  auto loaded = system::load_system(
+  auto loaded = collectives::load_system_file(
       "hls2", {"boxes=2", "network.kind=leaf-spine", "network.leaf_down_ports=16"});
   system::SystemModel model("system", loaded.config, system::build_topology(loaded.config),
                             {1, false});

@@ -13,6 +13,7 @@
 #include "collectives/reference.h"
 #include "hw/system/system_config.h"
 #include "hw/system/topology.h"
+#include "collectives/system_file.h"
 
 namespace podsim::collectives {
 namespace {
@@ -21,7 +22,7 @@ struct Bench : sc_core::sc_module {
   SC_HAS_PROCESS(Bench);
   Bench(sc_core::sc_module_name name, const std::string& system, int ranks, const Spec& shape)
       : sc_module(name), base(shape), algorithm(shape.algorithm) {
-    auto loaded = system::load_system(system, {});
+    auto loaded = collectives::load_system_file(system, {});
     auto topology = system::build_topology(loaded.config);
     model = std::make_unique<system::SystemModel>("system", loaded.config, std::move(topology),
                                                   system::ModelOptions{});

@@ -10,6 +10,7 @@
 #include "collectives/communicator.h"
 #include "hw/system/system_config.h"
 #include "hw/system/topology.h"
+#include "collectives/system_file.h"
 
 namespace podsim::collectives {
 namespace {
@@ -37,7 +38,7 @@ struct Driver : sc_core::sc_module {
 };
 
 std::unique_ptr<system::SystemModel> timing_only_model(const std::string& system) {
-  auto loaded = system::load_system(system, {});
+  auto loaded = collectives::load_system_file(system, {});
   auto topology = system::build_topology(loaded.config);
   return std::make_unique<system::SystemModel>("system", loaded.config, std::move(topology),
                                                system::ModelOptions{1, false});

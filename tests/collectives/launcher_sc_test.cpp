@@ -12,6 +12,7 @@
 #include "hw/core/kernel.h"
 #include "hw/system/system_config.h"
 #include "hw/system/topology.h"
+#include "collectives/system_file.h"
 
 namespace podsim::collectives {
 namespace {
@@ -19,7 +20,7 @@ namespace {
 using ::testing::HasSubstr;
 
 std::unique_ptr<system::SystemModel> model(const std::vector<std::string>& overrides = {}) {
-  auto loaded = system::load_system("hls2", overrides);
+  auto loaded = collectives::load_system_file("hls2", overrides);
   return std::make_unique<system::SystemModel>("system", loaded.config,
                                                system::build_topology(loaded.config),
                                                system::ModelOptions{1, true});

@@ -8,6 +8,7 @@
 #include "collectives/communicator.h"
 #include "hw/system/system_config.h"
 #include "hw/system/topology.h"
+#include "collectives/system_file.h"
 
 namespace podsim::collectives {
 namespace {
@@ -17,13 +18,13 @@ struct Picker {
   std::unique_ptr<Communicator> comm;
 
   Picker(const std::string& system, int ranks) {
-    auto loaded = system::load_system(system, {});
+    auto loaded = collectives::load_system_file(system, {});
     auto topology = system::build_topology(loaded.config);
     model = std::make_unique<system::SystemModel>("system", loaded.config, std::move(topology),
                                                   system::ModelOptions{1, false});
     std::vector<int> chips;
     for (int i = 0; i < ranks; ++i) chips.push_back(i);
-    comm = std::make_unique<Communicator>(*model, chips);
+    comm = std::make_unique<Communicator>(*model, chips, loaded.tuning);
   }
   std::string pick(Op op, std::uint64_t bytes, int pipeline = 1) const {
     Spec spec;

@@ -1,5 +1,5 @@
-// The tuning table in the system config: its names are the collectives' own, bad rules are
-// reported at their key, and a system file can carry its own table.
+// The tuning table of a system file: its names are the collectives' own, bad rules are reported
+// at their key, and a system file can carry its own table.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,7 +7,8 @@
 #include <string>
 
 #include "collectives/collective.h"
-#include "hw/system/system_config.h"
+#include "collectives/system_file.h"
+#include "collectives/tuning.h"
 #include "tests/support/test_support.h"
 
 namespace podsim::collectives {
@@ -15,7 +16,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::set<std::string> names(const core::Choices<std::string>& choices) {
+template <class E>
+std::set<std::string> names(const core::Choices<E>& choices) {
   std::set<std::string> out;
   for (const auto& [name, value] : choices) out.insert(name);
   return out;
@@ -25,31 +27,29 @@ TEST(TuningTable, NamesAreTheCollectivesOwn) {
   std::set<std::string> ops{"any"}, algorithms;
   for (Op op : kOps) ops.insert(to_string(op));
   for (Algorithm a : kAlgorithms) algorithms.insert(to_string(a));
-  EXPECT_EQ(names(system::TuningRule::op_choices()), ops);
-  EXPECT_EQ(names(system::TuningRule::algorithm_choices()), algorithms);
+  EXPECT_EQ(names(TuningRule::op_choices()), ops);
+  EXPECT_EQ(names(TuningRule::algorithm_choices()), algorithms);
 }
 
 TEST(TuningTable, EveryDefaultRuleNamesAnAlgorithmThatRunsItsOperation) {
-  for (const auto& rule : system::default_tuning()) {
-    const auto algorithm = parse_algorithm(rule.algorithm);
-    ASSERT_TRUE(algorithm.has_value()) << rule.algorithm;
-    if (rule.op != "any") {
-      EXPECT_TRUE(supports(*algorithm, *parse_op(rule.op))) << rule.op;
+  for (const auto& rule : default_tuning()) {
+    if (rule.op) {
+      EXPECT_TRUE(supports(rule.algorithm, *rule.op)) << to_string(*rule.op);
     }
   }
 }
 
 TEST(TuningTable, RulesMatchByOperationSpanAndSize) {
-  system::TuningRule rule;
-  rule.op = "all_reduce";
-  rule.span = system::Span::kBoxes;
+  TuningRule rule;
+  rule.op = Op::kAllReduce;
+  rule.span = Span::kBoxes;
   rule.min_bytes = core::ByteSize{1024};
   rule.max_bytes = core::ByteSize{4096};
-  EXPECT_TRUE(rule.matches("all_reduce", false, 1024));
-  EXPECT_FALSE(rule.matches("all_reduce", false, 4096));  // the upper bound is excluded
-  EXPECT_FALSE(rule.matches("all_reduce", false, 1023));
-  EXPECT_FALSE(rule.matches("all_reduce", true, 2048));
-  EXPECT_FALSE(rule.matches("broadcast", false, 2048));
+  EXPECT_TRUE(rule.matches(Op::kAllReduce, false, 1024));
+  EXPECT_FALSE(rule.matches(Op::kAllReduce, false, 4096));  // the upper bound is excluded
+  EXPECT_FALSE(rule.matches(Op::kAllReduce, false, 1023));
+  EXPECT_FALSE(rule.matches(Op::kAllReduce, true, 2048));
+  EXPECT_FALSE(rule.matches(Op::kBroadcast, false, 2048));
 }
 
 std::string load_error(const std::string& rules) {
@@ -57,7 +57,7 @@ std::string load_error(const std::string& rules) {
   const auto file =
       dir.write("tuned.yaml", "extends: hls2\nname: tuned\ncollectives:\n  auto:\n" + rules);
   try {
-    system::load_system(file.string(), {});
+    load_system_file(file.string(), {});
   } catch (const core::ConfigError& e) {
     return e.what();
   }
@@ -88,10 +88,10 @@ TEST(TuningTable, ASystemFileCarriesItsOwnTable) {
   const auto file = dir.write("tuned.yaml",
                               "extends: hls2\nname: tuned\ncollectives:\n  auto:\n"
                               "    - {op: all_reduce, algorithm: ring}\n");
-  const auto loaded = system::load_system(file.string(), {});
-  ASSERT_EQ(loaded.config.collectives.auto_rules.size(), 1u);
-  EXPECT_EQ(loaded.config.collectives.auto_rules[0].algorithm, "ring");
-  EXPECT_GT(system::load_system("hls2", {}).config.collectives.auto_rules.size(), 1u);
+  const auto loaded = load_system_file(file.string(), {});
+  ASSERT_EQ(loaded.tuning.auto_rules.size(), 1u);
+  EXPECT_EQ(loaded.tuning.auto_rules[0].algorithm, Algorithm::kRing);
+  EXPECT_GT(load_system_file("hls2", {}).tuning.auto_rules.size(), 1u);
 }
 
 }  // namespace

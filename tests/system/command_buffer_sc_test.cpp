@@ -16,6 +16,7 @@
 #include "hw/system/system_model.h"
 #include "podsim/spec/gaudi1.h"
 #include "tests/system/mini_driver.h"
+#include "collectives/system_file.h"
 
 namespace podsim::system {
 namespace {
@@ -61,7 +62,7 @@ Packet msg_prot(std::uint64_t address, std::uint32_t value, bool engine_barrier)
 }
 
 struct DriverRun {
-  LoadedSystem loaded = load_system("hls1", {});
+  collectives::LoadedSystemFile loaded = collectives::load_system_file("hls1", {});
   SystemModel model{"system", loaded.config, build_topology(loaded.config), {1, true}};
   HostSide& host = model.host(0);
   chip::Chip& chip = model.chip(kChip);

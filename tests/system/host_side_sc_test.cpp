@@ -11,6 +11,7 @@
 #include "hw/system/system_config.h"
 #include "hw/system/system_model.h"
 #include "tests/system/mini_driver.h"
+#include "collectives/system_file.h"
 
 namespace podsim::system {
 namespace {
@@ -31,7 +32,7 @@ struct Engine : sc_core::sc_module {
 };
 
 TEST(HostSide, HostReachesChipMemoryThroughBarsAndChipsReachHostMemory) {
-  const auto loaded = load_system("hls2", {});
+  const auto loaded = collectives::load_system_file("hls2", {});
   SystemModel model("system", loaded.config, build_topology(loaded.config), {1, true});
   HostSide& host = model.host(0);
   chip::Chip& chip5 = model.chip(5);

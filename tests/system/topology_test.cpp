@@ -1,5 +1,6 @@
 // Topologies built from the presets: counts, wiring, addresses and forwarding tables.
 #include "hw/system/topology.h"
+#include "collectives/system_file.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,7 +13,7 @@ namespace {
 using ::testing::HasSubstr;
 
 Topology preset(const std::string& name, const std::vector<std::string>& overrides = {}) {
-  const auto loaded = load_system(name, overrides);
+  const auto loaded = collectives::load_system_file(name, overrides);
   return build_topology(loaded.config, &loaded.tree);
 }
 

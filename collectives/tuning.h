@@ -1,29 +1,29 @@
-// The table the collectives consult when a collective asks for the `auto` algorithm: rules in
+// The table the communicator consults when a collective asks for the `auto` algorithm: rules in
 // order, the first that matches the operation, the ranks' span and the size (and names an
-// algorithm that can run there) wins. It sits in the system description because the best choice
-// depends on the wiring, and a preset (or a user's copy of it) can carry its own; the defaults
-// below come from timing-only sweeps on hls1, hls2 and hls2-pod128 (docs/collectives.md).
-// The names match collectives' own (collective.h); a test keeps them in step.
+// algorithm that can run there) wins. A system file carries it under `collectives:` because the
+// best choice depends on the wiring (system_file.h); the defaults below come from timing-only
+// sweeps on hls1, hls2 and hls2-pod128 (docs/collectives.md). Its names are collective.h's.
 #pragma once
 
-#include <string>
+#include <optional>
 #include <vector>
 
+#include "collectives/collective.h"
 #include "hw/core/config_binding.h"
 #include "hw/core/units.h"
 
-namespace podsim::system {
+namespace podsim::collectives {
 
 // kBox: every pair of ranks shares a direct link (one all-to-all box); kBoxes: some pairs meet
 // only over the scale-out network.
 enum class Span { kAny, kBox, kBoxes };
 
 struct TuningRule {
-  std::string op = "any";
+  std::optional<Op> op;  // none: any operation
   Span span = Span::kAny;
   core::ByteSize min_bytes{0};
   core::ByteSize max_bytes{0};  // 0: no upper limit
-  std::string algorithm = "ring";
+  Algorithm algorithm = Algorithm::kRing;
 
   template <class V>
   void describe(V& v) {
@@ -37,38 +37,19 @@ struct TuningRule {
             core::Spec("sizes from this one up are not covered; 0: no upper limit"));
     v.choice("algorithm", algorithm, algorithm_choices(), core::Spec("the algorithm to run"));
   }
+  void check(core::ConfigChecks& c) const;
 
-  void check(core::ConfigChecks& c) const {
-    if (max_bytes.bytes != 0 && max_bytes.bytes <= min_bytes.bytes) {
-      c.fail("max_bytes", "must be above min_bytes (or 0 for no limit)");
-    }
-  }
+  bool matches(Op op_asked, bool in_one_box, std::uint64_t bytes) const;
 
-  bool matches(const std::string& op_name, bool in_one_box, std::uint64_t bytes) const {
-    if (op != "any" && op != op_name) return false;
-    if (span != Span::kAny && (span == Span::kBox) != in_one_box) return false;
-    return bytes >= min_bytes.bytes && (max_bytes.bytes == 0 || bytes < max_bytes.bytes);
-  }
-
-  static core::Choices<std::string> op_choices() {
-    return names({"any", "all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce",
-                  "all_to_all", "send_recv"});
-  }
-  static core::Choices<std::string> algorithm_choices() {
-    return names({"ring", "mesh", "hierarchical", "halving_doubling", "tree"});
-  }
-
- private:
-  static core::Choices<std::string> names(std::initializer_list<const char*> list) {
-    core::Choices<std::string> out;
-    for (const char* name : list) out.emplace_back(name, name);
-    return out;
-  }
+  // "any" and every operation, by collective.h's names.
+  static core::Choices<std::optional<Op>> op_choices();
+  // Every algorithm but `auto`, by collective.h's names.
+  static core::Choices<Algorithm> algorithm_choices();
 };
 
 std::vector<TuningRule> default_tuning();
 
-struct CollectivesConfig {
+struct TuningConfig {
   std::vector<TuningRule> auto_rules = default_tuning();
 
   template <class V>
@@ -80,4 +61,4 @@ struct CollectivesConfig {
   }
 };
 
-}  // namespace podsim::system
+}  // namespace podsim::collectives
