@@ -24,8 +24,7 @@ int Communicator::next_collective_id() {
   return next++;
 }
 
-Communicator::Communicator(system::SystemModel& model, std::vector<int> chips,
-                           TuningConfig tuning)
+Communicator::Communicator(system::SystemModel& model, std::vector<int> chips, TuningConfig tuning)
     : model_(model), chips_(std::move(chips)), tuning_(std::move(tuning)) {
   if (chips_.empty()) throw std::invalid_argument("a communicator needs at least one chip");
   std::set<int> seen;

@@ -9,11 +9,11 @@
 #include <stdexcept>
 #include <vector>
 
+#include "collectives/system_file.h"
 #include "hw/chip/chip.h"
 #include "hw/core/event_queue.h"
 #include "hw/system/system_config.h"
 #include "hw/system/system_model.h"
-#include "collectives/system_file.h"
 
 namespace podsim::chip {
 namespace {

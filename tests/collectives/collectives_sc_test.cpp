@@ -11,9 +11,9 @@
 
 #include "collectives/communicator.h"
 #include "collectives/reference.h"
+#include "collectives/system_file.h"
 #include "hw/system/system_config.h"
 #include "hw/system/topology.h"
-#include "collectives/system_file.h"
 
 namespace podsim::collectives {
 namespace {

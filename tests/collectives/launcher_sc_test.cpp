@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "collectives/launcher.h"
+#include "collectives/system_file.h"
 #include "hw/core/kernel.h"
 #include "hw/system/system_config.h"
 #include "hw/system/topology.h"
-#include "collectives/system_file.h"
 
 namespace podsim::collectives {
 namespace {

@@ -6,9 +6,9 @@
 #include <string>
 
 #include "collectives/communicator.h"
+#include "collectives/system_file.h"
 #include "hw/system/system_config.h"
 #include "hw/system/topology.h"
-#include "collectives/system_file.h"
 
 namespace podsim::collectives {
 namespace {

@@ -1,5 +1,7 @@
 // The tuning table of a system file: its names are the collectives' own, bad rules are reported
 // at their key, and a system file can carry its own table.
+#include "collectives/tuning.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -8,7 +10,6 @@
 
 #include "collectives/collective.h"
 #include "collectives/system_file.h"
-#include "collectives/tuning.h"
 #include "tests/support/test_support.h"
 
 namespace podsim::collectives {

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <vector>
 
+#include "collectives/system_file.h"
 #include "hw/chip/qman_ring.h"
 #include "hw/chip/spec/packet_codec.h"
 #include "hw/core/kernel.h"
@@ -16,7 +17,6 @@
 #include "hw/system/system_model.h"
 #include "podsim/spec/gaudi1.h"
 #include "tests/system/mini_driver.h"
-#include "collectives/system_file.h"
 
 namespace podsim::system {
 namespace {

@@ -6,12 +6,12 @@
 #include <numeric>
 #include <vector>
 
+#include "collectives/system_file.h"
 #include "hw/core/bulk_transfer.h"
 #include "hw/system/host_side.h"
 #include "hw/system/system_config.h"
 #include "hw/system/system_model.h"
 #include "tests/system/mini_driver.h"
-#include "collectives/system_file.h"
 
 namespace podsim::system {
 namespace {

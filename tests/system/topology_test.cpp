@@ -1,11 +1,12 @@
 // Topologies built from the presets: counts, wiring, addresses and forwarding tables.
 #include "hw/system/topology.h"
-#include "collectives/system_file.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <set>
+
+#include "collectives/system_file.h"
 
 namespace podsim::system {
 namespace {
@@ -19,7 +20,8 @@ Topology preset(const std::string& name, const std::vector<std::string>& overrid
 
 int count_switches_in_tier(const Topology& t, int tier) {
   int n = 0;
-  for (const auto& node : t.nodes) n += node.kind == TopologyNode::Kind::kSwitch && node.tier == tier;
+  for (const auto& node : t.nodes)
+    n += node.kind == TopologyNode::Kind::kSwitch && node.tier == tier;
   return n;
 }
 
@@ -92,8 +94,10 @@ TEST(Topology, RackLeafSpineSpreadsUplinksOverEverySpine) {
   const auto down = t.routes[spine0].lookup(far);
   ASSERT_EQ(down.count, 8u);
   for (std::uint32_t i = 0; i < down.count; ++i) {
-    EXPECT_EQ(t.nodes[static_cast<std::size_t>(t.peer({static_cast<int>(spine0), down.ports[i]}).node)].name,
-              "rail0.leaf7");
+    EXPECT_EQ(
+        t.nodes[static_cast<std::size_t>(t.peer({static_cast<int>(spine0), down.ports[i]}).node)]
+            .name,
+        "rail0.leaf7");
   }
 }
 
@@ -124,7 +128,8 @@ TEST(Topology, AddressesAreUniqueAndDense) {
   EXPECT_EQ(seen.size(), t.endpoints.size());
   for (fabric::EndpointId id = 0; id < t.endpoints.size(); ++id) {
     const auto& e = t.endpoints[id];
-    EXPECT_EQ(t.endpoint_of_port[static_cast<std::size_t>(e.node)][static_cast<std::size_t>(e.port)], id);
+    EXPECT_EQ(
+        t.endpoint_of_port[static_cast<std::size_t>(e.node)][static_cast<std::size_t>(e.port)], id);
   }
 }
 
