@@ -4,9 +4,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "hw/chip/spec/specgen/docs_sections.h"
 #include "hw/chip/spec/specgen/spec_emit.h"
 #include "hw/chip/spec/specgen/spec_loader.h"
+#include "hw/core/codegen.h"
 
 namespace podsim::chip::specgen {
 namespace {
@@ -158,16 +158,17 @@ TEST(SpecGen, Gaudi1SpecLoadsAndGeneratesDeterministically) {
 
 TEST(SpecGen, DocsSectionsAreReplacedBetweenTheirMarkers) {
   const ChipSpec spec = load_spec_text(kValid, "test.yaml");
-  const std::string doc = "intro\n" + section_begin("packets") + "old\n" + section_end("packets") +
-                          "\nmiddle\n" + section_begin("registers") + section_end("registers") +
-                          "\nend\n";
+  const std::string doc = "intro\n" + core::section_begin("packets", "podsim_specgen") + "old\n" +
+                          core::section_end("packets") + "\nmiddle\n" +
+                          core::section_begin("registers", "podsim_specgen") +
+                          core::section_end("registers") + "\nend\n";
   const std::string updated = update_docs(doc, spec);
   EXPECT_THAT(updated, HasSubstr("| **WRITE** | 0x01 | 8 |"));
   EXPECT_THAT(updated, HasSubstr("| BLK0 |"));
   EXPECT_THAT(updated, StartsWith("intro\n"));
   EXPECT_THAT(updated, HasSubstr("\nmiddle\n"));
   EXPECT_EQ(update_docs(updated, spec), updated);
-  EXPECT_EQ(find_section(updated, "packets"), emit_docs_packets(spec));
+  EXPECT_EQ(core::find_section(updated, "packets"), emit_docs_packets(spec));
   EXPECT_THROW(update_docs("no markers\n", spec), std::invalid_argument);
 }
 

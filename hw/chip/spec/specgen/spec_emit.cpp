@@ -7,7 +7,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "hw/chip/spec/specgen/docs_sections.h"
+#include "hw/core/codegen.h"
 
 namespace podsim::chip::specgen {
 namespace {
@@ -428,8 +428,8 @@ std::string emit_docs_registers(const ChipSpec& spec) {
 }
 
 std::string update_docs(const std::string& doc, const ChipSpec& spec) {
-  const std::string packets = replace_section(doc, "packets", emit_docs_packets(spec));
-  return replace_section(packets, "registers", emit_docs_registers(spec));
+  const std::string packets = core::replace_section(doc, "packets", emit_docs_packets(spec));
+  return core::replace_section(packets, "registers", emit_docs_registers(spec));
 }
 
 }  // namespace podsim::chip::specgen

@@ -13,132 +13,8 @@
 namespace podsim::chip::specgen {
 namespace {
 
-Location location_of(const YAML::Node& node, const std::string& file) {
-  const YAML::Mark mark = node.Mark();
-  return Location{file, mark.line + 1, mark.column + 1};
-}
-
-bool is_identifier(const std::string& s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  });
-}
-
-// A YAML map being read: remembers which keys were used so that unknown ones are reported.
-class MapReader {
- public:
-  MapReader(YAML::Node node, std::string path, const std::string& file)
-      : node_(std::move(node)), path_(std::move(path)), file_(file) {
-    if (!node_.IsMap()) fail("expected a map");
-  }
-
-  [[noreturn]] void fail(const std::string& message) const { fail_at(node_, message); }
-  [[noreturn]] void fail_at(const YAML::Node& node, const std::string& message) const {
-    throw SpecError(location_of(node, file_), path_, message);
-  }
-  const std::string& path() const { return path_; }
-  const std::string& file() const { return file_; }
-  Location where() const { return location_of(node_, file_); }
-
-  bool has(const std::string& key) const { return static_cast<bool>(node_[key]); }
-
-  YAML::Node get(const std::string& key) {
-    used_.insert(key);
-    YAML::Node value = node_[key];
-    if (!value) fail(fmt::format("missing key '{}'", key));
-    return value;
-  }
-
-  std::string text(const std::string& key) {
-    YAML::Node value = get(key);
-    if (!value.IsScalar()) fail_at(value, fmt::format("'{}' must be a scalar", key));
-    return value.Scalar();
-  }
-  std::string text_or(const std::string& key, const std::string& fallback) {
-    return has(key) ? text(key) : (used_.insert(key), fallback);
-  }
-  std::string identifier(const std::string& key) {
-    const std::string value = text(key);
-    if (!is_identifier(value)) fail_at(node_[key], fmt::format("'{}' is not an identifier", value));
-    return value;
-  }
-
-  std::uint64_t number(const std::string& key, std::uint64_t max) {
-    const YAML::Node value = get(key);
-    const std::string s = value.IsScalar() ? value.Scalar() : std::string();
-    std::uint64_t parsed = 0;
-    if (!parse_number(s, parsed)) {
-      fail_at(value, fmt::format("'{}' must be a decimal or 0x-hex number, not '{}'", key, s));
-    }
-    if (parsed > max) fail_at(value, fmt::format("'{}' = {} exceeds {}", key, s, max));
-    return parsed;
-  }
-  std::uint64_t number_or(const std::string& key, std::uint64_t fallback, std::uint64_t max) {
-    return has(key) ? number(key, max) : (used_.insert(key), fallback);
-  }
-
-  // Items of a sequence under `key`, each with its own path ("packets[3]").
-  std::vector<std::pair<YAML::Node, std::string>> items(const std::string& key) {
-    const YAML::Node seq = get(key);
-    if (!seq.IsSequence()) fail_at(seq, fmt::format("'{}' must be a sequence", key));
-    std::vector<std::pair<YAML::Node, std::string>> out;
-    for (std::size_t i = 0; i < seq.size(); ++i) {
-      out.emplace_back(seq[i], fmt::format("{}{}[{}]", prefix(), key, i));
-    }
-    return out;
-  }
-  std::string child_path(const std::string& key) const { return prefix() + key; }
-
-  // Rejects keys that were never asked for: typos must not pass silently.
-  void finish() const {
-    for (const auto& entry : node_) {
-      const std::string key = entry.first.Scalar();
-      if (!used_.count(key)) {
-        throw SpecError(location_of(entry.first, file_), prefix() + key,
-                        fmt::format("unknown key '{}'", key));
-      }
-    }
-  }
-
- private:
-  std::string prefix() const { return path_.empty() ? std::string() : path_ + "."; }
-  static bool parse_number(const std::string& s, std::uint64_t& out) {
-    if (s.empty()) return false;
-    const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
-    const std::string digits = hex ? s.substr(2) : s;
-    const auto valid = [hex](char c) {
-      return hex ? std::isxdigit(static_cast<unsigned char>(c)) != 0
-                 : std::isdigit(static_cast<unsigned char>(c)) != 0;
-    };
-    if (digits.empty() || !std::all_of(digits.begin(), digits.end(), valid)) return false;
-    if (digits.size() > (hex ? 16u : 20u)) return false;
-    try {
-      out = std::stoull(digits, nullptr, hex ? 16 : 10);
-    } catch (const std::out_of_range&) {
-      return false;
-    }
-    return true;
-  }
-
-  YAML::Node node_;
-  std::string path_;
-  const std::string& file_;
-  std::set<std::string> used_;
-};
-
-// Names must be unique within a scope; the first use is remembered for the message.
-class NameSet {
- public:
-  explicit NameSet(std::string what) : what_(std::move(what)) {}
-  void add(const std::string& name, const MapReader& at) {
-    if (!seen_.insert(name).second) at.fail(fmt::format("duplicate {} '{}'", what_, name));
-  }
-
- private:
-  std::string what_;
-  std::set<std::string> seen_;
-};
+using MapReader = core::YamlMap;
+using core::NameSet;
 
 FieldDef read_field(const std::pair<YAML::Node, std::string>& item, bool in_packet,
                     const std::string& file) {
@@ -464,20 +340,8 @@ class Loader {
 
 }  // namespace
 
-SpecError::SpecError(const Location& where, const std::string& key, const std::string& message)
-    : std::runtime_error(fmt::format("{}:{}:{}: key '{}': {}", where.file, where.line, where.column,
-                                     key, message)),
-      where_(where),
-      key_(key) {}
-
 ChipSpec load_spec_text(const std::string& text, const std::string& file) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw SpecError(Location{file, e.mark.line + 1, e.mark.column + 1}, "", e.msg);
-  }
-  return Loader(file).load(root);
+  return Loader(file).load(core::parse_yaml(text, file));
 }
 
 ChipSpec load_spec_file(const std::string& path) {

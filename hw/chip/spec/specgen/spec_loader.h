@@ -5,23 +5,14 @@
 //   gaudi1.yaml:120:9: key 'packets[3].fields[1]': field 'mask' (bits 8..15) overlaps 'sid' ...
 #pragma once
 
-#include <stdexcept>
 #include <string>
 
 #include "hw/chip/spec/specgen/spec_model.h"
+#include "hw/core/yaml_reader.h"
 
 namespace podsim::chip::specgen {
 
-class SpecError : public std::runtime_error {
- public:
-  SpecError(const Location& where, const std::string& key, const std::string& message);
-  const Location& where() const { return where_; }
-  const std::string& key() const { return key_; }
-
- private:
-  Location where_;
-  std::string key_;
-};
+using SpecError = core::YamlError;
 
 // `file` names the text in messages. Throws SpecError.
 ChipSpec load_spec_text(const std::string& text, const std::string& file);

@@ -8,14 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "hw/core/yaml_reader.h"
+
 namespace podsim::chip::specgen {
 
 // Where a key was written, for error messages (1-based line and column).
-struct Location {
-  std::string file;
-  int line = 0;
-  int column = 0;
-};
+using Location = core::SourceLocation;
 
 struct FieldDef {
   std::string name;

@@ -4,62 +4,15 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "hw/chip/spec/specgen/spec_emit.h"
 #include "hw/chip/spec/specgen/spec_loader.h"
-
-namespace {
+#include "hw/core/codegen.h"
 
 using podsim::chip::specgen::ChipSpec;
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::invalid_argument(fmt::format("{}: cannot read the file", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// Leaves an unchanged file alone so that its dependents are not rebuilt.
-void write_if_changed(const std::string& path, const std::string& text) {
-  {
-    std::ifstream in(path, std::ios::binary);
-    if (in) {
-      std::ostringstream old;
-      old << in.rdbuf();
-      if (old.str() == text) return;
-    }
-  }
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) throw std::invalid_argument(fmt::format("{}: cannot write the file", tmp));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw std::invalid_argument(fmt::format("{}: cannot replace the file", path));
-  }
-}
-
-// The first line where two texts part, for a readable report.
-std::string first_difference(const std::string& a, const std::string& b) {
-  std::istringstream sa(a), sb(b);
-  std::string la, lb;
-  for (int line = 1;; ++line) {
-    const bool more_a = static_cast<bool>(std::getline(sa, la));
-    const bool more_b = static_cast<bool>(std::getline(sb, lb));
-    if (!more_a && !more_b) return "no difference";
-    if (la != lb || more_a != more_b) {
-      return fmt::format("line {}:\n  in the file: {}\n  generated:   {}", line,
-                         more_a ? la : "<end>", more_b ? lb : "<end>");
-    }
-  }
-}
-
-}  // namespace
+using podsim::core::first_difference;
+using podsim::core::write_if_changed;
 
 int main(int argc, char** argv) {
   CLI::App app{"podsim_specgen: generate the chip programming interface from its YAML spec"};
@@ -82,10 +35,11 @@ int main(int argc, char** argv) {
       write_if_changed(tables, podsim::chip::specgen::emit_codec_tables(spec, spec_name));
     }
     if (!docs.empty()) {
-      write_if_changed(docs, podsim::chip::specgen::update_docs(read_file(docs), spec));
+      write_if_changed(
+          docs, podsim::chip::specgen::update_docs(podsim::core::read_text_file(docs), spec));
     }
     if (!check_docs.empty()) {
-      const std::string current = read_file(check_docs);
+      const std::string current = podsim::core::read_text_file(check_docs);
       const std::string wanted = podsim::chip::specgen::update_docs(current, spec);
       if (current != wanted) {
         std::cerr << fmt::format(

@@ -1,0 +1,198 @@
+// What a TPC computes: the architectural state of one core (vector, scalar, index and predicate
+// registers, vector and scalar local memory, hardware loops) and the execution of a kernel
+// bundle by bundle with the exposed pipeline of the public TPC: every slot reads its operands
+// when the bundle issues and its result becomes visible `latency` bundles later (isa.yaml), so a
+// program that reads too early gets the old value, as the hardware would. A checking mode
+// reports every such early read. Global memory is reached through tensor descriptors (up to
+// five dimensions, strides in elements, out-of-bounds reads giving the padding value and
+// out-of-bounds writes dropped) and a GlobalAccess the caller provides (the core's tensor access
+// unit, or plain memory in tests).
+// Captures: the full semantics of every operation in the ISA table, predication by scalar
+// predicates and by lane masks, the index space the core starts with. Ignores: time (the
+// caller's PipelineTimer turns each bundle's accesses into cycles), stalls (they never change a
+// result: latencies count bundles issued, not cycles).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hw/tpc/isa.h"
+#include "hw/tpc/vpu.h"
+
+namespace podsim::tpc {
+
+inline constexpr int kMaxDims = 5;
+inline constexpr int kMaxTensors = 16;
+inline constexpr int kLoopDepth = 4;
+
+using Coord = std::array<std::int32_t, kMaxDims>;
+
+// One tensor as a kernel sees it: where it is, its element type, sizes and strides (elements),
+// and what out-of-bounds reads give.
+struct TensorDescriptor {
+  std::uint64_t base = 0;
+  Dtype dtype = Dtype::kF32;
+  int dims = 1;
+  std::array<std::uint32_t, kMaxDims> size{};
+  std::array<std::uint64_t, kMaxDims> stride{};  // elements between neighbours along each dim
+  std::uint32_t padding = 0;                     // the padding element's bits
+
+  // Dense row-major (dimension 0 fastest) with these sizes.
+  static TensorDescriptor dense(std::uint64_t base, Dtype dtype, std::vector<std::uint32_t> sizes,
+                                std::uint32_t padding = 0);
+  std::uint64_t elements() const;
+  // Bytes from the first element to one past the last (0 when any size is 0).
+  std::uint64_t span_bytes() const;
+  // Why the descriptor cannot be used, or nullopt.
+  std::optional<std::string> problem() const;
+};
+
+// The launch a core runs: its kernel, tensors, scalar arguments and slice of the index space.
+struct LaunchState {
+  std::array<TensorDescriptor, kMaxTensors> tensors{};
+  std::array<std::uint32_t, 32> srf{};  // s0..s31 at start
+  Coord slice_start{};                  // i0
+  Coord slice_end{};                    // i1 (exclusive)
+};
+
+// Global memory as the executor reaches it. Loads and stores name contiguous byte runs; the
+// executor splits vector accesses into runs (a strided dimension 0 gives one run per element).
+class GlobalAccess {
+ public:
+  virtual ~GlobalAccess() = default;
+  // Fills `data`; false when the address is not mapped (the kernel then stops with an error).
+  virtual bool load(int tensor, std::uint64_t address, std::uint8_t* data, std::uint32_t bytes) = 0;
+  virtual bool store(int tensor, std::uint64_t address, const std::uint8_t* data,
+                     std::uint32_t bytes) = 0;
+  virtual void fence() = 0;
+};
+
+// A read that came too early: the register still had its old value.
+struct Hazard {
+  std::uint32_t pc = 0;
+  Slot slot = Slot::kLoad;
+  std::string reg;  // e.g. "v3"
+};
+
+struct ExecutorConfig {
+  std::uint32_t vlm_bytes = 80 * 1024;
+  std::uint32_t slm_bytes = 1024;
+  bool check_hazards = false;
+};
+
+class Executor {
+ public:
+  enum class State { kRunning, kHalted, kFailed };
+
+  // `bundles` must have passed check_bundle; labels are checked here (throws
+  // std::invalid_argument naming the bundle). The executor keeps a reference to `access`.
+  Executor(const ExecutorConfig& config, std::vector<Bundle> bundles, GlobalAccess& access);
+  ~Executor();
+
+  // Starts the kernel from bundle 0 with fresh registers and local memories.
+  void start(const LaunchState& launch);
+  // Issues one bundle. Returns the state after it.
+  State step();
+  State state() const { return state_; }
+  const std::string& error() const { return error_; }
+  std::uint32_t pc() const { return pc_; }
+  std::uint64_t bundles_issued() const { return issued_; }
+  const std::vector<Hazard>& hazards() const { return hazards_; }
+
+  // Architectural state as software would inspect it after a run (tests).
+  const Vector& vreg(int r) const;
+  std::uint32_t sreg(int r) const { return sregs_[static_cast<std::size_t>(r)]; }
+  const Coord& ireg(int r) const { return iregs_[static_cast<std::size_t>(r)]; }
+  bool spred(int r) const { return spreds_[static_cast<std::size_t>(r)]; }
+  const VMask& vpred(int r) const { return vpreds_[static_cast<std::size_t>(r)]; }
+
+  // The bundle count after which every operation's result is visible.
+  static constexpr int kMaxLatency = 15;
+
+ private:
+  struct Decoded;
+  struct Pending;
+  struct Loop {
+    std::uint32_t start, end;  // the body: start .. end inclusive
+    std::uint8_t reg;
+    std::int32_t limit, step;
+  };
+
+  void decode(std::vector<Bundle> bundles);
+  void commit_due();
+  void schedule_write(Pending p, int latency);
+  void execute(const Decoded& op);
+  void execute_load(const Decoded& op);
+  void execute_spu(const Decoded& op);
+  void execute_vpu(const Decoded& op);
+  void execute_store(const Decoded& op);
+  void end_bundle(std::uint32_t issued_pc);
+  void drain();
+  void fail(const std::string& message);
+
+  // Operand reads (with hazard checks).
+  const Vector& read_v(int r, Slot slot);
+  std::uint32_t read_s(int r, Slot slot);
+  const Coord& read_i(int r, Slot slot);
+  const VMask& read_vp(int r, Slot slot);
+  bool read_sp(int r, Slot slot);
+  std::uint32_t read_b_scalar(const Decoded& op);
+  const Vector& read_b_vector(const Decoded& op, Vector& scratch);
+  void check_read(int file, int r, Slot slot);
+  // Lanes a vector predicate enables for a write (all when none); nullopt: no lane.
+  bool predicate_passes(const Decoded& op, VMask& lanes);
+
+  // Writes, committed `latency` bundles from now.
+  void write_v(const Decoded& op, const Vector& value, const VMask* lanes, int lane_bytes);
+  Vector& new_vector(const Decoded& op, int& phys);
+  void write_v_phys(const Decoded& op, int phys, const VMask* lanes, int lane_bytes);
+  void write_s(const Decoded& op, std::uint32_t value);
+  void write_i(const Decoded& op, const Coord& value);
+  void write_vp(const Decoded& op, const VMask& value);
+  void write_sp(const Decoded& op, bool value);
+
+  // Global memory through tensors.
+  void load_tensor(const Decoded& op, Vector& out);
+  void store_tensor(const Decoded& op, const Vector& value);
+  bool access_element(bool store, int tensor, const Coord& at, std::uint8_t* element);
+  bool in_bounds(const TensorDescriptor& t, const Coord& at) const;
+  std::uint64_t address_of(const TensorDescriptor& t, const Coord& at) const;
+
+  // Local memories.
+  bool local_range(std::uint32_t address, std::uint32_t bytes, std::uint32_t size,
+                   const char* what);
+
+  ExecutorConfig config_;
+  GlobalAccess& access_;
+  std::vector<Decoded> ops_;  // four per bundle
+  std::vector<std::uint32_t> immediates_;
+  std::uint32_t bundle_count_ = 0;
+
+  State state_ = State::kHalted;
+  std::string error_;
+  std::uint32_t pc_ = 0, next_pc_ = 0;
+  std::uint64_t issued_ = 0;
+
+  LaunchState launch_;
+  std::vector<Vector> vphys_;  // physical vector registers: architectural ones and writes in flight
+  std::vector<int> vfree_;
+  std::array<int, kVRegisters> vmap_{};
+  std::array<std::uint32_t, kSRegisters> sregs_{};
+  std::array<Coord, kIRegisters> iregs_{};
+  std::array<VMask, kVpRegisters> vpreds_{};
+  std::array<bool, kSpRegisters> spreds_{};
+  std::vector<std::uint8_t> vlm_, slm_;
+  std::array<Loop, kLoopDepth> loops_{};
+  int loop_depth_ = 0;
+
+  std::array<std::vector<Pending>, kMaxLatency + 1> pending_;
+  // Per register file, the issue count at which each register's newest write lands (checking).
+  std::array<std::array<std::uint64_t, 64>, 5> ready_at_{};
+  std::vector<Hazard> hazards_;
+};
+
+}  // namespace podsim::tpc

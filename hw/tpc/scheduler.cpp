@@ -1,0 +1,146 @@
+#include "hw/tpc/scheduler.h"
+
+#include <algorithm>
+#include <map>
+
+namespace podsim::tpc {
+namespace {
+
+// A register as the scheduler tracks it: file (by operand kind) and number.
+using Reg = std::pair<int, int>;
+
+Reg reg_of(OperandKind kind, int number) { return {static_cast<int>(kind), number}; }
+
+struct Uses {
+  std::vector<Reg> reads, writes;
+};
+
+// The registers an instruction reads and writes, from its operation's operand forms.
+Uses uses_of(const Instruction& in) {
+  Uses u;
+  const OpInfo& op = info(in.op);
+  const auto field_of = [&](Role role) -> int {
+    switch (role) {
+      case Role::kD:
+        return in.dst;
+      case Role::kA:
+        return in.a;
+      case Role::kB:
+        return in.b;
+      case Role::kC:
+        return in.c;
+      case Role::kNone:
+        return 0;
+    }
+    return 0;
+  };
+  for (int i = 0; i < op.operand_count; ++i) {
+    const OperandSpec& o = op.operands[static_cast<std::size_t>(i)];
+    if (o.role == Role::kNone) continue;
+    OperandKind kind = o.kind;
+    if (kind == OperandKind::kVsi || kind == OperandKind::kSi || kind == OperandKind::kUi) {
+      if (in.b_kind == BKind::kImmediate) continue;
+      kind = (kind == OperandKind::kVsi && in.b_kind == BKind::kRegister) ? OperandKind::kV
+                                                                          : OperandKind::kS;
+    }
+    if (register_count(kind) == 0) continue;  // literals
+    const Reg r = reg_of(kind, field_of(o.role));
+    if (o.role == Role::kD) {
+      u.writes.push_back(r);
+      if (op.reads_d) u.reads.push_back(r);
+    } else {
+      u.reads.push_back(r);
+    }
+  }
+  u.reads.push_back(reg_of(in.pred_vector ? OperandKind::kVp : OperandKind::kSp, in.pred));
+  return u;
+}
+
+struct RegState {
+  int last_write = -1, write_latency = 0;
+  int last_read = -1;
+};
+
+}  // namespace
+
+BlockSchedule schedule_block(const std::vector<ScheduleItem>& block) {
+  BlockSchedule out;
+  if (block.empty()) return out;
+  struct Row {
+    std::array<bool, kSlotCount> taken{};
+    std::optional<std::uint32_t> immediate;
+    bool label = false;
+  };
+  std::vector<Row> rows;
+  std::map<Reg, RegState> regs;
+  int memory_floor = 0;  // a memory operation goes no earlier than this
+  int after_store = 0;   // a load goes no earlier than this
+  int last_memory = -1;  // the latest memory operation placed
+  int drained = 0;       // every result so far has landed by this bundle
+  int latest = 0;        // the latest bundle used
+
+  for (const ScheduleItem& item : block) {
+    const Instruction& in = item.instruction;
+    const OpInfo& op = info(in.op);
+    const Uses u = uses_of(in);
+    int earliest = 0;
+    for (const Reg& r : u.reads) {
+      const RegState& s = regs[r];
+      if (s.last_write >= 0) earliest = std::max(earliest, s.last_write + s.write_latency);
+    }
+    for (const Reg& r : u.writes) {
+      const RegState& s = regs[r];
+      earliest = std::max(earliest, s.last_read);
+      if (s.last_write >= 0) {
+        earliest =
+            std::max({earliest, s.last_write, s.last_write + s.write_latency - op.latency + 1});
+      }
+    }
+    const bool is_load =
+        op.memory == MemoryClass::kGlobalLoad || op.memory == MemoryClass::kLocalLoad;
+    const bool is_store =
+        op.memory == MemoryClass::kGlobalStore || op.memory == MemoryClass::kLocalStore;
+    if (op.memory != MemoryClass::kNone) earliest = std::max(earliest, memory_floor);
+    if (is_load) earliest = std::max(earliest, after_store);
+    if (op.memory == MemoryClass::kFence) earliest = std::max(earliest, last_memory);
+    if (op.control != Control::kNone) earliest = std::max({earliest, latest, drained - 1});
+
+    const int slot = static_cast<int>(op.slot);
+    int b = earliest;
+    for (;; ++b) {
+      if (static_cast<std::size_t>(b) >= rows.size()) rows.resize(static_cast<std::size_t>(b) + 1);
+      Row& row = rows[static_cast<std::size_t>(b)];
+      if (row.taken[static_cast<std::size_t>(slot)]) continue;
+      const bool wants_immediate = item.immediate.has_value() || item.label;
+      if (wants_immediate &&
+          (row.label || (row.immediate && (item.label || *row.immediate != *item.immediate)))) {
+        continue;
+      }
+      row.taken[static_cast<std::size_t>(slot)] = true;
+      if (item.label) row.label = true;
+      if (item.immediate) row.immediate = item.immediate;
+      break;
+    }
+    out.bundle_of.push_back(b);
+    latest = std::max(latest, b);
+    for (const Reg& r : u.reads) regs[r].last_read = std::max(regs[r].last_read, b);
+    for (const Reg& r : u.writes) {
+      regs[r].last_write = b;
+      regs[r].write_latency = op.latency;
+    }
+    drained = std::max(drained, b + op.latency);
+    if (op.memory != MemoryClass::kNone) {
+      memory_floor = std::max(memory_floor, b);
+      last_memory = std::max(last_memory, b);
+    }
+    if (is_store) after_store = std::max(after_store, b + 1);
+    if (op.memory == MemoryClass::kFence) memory_floor = after_store = b + 1;
+  }
+  out.bundles = std::max(latest + 1, drained);
+  if (info(block.back().instruction.op).control != Control::kNone) {
+    out.bundles = latest + 1;  // the control bundle is last; it waited for the drain itself
+  }
+  return out;
+}
+
+}  // namespace podsim::tpc
