@@ -1,0 +1,147 @@
+#include "hw/tpc/kernels/glue.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "hw/tpc/numerics.h"
+
+namespace podsim::tpc::glue {
+
+std::uint32_t f32_bits(double v) { return bits_of(static_cast<float>(v)); }
+
+double epsilon(Dtype t) {
+  switch (t) {
+    case Dtype::kBf16:
+      return std::ldexp(1.0, -8);
+    case Dtype::kF16:
+      return std::ldexp(1.0, -11);
+    default:
+      return std::ldexp(1.0, -23);
+  }
+}
+
+std::uint32_t minus_infinity(Dtype t) {
+  switch (t) {
+    case Dtype::kBf16:
+      return 0xFF80;
+    case Dtype::kF16:
+      return 0xFC00;
+    default:
+      return 0xFF800000;
+  }
+}
+
+Params::Params(const KernelRequest& request, std::vector<std::pair<std::string, double>> defaults) {
+  for (const auto& [name, value] : defaults) values_[name] = value;
+  for (const auto& [name, value] : request.params) {
+    if (!values_.count(name)) {
+      std::string known;
+      for (const auto& [n, v] : defaults)
+        known += fmt::format("{}{} (default {})", known.empty() ? "" : ", ", n, v);
+      throw std::invalid_argument(
+          fmt::format("kernel '{}' has no parameter '{}'{}", request.kernel, name,
+                      known.empty() ? " (it takes none)" : " (it takes " + known + ")"));
+    }
+    if (!std::isfinite(value)) {
+      throw std::invalid_argument(
+          fmt::format("kernel '{}': parameter '{}' is {}", request.kernel, name, value));
+    }
+    values_[name] = value;
+  }
+}
+
+double Params::operator[](const std::string& name) const { return values_.at(name); }
+
+std::uint64_t elements(const std::vector<std::uint32_t>& dims) {
+  std::uint64_t n = 1;
+  for (std::uint32_t d : dims) n *= d;
+  return n;
+}
+
+void check_shape(const KernelRequest& request, int min_dims) {
+  const auto& s = request.shape;
+  if (static_cast<int>(s.size()) < min_dims || s.size() > kMaxDims) {
+    throw std::invalid_argument(
+        fmt::format("kernel '{}' needs a shape of {} to 5 dimensions, not {}", request.kernel,
+                    min_dims, s.size()));
+  }
+  for (std::size_t d = 0; d < s.size(); ++d) {
+    if (s[d] == 0)
+      throw std::invalid_argument(
+          fmt::format("kernel '{}': dimension {} of the shape is 0", request.kernel, d));
+  }
+  if (elements(s) > (1ull << 31)) {
+    throw std::invalid_argument(fmt::format("kernel '{}': {} elements; at most 2^31 per tensor",
+                                            request.kernel, elements(s)));
+  }
+}
+
+Rows as_rows(const KernelRequest& request) {
+  check_shape(request);
+  Rows r;
+  r.columns = request.shape[0];
+  r.rows = static_cast<std::uint32_t>(elements(request.shape) / r.columns);
+  return r;
+}
+
+PlanBuilder::PlanBuilder(const KernelRequest& request) { plan_.request = request; }
+
+int PlanBuilder::buffer(const std::string& name, Dtype t, std::vector<std::uint32_t> dims,
+                        BufferSpec::Role role, Fill fill) {
+  BufferSpec b;
+  b.name = name;
+  b.dtype = t;
+  b.dims = std::move(dims);
+  b.role = role;
+  b.fill = fill;
+  plan_.buffers.push_back(std::move(b));
+  return static_cast<int>(plan_.buffers.size() - 1);
+}
+
+TensorView PlanBuilder::view(int buffer, std::vector<std::uint32_t> dims,
+                             std::uint32_t padding) const {
+  if (dims.empty()) dims = spec(buffer).dims;
+  TensorView v;
+  v.buffer = buffer;
+  v.dtype = spec(buffer).dtype;
+  std::uint64_t stride = 1;
+  for (std::uint32_t d : dims) {
+    v.strides.push_back(stride);
+    stride *= d;
+  }
+  v.dims = std::move(dims);
+  v.padding = padding;
+  return v;
+}
+
+TensorView PlanBuilder::lane0_view(int buffer) const {
+  return view(buffer, {1, static_cast<std::uint32_t>(spec(buffer).elements())});
+}
+
+LaunchSpec& PlanBuilder::launch(const std::string& binary, Coord index_space) {
+  LaunchSpec l;
+  l.binary = binary;
+  l.index_space = index_space;
+  plan_.launches.push_back(std::move(l));
+  return plan_.launches.back();
+}
+
+std::vector<double> values(const KernelPlan& plan, const Buffers& buffers, int buffer) {
+  const BufferSpec& b = plan.buffers[static_cast<std::size_t>(buffer)];
+  std::vector<double> out(b.elements());
+  for (std::uint64_t i = 0; i < out.size(); ++i) {
+    out[i] = read_element(buffers[static_cast<std::size_t>(buffer)], b.dtype, i);
+  }
+  return out;
+}
+
+void store(const KernelPlan& plan, Buffers& buffers, int buffer, const std::vector<double>& v) {
+  const BufferSpec& b = plan.buffers[static_cast<std::size_t>(buffer)];
+  for (std::uint64_t i = 0; i < v.size(); ++i) {
+    write_element(buffers[static_cast<std::size_t>(buffer)], b.dtype, i, v[i]);
+  }
+}
+
+}  // namespace podsim::tpc::glue

@@ -1,0 +1,187 @@
+#include "hw/tpc/kernels/library.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+
+#include "hw/tpc/kernels/glue.h"
+#include "hw/tpc/numerics.h"
+#include "hw/tpc/vpu.h"
+
+// The binaries podsim_tpc_as assembled from hw/tpc/kernels (namespace podsim::tpc::kernel_data).
+#include "podsim/tpc/kernels.inc"
+
+namespace podsim::tpc {
+namespace {
+
+const std::vector<glue::KernelDef>& definitions() {
+  static const std::vector<glue::KernelDef> all = [] {
+    std::vector<glue::KernelDef> out;
+    for (auto family : {glue::elementwise_kernels, glue::row_kernels, glue::norm_kernels,
+                        glue::optimizer_kernels}) {
+      for (glue::KernelDef& d : family()) out.push_back(std::move(d));
+    }
+    return out;
+  }();
+  return all;
+}
+
+const glue::KernelDef& definition(const std::string& name) {
+  for (const glue::KernelDef& d : definitions())
+    if (d.info.name == name) return d;
+  std::string known;
+  for (const glue::KernelDef& d : definitions()) known += (known.empty() ? "" : ", ") + d.info.name;
+  throw std::invalid_argument(fmt::format("unknown kernel '{}' (kernels: {})", name, known));
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> kernel_binary(const std::string& key) {
+  for (const KernelBinaryEntry& e : kernel_data::kEntries) {
+    if (key == e.key) return std::vector<std::uint8_t>(e.data, e.data + e.size);
+  }
+  throw std::invalid_argument(fmt::format("no kernel binary '{}'", key));
+}
+
+std::vector<std::string> kernel_binary_keys() {
+  std::vector<std::string> out;
+  for (const KernelBinaryEntry& e : kernel_data::kEntries) out.emplace_back(e.key);
+  return out;
+}
+
+std::uint64_t BufferSpec::elements() const { return glue::elements(dims); }
+std::uint64_t BufferSpec::bytes() const { return elements() * info(dtype).bytes; }
+
+const std::vector<KernelInfo>& kernel_infos() {
+  static const std::vector<KernelInfo> infos = [] {
+    std::vector<KernelInfo> out;
+    for (const glue::KernelDef& d : definitions()) out.push_back(d.info);
+    return out;
+  }();
+  return infos;
+}
+
+KernelPlan plan_kernel(const KernelRequest& request) {
+  const glue::KernelDef& d = definition(request.kernel);
+  if (std::find(d.info.dtypes.begin(), d.info.dtypes.end(), request.dtype) == d.info.dtypes.end()) {
+    std::string types;
+    for (Dtype t : d.info.dtypes) types += (types.empty() ? "" : ", ") + std::string(info(t).name);
+    throw std::invalid_argument(fmt::format("kernel '{}' does not take type {} (types: {})",
+                                            request.kernel, info(request.dtype).name, types));
+  }
+  KernelPlan plan = d.plan(request);
+  plan.request = request;
+  return plan;
+}
+
+void run_reference(const KernelPlan& plan, std::vector<std::vector<std::uint8_t>>& buffers) {
+  definition(plan.request.kernel).reference(plan, buffers);
+}
+
+std::vector<Slice> partition(const Coord& space, int cores) {
+  int dim = 0;
+  for (int d = kMaxDims - 1; d >= 0; --d) {
+    if (space[static_cast<std::size_t>(d)] > 1) {
+      dim = d;
+      break;
+    }
+  }
+  const auto d = static_cast<std::size_t>(dim);
+  const std::int64_t points = space[d];
+  const std::int64_t parts =
+      std::min<std::int64_t>(std::max(cores, 1), std::max<std::int64_t>(points, 1));
+  std::vector<Slice> out;
+  for (std::int64_t p = 0; p < parts; ++p) {
+    Slice s;
+    s.end = space;
+    s.start[d] = static_cast<std::int32_t>(points * p / parts);
+    s.end[d] = static_cast<std::int32_t>(points * (p + 1) / parts);
+    if (s.end[d] > s.start[d]) out.push_back(s);
+  }
+  return out;
+}
+
+TensorDescriptor descriptor(const TensorView& view, std::uint64_t base) {
+  TensorDescriptor t;
+  t.base = base;
+  t.dtype = view.dtype;
+  t.dims = static_cast<int>(view.dims.size());
+  for (std::size_t d = 0; d < view.dims.size() && d < kMaxDims; ++d) {
+    t.size[d] = view.dims[d];
+    t.stride[d] = view.strides[d];
+  }
+  t.padding = view.padding;
+  return t;
+}
+
+double read_element(const std::vector<std::uint8_t>& buffer, Dtype t, std::uint64_t i) {
+  const std::uint32_t bits = element_to_scalar(buffer.data() + i * info(t).bytes, t);
+  if (is_float(t)) return float_of(bits);
+  return info(t).kind == DtypeKind::kSigned ? static_cast<double>(static_cast<std::int32_t>(bits))
+                                            : static_cast<double>(bits);
+}
+
+void write_element(std::vector<std::uint8_t>& buffer, Dtype t, std::uint64_t i, double value) {
+  std::uint8_t* at = buffer.data() + i * info(t).bytes;
+  if (is_float(t)) {
+    float f = static_cast<float>(value);
+    if (t != Dtype::kF32 && std::isfinite(f) && static_cast<double>(f) != value) {
+      // Round to odd on the way to f32, so that the second rounding (to bf16 or f16, at least
+      // two bits shorter) rounds as once from the double.
+      if (std::fabs(static_cast<double>(f)) > std::fabs(value)) f = std::nextafter(f, 0.0f);
+      f = float_of(bits_of(f) | 1);
+    }
+    scalar_to_element(bits_of(f), t, at);
+    return;
+  }
+  const double lo =
+      info(t).kind == DtypeKind::kSigned ? -std::ldexp(1.0, info(t).bytes * 8 - 1) : 0.0;
+  const double hi = (info(t).kind == DtypeKind::kSigned ? std::ldexp(1.0, info(t).bytes * 8 - 1)
+                                                        : std::ldexp(1.0, info(t).bytes * 8)) -
+                    1;
+  const double r = std::clamp(std::nearbyint(value), lo, hi);
+  const auto v = static_cast<std::int64_t>(r);
+  std::memcpy(at, &v, info(t).bytes);  // little-endian: the low bytes
+}
+
+std::vector<std::vector<std::uint8_t>> make_buffers(const KernelPlan& plan, std::uint64_t seed) {
+  std::vector<std::vector<std::uint8_t>> out;
+  std::mt19937_64 rng(seed);
+  for (const BufferSpec& b : plan.buffers) {
+    out.emplace_back(b.bytes(), 0);
+    if (b.role != BufferSpec::Role::kInput && b.role != BufferSpec::Role::kInOut) continue;
+    std::uniform_real_distribution<double> uniform(b.fill.lo, b.fill.hi);
+    for (std::uint64_t i = 0; i < b.elements(); ++i) {
+      const double v = uniform(rng);
+      write_element(out.back(), b.dtype, i, b.fill.kind == Fill::kIntegers ? std::floor(v) : v);
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> compare_buffer(const KernelPlan& plan, int buffer,
+                                          const std::vector<std::uint8_t>& got,
+                                          const std::vector<std::uint8_t>& want) {
+  const BufferSpec& b = plan.buffers.at(static_cast<std::size_t>(buffer));
+  const auto it = plan.tolerance.find(buffer);
+  const Tolerance tol = it == plan.tolerance.end() ? Tolerance{} : it->second;
+  double worst = 0;
+  std::optional<std::string> report;
+  for (std::uint64_t i = 0; i < b.elements(); ++i) {
+    const double g = read_element(got, b.dtype, i), w = read_element(want, b.dtype, i);
+    if (std::isnan(g) && std::isnan(w)) continue;
+    const double excess = std::fabs(g - w) - (tol.abs + tol.rel * std::fabs(w));
+    if (!(excess <= 0) && (report == std::nullopt || excess > worst || std::isnan(excess))) {
+      worst = excess;
+      report = fmt::format("{}[{}] = {} but the reference is {} (tolerance {} + {} * |ref|)",
+                           b.name, i, g, w, tol.abs, tol.rel);
+    }
+  }
+  return report;
+}
+
+}  // namespace podsim::tpc

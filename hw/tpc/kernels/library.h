@@ -1,0 +1,133 @@
+// The TPC kernel library: the binaries the build assembles from hw/tpc/kernels/*.tpcs (one per
+// type) and, for each kernel, its glue: what a request must look like (shapes, types,
+// parameters), the buffers it reads and writes, the launches it takes (binary, tensor views,
+// index space, scalar arguments), its CPU reference and the tolerance its results are held to
+// (docs/tpc/kernels.md).
+// A plan is plain data: the functional runner (functional.h), the chip launcher and
+// `podsim kernel` all run the same plans.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hw/tpc/executor.h"
+#include "hw/tpc/isa.h"
+
+namespace podsim::tpc {
+
+struct KernelBinaryEntry {
+  const char* key;  // "add.bf16", "cast.f32.bf16"
+  const std::uint8_t* data;
+  std::size_t size;
+};
+
+// The binary of a variant; throws std::invalid_argument naming the key when there is none.
+std::vector<std::uint8_t> kernel_binary(const std::string& key);
+std::vector<std::string> kernel_binary_keys();
+
+// How a test or `podsim kernel` fills an input buffer.
+struct Fill {
+  enum Kind { kUniform, kPositive, kIntegers } kind = kUniform;
+  double lo = -2.0,
+         hi = 2.0;  // uniform: [lo, hi); positive: [lo, hi) with lo > 0; integers: [lo, hi)
+};
+
+struct BufferSpec {
+  enum class Role { kInput, kOutput, kInOut, kScratch };
+  std::string name;
+  Dtype dtype = Dtype::kF32;
+  std::vector<std::uint32_t> dims;  // dimension 0 fastest
+  Role role = Role::kInput;
+  Fill fill;
+  std::uint64_t elements() const;
+  std::uint64_t bytes() const;
+};
+
+// A tensor a launch sees: a view of a buffer (sizes and strides in elements).
+struct TensorView {
+  int buffer = -1;
+  Dtype dtype = Dtype::kF32;
+  std::vector<std::uint32_t> dims;
+  std::vector<std::uint64_t> strides;
+  std::uint32_t padding = 0;  // element bits read outside the tensor
+};
+
+struct LaunchSpec {
+  std::string binary;  // a kernel_binary key
+  std::array<std::optional<TensorView>, kMaxTensors> tensors{};
+  Coord index_space{1, 1, 1, 1, 1};  // points along each dimension
+  std::array<std::uint32_t, 32> srf{};
+  // Elements of each tensor one index-space point advances along each of its dimensions, when
+  // the kernel's accesses are a translation of the index (tile reuse may then move a recorded
+  // tile); empty when they are not (a gather).
+  std::optional<std::array<Coord, kMaxTensors>> access_scale;
+};
+
+struct Tolerance {
+  double abs = 0, rel = 0;  // |got - want| <= abs + rel * |want|
+};
+
+struct KernelRequest {
+  std::string kernel;
+  Dtype dtype = Dtype::kF32;
+  std::optional<Dtype> to;           // cast's destination type
+  std::vector<std::uint32_t> shape;  // the main tensor's sizes, dimension 0 fastest
+  std::map<std::string, double> params;
+};
+
+struct KernelPlan {
+  KernelRequest request;
+  std::vector<BufferSpec> buffers;
+  std::vector<LaunchSpec> launches;
+  std::map<int, Tolerance> tolerance;  // per output (or in-out) buffer
+  double flops = 0;                    // arithmetic the operation needs (for FLOP/s)
+  double min_bytes = 0;                // bytes it must move at least (for the roofline)
+};
+
+struct KernelInfo {
+  std::string name;
+  std::string summary;
+  std::vector<Dtype> dtypes;
+  std::string shape_help;           // what the shape means
+  std::vector<std::string> params;  // parameter names it takes, with their defaults in the help
+};
+
+const std::vector<KernelInfo>& kernel_infos();
+
+// Throws std::invalid_argument naming what is wrong: an unknown kernel (listing the known ones),
+// a type it does not take, a shape of the wrong rank or size, an unknown or bad parameter.
+KernelPlan plan_kernel(const KernelRequest& request);
+
+// The CPU reference: fills every output and in-out buffer from the inputs (in-out buffers hold
+// their values from before the operation on entry), in double precision, rounded to the buffers'
+// types.
+void run_reference(const KernelPlan& plan, std::vector<std::vector<std::uint8_t>>& buffers);
+
+// An index space split into contiguous slices along its outermost dimension longer than one,
+// one per core (fewer when there are fewer points than cores).
+struct Slice {
+  Coord start{}, end{};
+};
+std::vector<Slice> partition(const Coord& space, int cores);
+
+// The tensor descriptor of a view once its buffer sits at `base`.
+TensorDescriptor descriptor(const TensorView& view, std::uint64_t base);
+
+// Element i of a buffer as a double, and back (rounded to the buffer's type).
+double read_element(const std::vector<std::uint8_t>& buffer, Dtype t, std::uint64_t i);
+void write_element(std::vector<std::uint8_t>& buffer, Dtype t, std::uint64_t i, double value);
+
+// Deterministic contents for every input and in-out buffer from `seed` (Fill of each buffer).
+std::vector<std::vector<std::uint8_t>> make_buffers(const KernelPlan& plan, std::uint64_t seed);
+
+// Compares an output with the reference; returns a description of the worst element beyond the
+// tolerance, or nullopt.
+std::optional<std::string> compare_buffer(const KernelPlan& plan, int buffer,
+                                          const std::vector<std::uint8_t>& got,
+                                          const std::vector<std::uint8_t>& want);
+
+}  // namespace podsim::tpc

@@ -1,0 +1,317 @@
+// Glue of the normalisation kernels: layer norm over dimension 0 of each row, batch norm over
+// the rows of each channel (dimension 0 being the channel, as in NHWC), forward and backward.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "hw/tpc/kernels/glue.h"
+
+namespace podsim::tpc::glue {
+namespace {
+
+using Role = BufferSpec::Role;
+std::vector<Dtype> float_types() { return {Dtype::kF32, Dtype::kBf16, Dtype::kF16}; }
+std::string key(const std::string& name, Dtype t) { return name + "." + info(t).name; }
+std::int32_t points(std::uint64_t n) { return static_cast<std::int32_t>(n); }
+
+const Fill kGamma{Fill::kUniform, 0.5, 1.5};
+const Fill kMean{Fill::kUniform, -1, 1};
+const Fill kRstd{Fill::kPositive, 0.5, 2};
+
+void check_eps(const KernelRequest& r, double eps) {
+  if (!(eps > 0))
+    throw std::invalid_argument(fmt::format("kernel '{}': eps = {} (must be > 0)", r.kernel, eps));
+}
+
+// Mean and 1 / sqrt(var + eps) of `n` values spaced `stride` apart from `first`.
+std::pair<double, double> moments(const std::vector<double>& x, std::size_t first, std::size_t n,
+                                  std::size_t stride, double eps) {
+  double mean = 0, var = 0;
+  for (std::size_t i = 0; i < n; ++i) mean += x[first + i * stride];
+  mean /= static_cast<double>(n);
+  for (std::size_t i = 0; i < n; ++i)
+    var += (x[first + i * stride] - mean) * (x[first + i * stride] - mean);
+  return {mean, 1.0 / std::sqrt(var / static_cast<double>(n) + eps)};
+}
+
+KernelDef layer_norm() {
+  KernelDef d;
+  d.info = {"layer_norm",
+            "y = (x - mean) / sqrt(var + eps) * gamma + beta over dimension 0; keeps mean and rstd",
+            float_types(),
+            "x [C, R...], C at most 20480; gamma, beta [C]",
+            {"eps"}};
+  d.plan = [](const KernelRequest& r) {
+    Params p(r, {{"eps", 1e-5}});
+    check_eps(r, p["eps"]);
+    const Rows rows = as_rows(r);
+    if (rows.columns > 20480)
+      throw std::invalid_argument(fmt::format(
+          "kernel 'layer_norm': rows of {} elements; at most 20480 (vector local memory)",
+          rows.columns));
+    PlanBuilder b(r);
+    const int x = b.buffer("x", r.dtype, r.shape, Role::kInput);
+    const int gamma = b.buffer("gamma", r.dtype, {rows.columns}, Role::kInput, kGamma);
+    const int beta =
+        b.buffer("beta", r.dtype, {rows.columns}, Role::kInput, {Fill::kUniform, -1, 1});
+    const int y = b.buffer("y", r.dtype, r.shape, Role::kOutput);
+    const int mean = b.buffer("mean", Dtype::kF32, {rows.rows}, Role::kOutput);
+    const int rstd = b.buffer("rstd", Dtype::kF32, {rows.rows}, Role::kOutput);
+    LaunchSpec& l = b.launch(key("layer_norm", r.dtype), {points(rows.rows), 1, 1, 1, 1});
+    l.tensors[0] = b.view(x, {rows.columns, rows.rows});
+    l.tensors[1] = b.view(gamma);
+    l.tensors[2] = b.view(beta);
+    l.tensors[3] = b.view(y, {rows.columns, rows.rows});
+    l.tensors[4] = b.lane0_view(mean);
+    l.tensors[5] = b.lane0_view(rstd);
+    l.srf[0] = ceil_div(rows.columns, 64);
+    l.srf[1] = f32_bits(p["eps"]);
+    l.srf[2] = f32_bits(1.0 / rows.columns);
+    l.srf[3] = rows.columns;
+    l.access_scale = std::array<Coord, kMaxTensors>{Coord{0, 1}, Coord{},     Coord{},
+                                                    Coord{0, 1}, Coord{0, 1}, Coord{0, 1}};
+    b.tolerate(y, {4e-6, 8 * epsilon(r.dtype)});
+    b.tolerate(mean, {1e-6, 1e-6});
+    b.tolerate(rstd, {1e-6, 1e-5});
+    const double n = static_cast<double>(elements(r.shape));
+    b.cost(8 * n, 2 * n * info(r.dtype).bytes);
+    return b.done();
+  };
+  d.reference = [](const KernelPlan& plan, Buffers& buffers) {
+    const std::vector<double> x = values(plan, buffers, 0), gamma = values(plan, buffers, 1),
+                              beta = values(plan, buffers, 2);
+    const std::size_t c = gamma.size(), rows = x.size() / c;
+    const double eps = plan.request.params.count("eps") ? plan.request.params.at("eps") : 1e-5;
+    std::vector<double> y(x.size()), mean(rows), rstd(rows);
+    for (std::size_t r = 0; r < rows; ++r) {
+      std::tie(mean[r], rstd[r]) = moments(x, r * c, c, 1, eps);
+      for (std::size_t i = 0; i < c; ++i)
+        y[r * c + i] = (x[r * c + i] - mean[r]) * rstd[r] * gamma[i] + beta[i];
+    }
+    store(plan, buffers, 3, y);
+    store(plan, buffers, 4, mean);
+    store(plan, buffers, 5, rstd);
+  };
+  return d;
+}
+
+KernelDef layer_norm_bwd() {
+  KernelDef d;
+  d.info = {"layer_norm_bwd",
+            "dx, dgamma, dbeta of layer_norm from dy, x, mean, rstd, gamma (two launches)",
+            float_types(),
+            "x [C, R...], C at most 10240",
+            {}};
+  d.plan = [](const KernelRequest& r) {
+    Params(r, {});
+    const Rows rows = as_rows(r);
+    if (rows.columns > 10240)
+      throw std::invalid_argument(fmt::format(
+          "kernel 'layer_norm_bwd': rows of {} elements; at most 10240 (vector local memory)",
+          rows.columns));
+    PlanBuilder b(r);
+    const std::vector<std::uint32_t> cr = {rows.columns, rows.rows};
+    const int dy = b.buffer("dy", r.dtype, r.shape, Role::kInput);
+    const int x = b.buffer("x", r.dtype, r.shape, Role::kInput);
+    const int mean = b.buffer("mean", Dtype::kF32, {rows.rows}, Role::kInput, kMean);
+    const int rstd = b.buffer("rstd", Dtype::kF32, {rows.rows}, Role::kInput, kRstd);
+    const int gamma = b.buffer("gamma", r.dtype, {rows.columns}, Role::kInput, kGamma);
+    const int dx = b.buffer("dx", r.dtype, r.shape, Role::kOutput);
+    const int dgamma = b.buffer("dgamma", r.dtype, {rows.columns}, Role::kOutput);
+    const int dbeta = b.buffer("dbeta", r.dtype, {rows.columns}, Role::kOutput);
+    {
+      LaunchSpec& l = b.launch(key("layer_norm_bwd", r.dtype), {points(rows.rows), 1, 1, 1, 1});
+      l.tensors = {b.view(dy, cr), b.view(x, cr), b.view(mean),
+                   b.view(rstd),   b.view(gamma), b.view(dx, cr)};
+      l.srf[0] = ceil_div(rows.columns, 64);
+      l.srf[2] = f32_bits(1.0 / rows.columns);
+      l.access_scale = std::array<Coord, kMaxTensors>{Coord{0, 1}, Coord{0, 1}, Coord{1},
+                                                      Coord{1},    Coord{},     Coord{0, 1}};
+    }
+    {
+      LaunchSpec& l = b.launch(key("layer_norm_bwd_params", r.dtype),
+                               {points(ceil_div(rows.columns, 64)), 1, 1, 1, 1});
+      l.tensors = {b.view(dy, cr), b.view(x, cr),  b.view(mean),
+                   b.view(rstd),   b.view(dgamma), b.view(dbeta)};
+      l.srf[0] = rows.rows;
+      l.access_scale = std::array<Coord, kMaxTensors>{Coord{64}, Coord{64}, Coord{},
+                                                      Coord{},   Coord{64}, Coord{64}};
+    }
+    b.tolerate(dx, {1e-5, 8 * epsilon(r.dtype)});
+    b.tolerate(dgamma, {4e-7 * rows.rows, 4 * epsilon(r.dtype)});
+    b.tolerate(dbeta, {4e-7 * rows.rows, 4 * epsilon(r.dtype)});
+    const double n = static_cast<double>(elements(r.shape));
+    b.cost(12 * n, 5 * n * info(r.dtype).bytes);
+    return b.done();
+  };
+  d.reference = [](const KernelPlan& plan, Buffers& buffers) {
+    const std::vector<double> dy = values(plan, buffers, 0), x = values(plan, buffers, 1),
+                              mean = values(plan, buffers, 2), rstd = values(plan, buffers, 3),
+                              gamma = values(plan, buffers, 4);
+    const std::size_t c = gamma.size(), rows = x.size() / c;
+    std::vector<double> dx(x.size()), dgamma(c, 0.0), dbeta(c, 0.0);
+    for (std::size_t r = 0; r < rows; ++r) {
+      double sum_g = 0, sum_gx = 0;
+      for (std::size_t i = 0; i < c; ++i) {
+        const double xhat = (x[r * c + i] - mean[r]) * rstd[r], g = dy[r * c + i] * gamma[i];
+        sum_g += g;
+        sum_gx += g * xhat;
+        dgamma[i] += dy[r * c + i] * xhat;
+        dbeta[i] += dy[r * c + i];
+      }
+      for (std::size_t i = 0; i < c; ++i) {
+        const double xhat = (x[r * c + i] - mean[r]) * rstd[r], g = dy[r * c + i] * gamma[i];
+        dx[r * c + i] = rstd[r] * (g - sum_g / c - xhat * sum_gx / c);
+      }
+    }
+    store(plan, buffers, 5, dx);
+    store(plan, buffers, 6, dgamma);
+    store(plan, buffers, 7, dbeta);
+  };
+  return d;
+}
+
+KernelDef batch_norm() {
+  KernelDef d;
+  d.info = {"batch_norm",
+            "training batch norm: per channel (dimension 0) over every other dimension, "
+            "y = (x - mean) / sqrt(var + eps) * gamma + beta; keeps mean and rstd (two launches)",
+            float_types(),
+            "x [C, N...] (NHWC: C = channels)",
+            {"eps"}};
+  d.plan = [](const KernelRequest& r) {
+    Params p(r, {{"eps", 1e-5}});
+    check_eps(r, p["eps"]);
+    const Rows rows = as_rows(r);
+    PlanBuilder b(r);
+    const std::vector<std::uint32_t> cm = {rows.columns, rows.rows};
+    const int x = b.buffer("x", r.dtype, r.shape, Role::kInput);
+    const int gamma = b.buffer("gamma", r.dtype, {rows.columns}, Role::kInput, kGamma);
+    const int beta =
+        b.buffer("beta", r.dtype, {rows.columns}, Role::kInput, {Fill::kUniform, -1, 1});
+    const int y = b.buffer("y", r.dtype, r.shape, Role::kOutput);
+    const int mean = b.buffer("mean", Dtype::kF32, {rows.columns}, Role::kOutput);
+    const int rstd = b.buffer("rstd", Dtype::kF32, {rows.columns}, Role::kOutput);
+    {
+      LaunchSpec& l = b.launch(key("batch_norm_stats", r.dtype),
+                               {points(ceil_div(rows.columns, 64)), 1, 1, 1, 1});
+      l.tensors[0] = b.view(x, cm);
+      l.tensors[1] = b.view(mean);
+      l.tensors[2] = b.view(rstd);
+      l.srf[0] = rows.rows;
+      l.srf[1] = f32_bits(p["eps"]);
+      l.srf[2] = f32_bits(1.0 / rows.rows);
+      l.access_scale = std::array<Coord, kMaxTensors>{Coord{64}, Coord{64}, Coord{64}};
+    }
+    {
+      LaunchSpec& l =
+          b.launch(key("batch_norm_apply", r.dtype),
+                   {points(ceil_div(rows.columns, 64)), points(ceil_div(rows.rows, 4)), 1, 1, 1});
+      l.tensors = {b.view(x, cm), b.view(mean), b.view(rstd),
+                   b.view(gamma), b.view(beta), b.view(y, cm)};
+      l.access_scale = std::array<Coord, kMaxTensors>{Coord{64, 4}, Coord{64}, Coord{64},
+                                                      Coord{64},    Coord{64}, Coord{64, 4}};
+    }
+    // x - mean cancels: its f32 rounding (a few ulp of |x| <= 2) is scaled by rstd, which eps
+    // bounds by 1 / sqrt(eps) when a channel's values nearly agree (small batches).
+    b.tolerate(y, {1e-5 + 8 * epsilon(Dtype::kF32) / std::sqrt(p["eps"]), 8 * epsilon(r.dtype)});
+    b.tolerate(mean, {1e-6, 1e-6});
+    b.tolerate(rstd, {1e-6, 1e-5});
+    const double n = static_cast<double>(elements(r.shape));
+    b.cost(7 * n, 4 * n * info(r.dtype).bytes);
+    return b.done();
+  };
+  d.reference = [](const KernelPlan& plan, Buffers& buffers) {
+    const std::vector<double> x = values(plan, buffers, 0), gamma = values(plan, buffers, 1),
+                              beta = values(plan, buffers, 2);
+    const std::size_t c = gamma.size(), m = x.size() / c;
+    const double eps = plan.request.params.count("eps") ? plan.request.params.at("eps") : 1e-5;
+    std::vector<double> y(x.size()), mean(c), rstd(c);
+    for (std::size_t i = 0; i < c; ++i) {
+      std::tie(mean[i], rstd[i]) = moments(x, i, m, c, eps);
+      for (std::size_t j = 0; j < m; ++j)
+        y[i + j * c] = (x[i + j * c] - mean[i]) * rstd[i] * gamma[i] + beta[i];
+    }
+    store(plan, buffers, 3, y);
+    store(plan, buffers, 4, mean);
+    store(plan, buffers, 5, rstd);
+  };
+  return d;
+}
+
+KernelDef batch_norm_bwd() {
+  KernelDef d;
+  d.info = {"batch_norm_bwd",
+            "dx, dgamma, dbeta of training batch norm from dy, x, mean, rstd, gamma (two launches)",
+            float_types(),
+            "x [C, N...] (NHWC)",
+            {}};
+  d.plan = [](const KernelRequest& r) {
+    Params(r, {});
+    const Rows rows = as_rows(r);
+    PlanBuilder b(r);
+    const std::vector<std::uint32_t> cm = {rows.columns, rows.rows};
+    const int dy = b.buffer("dy", r.dtype, r.shape, Role::kInput);
+    const int x = b.buffer("x", r.dtype, r.shape, Role::kInput);
+    const int mean = b.buffer("mean", Dtype::kF32, {rows.columns}, Role::kInput, kMean);
+    const int rstd = b.buffer("rstd", Dtype::kF32, {rows.columns}, Role::kInput, kRstd);
+    const int gamma = b.buffer("gamma", r.dtype, {rows.columns}, Role::kInput, kGamma);
+    const int dx = b.buffer("dx", r.dtype, r.shape, Role::kOutput);
+    const int dgamma = b.buffer("dgamma", Dtype::kF32, {rows.columns}, Role::kOutput);
+    const int dbeta = b.buffer("dbeta", Dtype::kF32, {rows.columns}, Role::kOutput);
+    {
+      LaunchSpec& l = b.launch(key("batch_norm_bwd_reduce", r.dtype),
+                               {points(ceil_div(rows.columns, 64)), 1, 1, 1, 1});
+      l.tensors = {b.view(dy, cm), b.view(x, cm),  b.view(mean),
+                   b.view(rstd),   b.view(dgamma), b.view(dbeta)};
+      l.srf[0] = rows.rows;
+      l.access_scale = std::array<Coord, kMaxTensors>{Coord{64}, Coord{64}, Coord{64},
+                                                      Coord{64}, Coord{64}, Coord{64}};
+    }
+    {
+      LaunchSpec& l = b.launch(key("batch_norm_bwd_apply", r.dtype),
+                               {points(ceil_div(rows.columns, 64)), points(rows.rows), 1, 1, 1});
+      l.tensors = {b.view(dy, cm), b.view(x, cm),  b.view(mean),  b.view(rstd),
+                   b.view(gamma),  b.view(dgamma), b.view(dbeta), b.view(dx, cm)};
+      l.srf[2] = f32_bits(1.0 / rows.rows);
+      l.access_scale =
+          std::array<Coord, kMaxTensors>{Coord{64, 1}, Coord{64, 1}, Coord{64}, Coord{64},
+                                         Coord{64},    Coord{64},    Coord{64}, Coord{64, 1}};
+    }
+    b.tolerate(dx, {1e-5, 8 * epsilon(r.dtype)});
+    b.tolerate(dgamma, {4e-7 * rows.rows, 1e-5});
+    b.tolerate(dbeta, {4e-7 * rows.rows, 1e-5});
+    const double n = static_cast<double>(elements(r.shape));
+    b.cost(10 * n, 5 * n * info(r.dtype).bytes);
+    return b.done();
+  };
+  d.reference = [](const KernelPlan& plan, Buffers& buffers) {
+    const std::vector<double> dy = values(plan, buffers, 0), x = values(plan, buffers, 1),
+                              mean = values(plan, buffers, 2), rstd = values(plan, buffers, 3),
+                              gamma = values(plan, buffers, 4);
+    const std::size_t c = gamma.size(), m = x.size() / c;
+    std::vector<double> dx(x.size()), dgamma(c, 0.0), dbeta(c, 0.0);
+    for (std::size_t i = 0; i < c; ++i) {
+      for (std::size_t j = 0; j < m; ++j) {
+        dgamma[i] += dy[i + j * c] * (x[i + j * c] - mean[i]) * rstd[i];
+        dbeta[i] += dy[i + j * c];
+      }
+      for (std::size_t j = 0; j < m; ++j) {
+        const double xhat = (x[i + j * c] - mean[i]) * rstd[i];
+        dx[i + j * c] = gamma[i] * rstd[i] * (dy[i + j * c] - dbeta[i] / m - xhat * dgamma[i] / m);
+      }
+    }
+    store(plan, buffers, 5, dx);
+    store(plan, buffers, 6, dgamma);
+    store(plan, buffers, 7, dbeta);
+  };
+  return d;
+}
+
+}  // namespace
+
+std::vector<KernelDef> norm_kernels() {
+  return {layer_norm(), layer_norm_bwd(), batch_norm(), batch_norm_bwd()};
+}
+
+}  // namespace podsim::tpc::glue

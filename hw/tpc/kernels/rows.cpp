@@ -1,0 +1,214 @@
+// Glue of the kernels that work along a dimension: reductions, softmax, log-softmax and the
+// cross-entropy loss with its gradient. Tensors are seen as [C, R]: dimension 0 (C) and every
+// other dimension folded into rows (R).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "hw/tpc/kernels/glue.h"
+
+namespace podsim::tpc::glue {
+namespace {
+
+using Role = BufferSpec::Role;
+constexpr std::uint32_t kVlmRow = 20480;  // f32 elements of a row vector local memory holds
+
+std::vector<Dtype> float_types() { return {Dtype::kF32, Dtype::kBf16, Dtype::kF16}; }
+std::string key(const std::string& name, Dtype t) { return name + "." + info(t).name; }
+std::int32_t points(std::uint64_t n) { return static_cast<std::int32_t>(n); }
+
+void check_row_fits(const KernelRequest& r, std::uint32_t columns, std::uint32_t limit) {
+  if (columns > limit) {
+    throw std::invalid_argument(fmt::format(
+        "kernel '{}': rows of {} elements; this kernel keeps a row in vector local memory, which "
+        "holds {}",
+        r.kernel, columns, limit));
+  }
+}
+
+// Applies f to each row of x [C, R] (a row is C consecutive values) and stores its results.
+template <class F>
+void per_row(const std::vector<double>& x, std::uint32_t columns, F f) {
+  for (std::size_t start = 0; start < x.size(); start += columns) {
+    f(start, std::vector<double>(x.begin() + static_cast<std::ptrdiff_t>(start),
+                                 x.begin() + static_cast<std::ptrdiff_t>(start + columns)));
+  }
+}
+
+KernelDef reduce_kernel(const std::string& op) {
+  KernelDef d;
+  const bool is_max = op == "max";
+  d.info = {"reduce_" + std::string(is_max ? "max" : "sum"),
+            std::string("y = ") + (is_max ? "max" : "sum") +
+                " of x along dimension dim (0 or 1 of [C, R])",
+            float_types(),
+            "x [C, R...]; dim 0 gives y [R...], dim 1 gives y [C]",
+            {"dim"}};
+  d.plan = [op, is_max](const KernelRequest& r) {
+    Params p(r, {{"dim", 0}});
+    const Rows rows = as_rows(r);
+    const double dim = p["dim"];
+    if (dim != 0 && dim != 1)
+      throw std::invalid_argument(fmt::format("kernel '{}': dim = {} (0 or 1)", r.kernel, dim));
+    PlanBuilder b(r);
+    const std::uint32_t padding = is_max ? minus_infinity(r.dtype) : 0;
+    const int x = b.buffer("x", r.dtype, r.shape, Role::kInput);
+    std::vector<std::uint32_t> out_dims =
+        dim == 0 ? std::vector<std::uint32_t>(r.shape.begin() + 1, r.shape.end())
+                 : std::vector<std::uint32_t>{rows.columns};
+    if (out_dims.empty()) out_dims = {1};
+    const int y = b.buffer("y", r.dtype, out_dims, Role::kOutput);
+    if (dim == 0) {
+      LaunchSpec& l = b.launch(key("reduce_rows_" + op, r.dtype), {points(rows.rows), 1, 1, 1, 1});
+      l.tensors[0] = b.view(x, {rows.columns, rows.rows}, padding);
+      l.tensors[1] = b.lane0_view(y);
+      l.srf[0] = ceil_div(rows.columns, 256);
+      l.access_scale = std::array<Coord, kMaxTensors>{Coord{0, 1}, Coord{0, 1}};
+    } else {
+      LaunchSpec& l = b.launch(key("reduce_cols_" + op, r.dtype),
+                               {points(ceil_div(rows.columns, 64)), 1, 1, 1, 1});
+      l.tensors[0] = b.view(x, {rows.columns, rows.rows}, padding);
+      l.tensors[1] = b.view(y);
+      l.srf[0] = ceil_div(rows.rows, 4);
+      l.access_scale = std::array<Coord, kMaxTensors>{Coord{64, 0}, Coord{64, 0}};
+    }
+    const double length = dim == 0 ? rows.columns : rows.rows;
+    // Sums of `length` values of magnitude up to 2 in f32, in a different order than the
+    // reference: the error grows with the square root of the length, here bounded linearly.
+    b.tolerate(y, is_max ? Tolerance{} : Tolerance{2e-7 * length, 2 * epsilon(r.dtype)});
+    const double n = static_cast<double>(elements(r.shape));
+    b.cost(n, n * info(r.dtype).bytes);
+    return b.done();
+  };
+  d.reference = [is_max](const KernelPlan& plan, Buffers& buffers) {
+    const std::vector<double> x = values(plan, buffers, 0);
+    const std::uint32_t columns = plan.buffers[0].dims[0];
+    const std::size_t rows = x.size() / columns;
+    const bool along_rows =
+        plan.request.params.count("dim") == 0 || plan.request.params.at("dim") == 0;
+    std::vector<double> y(along_rows ? rows : columns, is_max ? -INFINITY : 0.0);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      double& acc = y[along_rows ? i / columns : i % columns];
+      acc = is_max ? std::max(acc, x[i]) : acc + x[i];
+    }
+    store(plan, buffers, 1, y);
+  };
+  return d;
+}
+
+// softmax and log_softmax over dimension 0.
+KernelDef softmax_kernel(bool log) {
+  KernelDef d;
+  const std::string name = log ? "log_softmax" : "softmax";
+  d.info = {name,
+            log ? "y = x - max - log(sum(exp(x - max))) along dimension 0"
+                : "y = exp(x - max) / sum(exp(x - max)) along dimension 0",
+            float_types(),
+            "x [C, R...], C at most 20480",
+            {}};
+  d.plan = [name, log](const KernelRequest& r) {
+    Params(r, {});
+    const Rows rows = as_rows(r);
+    check_row_fits(r, rows.columns, kVlmRow);
+    PlanBuilder b(r);
+    const int x = b.buffer("x", r.dtype, r.shape, Role::kInput, {Fill::kUniform, -8, 8});
+    const int y = b.buffer("y", r.dtype, r.shape, Role::kOutput);
+    LaunchSpec& l = b.launch(key(name, r.dtype), {points(rows.rows), 1, 1, 1, 1});
+    l.tensors[0] = b.view(x, {rows.columns, rows.rows}, minus_infinity(r.dtype));
+    l.tensors[1] = b.view(y, {rows.columns, rows.rows});
+    l.srf[0] = ceil_div(rows.columns, 64);
+    l.access_scale = std::array<Coord, kMaxTensors>{Coord{0, 1}, Coord{0, 1}};
+    b.tolerate(y,
+               log ? Tolerance{2e-6, 4 * epsilon(r.dtype)} : Tolerance{1e-7, 8 * epsilon(r.dtype)});
+    const double n = static_cast<double>(elements(r.shape));
+    b.cost(5 * n, 2 * n * info(r.dtype).bytes);
+    return b.done();
+  };
+  d.reference = [log](const KernelPlan& plan, Buffers& buffers) {
+    const std::vector<double> x = values(plan, buffers, 0);
+    std::vector<double> y(x.size());
+    per_row(x, plan.buffers[0].dims[0], [&](std::size_t start, const std::vector<double>& row) {
+      const double m = *std::max_element(row.begin(), row.end());
+      double sum = 0;
+      for (double v : row) sum += std::exp(v - m);
+      for (std::size_t c = 0; c < row.size(); ++c) {
+        y[start + c] = log ? row[c] - m - std::log(sum) : std::exp(row[c] - m) / sum;
+      }
+    });
+    store(plan, buffers, 1, y);
+  };
+  return d;
+}
+
+// Cross-entropy over classes along dimension 0: the loss per row, and its gradient.
+KernelDef cross_entropy_kernel(bool backward) {
+  KernelDef d;
+  const std::string name = backward ? "cross_entropy_bwd" : "cross_entropy";
+  d.info = {name,
+            backward ? "dx = (softmax(x) - onehot(label)) * dloss per row"
+                     : "loss[r] = -log_softmax(x[:, r])[label[r]] (f32 losses)",
+            float_types(),
+            "logits [C, R...], C at most 20480; labels [R...] (i32)",
+            {}};
+  d.plan = [name, backward](const KernelRequest& r) {
+    Params(r, {});
+    const Rows rows = as_rows(r);
+    check_row_fits(r, rows.columns, kVlmRow);
+    PlanBuilder b(r);
+    const int x = b.buffer("logits", r.dtype, r.shape, Role::kInput, {Fill::kUniform, -8, 8});
+    const int label = b.buffer("label", Dtype::kI32, {rows.rows}, Role::kInput,
+                               {Fill::kIntegers, 0, static_cast<double>(rows.columns)});
+    LaunchSpec& l = b.launch(key(name, r.dtype), {points(rows.rows), 1, 1, 1, 1});
+    l.tensors[0] = b.view(x, {rows.columns, rows.rows}, minus_infinity(r.dtype));
+    l.tensors[1] = b.view(label);
+    l.srf[0] = ceil_div(rows.columns, 64);
+    l.access_scale =
+        std::array<Coord, kMaxTensors>{Coord{0, 1}, Coord{1, 0}, Coord{1, 0}, Coord{0, 1}};
+    if (backward) {
+      const int dloss =
+          b.buffer("dloss", Dtype::kF32, {rows.rows}, Role::kInput, {Fill::kUniform, -1, 1});
+      const int dx = b.buffer("dlogits", r.dtype, r.shape, Role::kOutput);
+      l.tensors[2] = b.view(dloss);
+      l.tensors[3] = b.view(dx, {rows.columns, rows.rows});
+      b.tolerate(dx, {2e-7, 8 * epsilon(r.dtype)});
+    } else {
+      const int loss = b.buffer("loss", Dtype::kF32, {rows.rows}, Role::kOutput);
+      l.tensors[2] = b.lane0_view(loss);
+      b.tolerate(loss, {4e-6, 1e-6});
+    }
+    const double n = static_cast<double>(elements(r.shape));
+    b.cost(4 * n, n * info(r.dtype).bytes * (backward ? 2 : 1));
+    return b.done();
+  };
+  d.reference = [backward](const KernelPlan& plan, Buffers& buffers) {
+    const std::vector<double> x = values(plan, buffers, 0), label = values(plan, buffers, 1);
+    const std::vector<double> dloss = backward ? values(plan, buffers, 2) : std::vector<double>{};
+    std::vector<double> out(backward ? x.size() : label.size());
+    per_row(x, plan.buffers[0].dims[0], [&](std::size_t start, const std::vector<double>& row) {
+      const std::size_t r = start / row.size();
+      const double m = *std::max_element(row.begin(), row.end());
+      double sum = 0;
+      for (double v : row) sum += std::exp(v - m);
+      const auto target = static_cast<std::size_t>(label[r]);
+      if (!backward) {
+        out[r] = std::log(sum) + m - row[target];
+        return;
+      }
+      for (std::size_t c = 0; c < row.size(); ++c) {
+        out[start + c] = (std::exp(row[c] - m) / sum - (c == target ? 1.0 : 0.0)) * dloss[r];
+      }
+    });
+    store(plan, buffers, backward ? 3 : 2, out);
+  };
+  return d;
+}
+
+}  // namespace
+
+std::vector<KernelDef> row_kernels() {
+  return {reduce_kernel("add"), reduce_kernel("max"),        softmax_kernel(false),
+          softmax_kernel(true), cross_entropy_kernel(false), cross_entropy_kernel(true)};
+}
+
+}  // namespace podsim::tpc::glue
