@@ -82,8 +82,8 @@ void Launcher::set_up(int chip, ChipState& s) {
   s.region_bytes = sram - sram / 2;
   const int queues = c.dma_engines();
   const std::uint64_t rings = pq(s, queues, 0) - s.region;
-  s.sobs = RangeAllocator(kFirstSob, kSobs - kFirstSob);
-  s.arena = RangeAllocator(s.region + rings, s.region_bytes - rings);
+  s.sobs = core::RangeAllocator(kFirstSob, kSobs - kFirstSob);
+  s.arena = core::RangeAllocator(s.region + rings, s.region_bytes - rings);
   s.pi.assign(static_cast<std::size_t>(queues), {});
   for (int h = 0; h < queues; ++h) {
     const std::uint64_t qman = chip::Chip::dma_qman_base(h);

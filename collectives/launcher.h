@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "collectives/command_compiler.h"
-#include "collectives/range_allocator.h"
+#include "hw/core/range_allocator.h"
 #include "hw/system/system_model.h"
 
 namespace podsim::collectives {
@@ -73,7 +73,7 @@ class Launcher {
     std::uint64_t region = 0, region_bytes = 0;  // the collectives' share of the SRAM
     std::array<Running*, kSlots> running{};
     std::array<int, kSlots> rank{};
-    RangeAllocator sobs, arena;
+    core::RangeAllocator sobs, arena;
     std::vector<std::array<std::uint32_t, kSlots>> pi;  // by queue
   };
 

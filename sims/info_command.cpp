@@ -38,7 +38,11 @@ void print_chip(const chip::ChipConfig& c, const std::vector<chip::Region>& map)
   const auto row = [](const char* label, const std::string& value) {
     fmt::print("  {:<22}{}\n", label, value);
   };
-  row("TPC cores", std::to_string(c.tpc.cores));
+  row("TPC cores", c.tpc.cores == 0
+                       ? std::string("none")
+                       : fmt::format("{} with a QMAN each, {:.2f} GHz, VLM {}, SLM {}", c.tpc.cores,
+                                     c.tpc.core.clock.hertz / 1e9, to_string(c.tpc.core.vlm),
+                                     to_string(c.tpc.core.slm)));
   row("MME engines", fmt::format("{} ({} BF16 peak)", c.mme.engines, to_string(c.mme.peak_bf16)));
   row("SRAM", c.sram.size.bytes == 0 ? std::string("none")
                                      : fmt::format("{}, {}", to_string(c.sram.size),
@@ -56,7 +60,7 @@ void print_chip(const chip::ChipConfig& c, const std::vector<chip::Region>& map)
                          c.nic.roce.mtu));
   const int engines =
       static_cast<int>(std::count_if(map.begin(), map.end(), [](const chip::Region& r) {
-        return r.name.find("_qman") != r.name.npos;
+        return r.name.rfind("dma", 0) == 0 && r.name.find("_qman") != r.name.npos;
       }));
   row("DMA engines", fmt::format("{} with a QMAN each, {} each", engines,
                                  format_gbytes_per_second(c.dma.engine.bandwidth)));

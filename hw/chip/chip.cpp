@@ -56,10 +56,19 @@ std::vector<std::uint64_t> sync_manager_bases() {
   return {std::begin(kSyncManagerBases), std::end(kSyncManagerBases)};
 }
 
-QmanConfig qman_config(const ChipConfig& config, int engine) {
+QmanConfig qman_config(const ChipConfig& config, std::uint64_t engine_base) {
   QmanConfig q = config.qman;
-  q.engine_base = core::Address{kDmaCoreBases[engine]};
+  q.engine_base = core::Address{engine_base};
   return q;
+}
+
+// TPC i's section: Gaudi1's for the first eight, podsim's after them.
+std::uint64_t tpc_section(int i) {
+  constexpr int kGaudi1Tpcs = 8;
+  return i < kGaudi1Tpcs ? PODSIM_GAUDI1_TPC0_CFG_BASE - 0x6000 +
+                               PODSIM_GAUDI1_TPC_SECTION * static_cast<unsigned>(i)
+                         : PODSIM_GAUDI1_TPC_EXTRA_BASE +
+                               PODSIM_GAUDI1_TPC_SECTION * static_cast<unsigned>(i - kGaudi1Tpcs);
 }
 
 }  // namespace
@@ -124,6 +133,10 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, int nic_ports
     noc_->connect(fmt::format("dma{}", i), dma_[i]->memory_socket);
     noc_->connect(fmt::format("dma{}_qman", i), dma_qmans_[i]->initiator_socket);
   }
+  for (std::size_t i = 0; i < tpcs_.size(); ++i) {
+    noc_->connect(fmt::format("tpc{}", i), tpcs_[i]->memory_socket);
+    noc_->connect(fmt::format("tpc{}_qman", i), tpc_qmans_[i]->initiator_socket);
+  }
 }
 
 // As many engines as the memory feeds at their rate once the NIC has its share (every port
@@ -160,8 +173,8 @@ std::vector<Chip::Mapped> Chip::build_blocks() {
   for (int i = 0; i < engines; ++i) {
     dma_.push_back(std::make_unique<dma::DmaCore>(fmt::format("dma{}", i).c_str(),
                                                   config_.dma.engine, functional_));
-    dma_qmans_.push_back(
-        std::make_unique<Qman>(fmt::format("dma{}_qman", i).c_str(), qman_config(config_, i)));
+    dma_qmans_.push_back(std::make_unique<Qman>(fmt::format("dma{}_qman", i).c_str(),
+                                                qman_config(config_, kDmaCoreBases[i])));
     dma_.back()->set_error_sink(sink);
     dma_qmans_.back()->set_error_sink(sink);
     dma_qmans_.back()->attach_engine(*dma_.back());
@@ -169,6 +182,19 @@ std::vector<Chip::Mapped> Chip::build_blocks() {
                       &dma_.back()->register_socket});
     blocks.push_back({fmt::format("dma{}_qman", i), kDmaQmanBases[i], Qman::kRegisterSpan,
                       &dma_qmans_.back()->target_socket});
+  }
+  for (int i = 0; i < config_.tpc.cores; ++i) {
+    tpcs_.push_back(std::make_unique<tpc::TpcCore>(fmt::format("tpc{}", i).c_str(),
+                                                   config_.tpc.core, functional_));
+    tpc_qmans_.push_back(std::make_unique<Qman>(fmt::format("tpc{}_qman", i).c_str(),
+                                                qman_config(config_, tpc_cfg_base(i))));
+    tpcs_.back()->set_error_sink(sink);
+    tpc_qmans_.back()->set_error_sink(sink);
+    tpc_qmans_.back()->attach_engine(*tpcs_.back());
+    blocks.push_back({fmt::format("tpc{}", i), tpc_cfg_base(i), tpc::TpcCore::kRegisterSpan,
+                      &tpcs_.back()->register_socket});
+    blocks.push_back({fmt::format("tpc{}_qman", i), tpc_qman_base(i), Qman::kRegisterSpan,
+                      &tpc_qmans_.back()->target_socket});
   }
   nic_doorbell_.set_error_sink(sink);
   blocks.push_back({"nic_doorbell", PODSIM_GAUDI1_NIC_DOORBELL_BASE, NicDoorbell::kSpan,
@@ -264,6 +290,9 @@ std::uint64_t Chip::sob_address(std::uint32_t sob) {
   return PODSIM_GAUDI1_SYNC_MNGR_OBJS_SOB_OBJ(sync_manager_of(sob), sob_index(sob));
 }
 std::uint64_t Chip::dma_core_base(int i) { return kDmaCoreBases[i]; }
+std::uint64_t Chip::tpc_cfg_base(int i) { return tpc_section(i) + 0x6000; }
+std::uint64_t Chip::tpc_qman_base(int i) { return tpc_section(i) + 0x8000; }
+
 std::uint64_t Chip::dma_qman_base(int i) { return kDmaQmanBases[i]; }
 
 void Chip::debug_write(std::uint64_t address, const std::uint8_t* data, std::uint64_t length) {

@@ -34,6 +34,7 @@
 #include "hw/hbm/hbm.h"
 #include "hw/pcie/pcie_endpoint.h"
 #include "hw/roce/nic.h"
+#include "hw/tpc/tpc_core.h"
 
 namespace podsim::chip {
 
@@ -90,6 +91,12 @@ class Chip : public sc_core::sc_module {
   static std::uint64_t sob_address(std::uint32_t sob);
   static std::uint64_t dma_core_base(int i);
   static std::uint64_t dma_qman_base(int i);
+  int tpc_cores() const { return static_cast<int>(tpcs_.size()); }
+  tpc::TpcCore& tpc(int i) { return *tpcs_[static_cast<std::size_t>(i)]; }
+  Qman& tpc_qman(int i) { return *tpc_qmans_[static_cast<std::size_t>(i)]; }
+  // TPC i's configuration block and QMAN (Gaudi1's for 0-7, podsim's beyond; docs/chip.md).
+  static std::uint64_t tpc_cfg_base(int i);
+  static std::uint64_t tpc_qman_base(int i);
   Noc& noc() { return *noc_; }
   const AddressMap& address_map() const { return noc_->address_map(); }
   // Where the chip's memory starts in its address space, and its size.
@@ -141,6 +148,8 @@ class Chip : public sc_core::sc_module {
   std::vector<std::unique_ptr<SyncManager>> sync_managers_;
   std::vector<std::unique_ptr<dma::DmaCore>> dma_;
   std::vector<std::unique_ptr<Qman>> dma_qmans_;
+  std::vector<std::unique_ptr<tpc::TpcCore>> tpcs_;
+  std::vector<std::unique_ptr<Qman>> tpc_qmans_;
   MsiDoorbell msi_;
   roce::Nic nic_;
   NicDoorbell nic_doorbell_;

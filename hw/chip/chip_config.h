@@ -17,18 +17,23 @@
 #include "hw/pcie/endpoint_config.h"
 #include "hw/pcie/pcie_config.h"
 #include "hw/roce/roce_config.h"
+#include "hw/tpc/tpc_config.h"
 
 namespace podsim::chip {
 
 struct TpcConfig {
   int cores = 0;
+  tpc::TpcCoreConfig core;
   template <class V>
   void describe(V& v) {
     v.field("cores", cores,
-            core::Spec("TPC VLIW SIMD cores (0: none)")
+            core::Spec("TPC VLIW SIMD cores, each fed by its QMAN (0: none)")
                 .source("chip preset (which cites each value)")
-                .range(0, 1024));
+                .range(0, kMaxTpcCores));
+    v.section("core", core, core::Spec("every TPC core (docs/tpc/core.md)"));
   }
+  // Gaudi1's register map places 8 TPCs; podsim places 56 more (docs/chip.md).
+  static constexpr int kMaxTpcCores = 64;
 };
 
 struct MmeConfig {

@@ -34,7 +34,7 @@ void MsiDoorbell::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time&
 
 void MsiDoorbell::fire(std::uint32_t vector) {
   endpoint_.raise(static_cast<int>(vector));
-  if (listener_) listener_(static_cast<int>(vector));
+  for (const auto& listener : listeners_) listener(static_cast<int>(vector));
 }
 
 }  // namespace podsim::chip

@@ -26,9 +26,12 @@ class MsiDoorbell : public sc_core::sc_module, private core::Timed {
   // `vectors` registers, 4 bytes apart, each ringing its vector on `endpoint`.
   MsiDoorbell(sc_core::sc_module_name name, int vectors, pcie::PcieEndpoint& endpoint);
   std::uint64_t span() const { return 4 * static_cast<std::uint64_t>(vectors_); }
-  // Host software modelled inside the simulator (the collectives library) takes its completion
-  // interrupts here, when the doorbell rings: it has no driver to route MSI-X to it yet.
-  void listen(std::function<void(int vector)> listener) { listener_ = std::move(listener); }
+  // Host software modelled inside the simulator (the collectives and compute launchers) takes
+  // its completion interrupts here, when the doorbell rings: it has no driver to route MSI-X to
+  // it yet. Every listener hears every vector and keeps to its own.
+  void listen(std::function<void(int vector)> listener) {
+    listeners_.push_back(std::move(listener));
+  }
 
   struct Stats {
     core::Counter& rung;
@@ -41,7 +44,7 @@ class MsiDoorbell : public sc_core::sc_module, private core::Timed {
 
   int vectors_;
   pcie::PcieEndpoint& endpoint_;
-  std::function<void(int)> listener_;
+  std::vector<std::function<void(int)>> listeners_;
   Stats stats_;
 };
 

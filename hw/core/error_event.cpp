@@ -12,6 +12,10 @@ const char* to_string(ErrorEvent::Kind kind) {
       return "fence_timeout";
     case ErrorEvent::Kind::kMalformed:
       return "malformed";
+    case ErrorEvent::Kind::kKernelFault:
+      return "kernel_fault";
+    case ErrorEvent::Kind::kHazard:
+      return "hazard";
   }
   return "unknown";
 }

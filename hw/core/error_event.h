@@ -15,6 +15,8 @@ struct ErrorEvent {
     kUndefinedOpcode,  // a command buffer held a packet the block does not know
     kFenceTimeout,     // a fence waited longer than its timeout
     kMalformed,        // a truncated packet, a bad register value, a queue misconfigured
+    kKernelFault,      // a compute kernel stopped: a bad binary, an access outside a memory
+    kHazard,           // a kernel read a register before its new value had landed (checking)
   };
   Kind kind = Kind::kAddressError;
   std::string block;          // hierarchical name of the block that saw it

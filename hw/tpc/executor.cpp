@@ -23,7 +23,7 @@ std::int32_t signed_of(std::uint32_t u) { return static_cast<std::int32_t>(u); }
 }  // namespace
 
 // One slot's instruction as the executor runs it.
-struct Executor::Decoded {
+struct Program::Decoded {
   bool active = false;
   Op op{};
   Slot slot = Slot::kLoad;
@@ -95,9 +95,8 @@ std::optional<std::string> TensorDescriptor::problem() const {
 
 // ---------------------------------------------------------------- set-up
 
-Executor::Executor(const ExecutorConfig& config, std::vector<Bundle> bundles, GlobalAccess& access)
+Executor::Executor(const ExecutorConfig& config, GlobalAccess& access)
     : config_(config), access_(access) {
-  decode(std::move(bundles));
   vphys_.resize(kPhysicalVectors);
   vlm_.resize(config_.vlm_bytes);
   slm_.resize(config_.slm_bytes);
@@ -106,7 +105,9 @@ Executor::Executor(const ExecutorConfig& config, std::vector<Bundle> bundles, Gl
 
 Executor::~Executor() = default;
 
-void Executor::decode(std::vector<Bundle> bundles) {
+Program::~Program() = default;
+
+Program::Program(const std::vector<Bundle>& bundles) {
   if (bundles.empty()) throw std::invalid_argument("a kernel needs at least one bundle");
   bundle_count_ = static_cast<std::uint32_t>(bundles.size());
   ops_.resize(bundles.size() * kSlotCount);
@@ -144,7 +145,8 @@ void Executor::decode(std::vector<Bundle> bundles) {
   }
 }
 
-void Executor::start(const LaunchState& launch) {
+void Executor::start(std::shared_ptr<const Program> program, const LaunchState& launch) {
+  program_ = std::move(program);
   launch_ = launch;
   state_ = State::kRunning;
   error_.clear();
@@ -195,7 +197,7 @@ Executor::State Executor::step() {
   commit_due();
   const std::uint32_t pc = pc_;
   next_pc_ = pc + 1;
-  const Decoded* ops = &ops_[static_cast<std::size_t>(pc) * kSlotCount];
+  const Decoded* ops = &program_->ops_[static_cast<std::size_t>(pc) * kSlotCount];
   for (int s = 0; s < kSlotCount; ++s) {
     if (!ops[s].active) continue;
     execute(ops[s]);
@@ -223,7 +225,7 @@ void Executor::end_bundle(std::uint32_t pc) {
   }
   if (state_ == State::kHalted) return drain();
   if (state_ != State::kRunning) return;
-  if (next_pc_ >= bundle_count_) return fail("ran past the last bundle without halt");
+  if (next_pc_ >= program_->bundle_count_) return fail("ran past the last bundle without halt");
   pc_ = next_pc_;
 }
 
@@ -427,7 +429,7 @@ void Executor::execute_vpu(const Decoded& op) {
   if (op.op == Op::kVpuCmp) {
     VMask result;
     args.out_mask = &result;
-    op.vpu(args);
+    compute(op, args);
     if (masked) {  // lanes the predicate clears keep their bits
       const VMask& old = vpreds_[op.dst];
       for (std::size_t w = 0; w < 4; ++w) {
@@ -439,8 +441,12 @@ void Executor::execute_vpu(const Decoded& op) {
   }
   int phys = 0;
   args.out = &new_vector(op, phys);
-  op.vpu(args);
+  compute(op, args);
   write_v_phys(op, phys, masked, info(op.dtype).bytes);
+}
+
+void Executor::compute(const Decoded& op, const VpuArgs& args) {
+  if (datapath_ == nullptr || !datapath_->execute(op.op, op.dtype, args)) op.vpu(args);
 }
 
 // ---------------------------------------------------------------- SPU

@@ -84,17 +84,35 @@ struct ExecutorConfig {
   bool check_hazards = false;
 };
 
+// A kernel decoded once for every core that runs it: each slot's operation, operands and
+// datapath function, ready to execute.
+class Program {
+ public:
+  // `bundles` must have passed check_bundle; labels are checked here (throws
+  // std::invalid_argument naming the bundle).
+  explicit Program(const std::vector<Bundle>& bundles);
+  ~Program();
+  std::uint32_t size() const { return bundle_count_; }
+
+ private:
+  friend class Executor;
+  struct Decoded;
+  std::vector<Decoded> ops_;  // four per bundle
+  std::uint32_t bundle_count_ = 0;
+};
+
 class Executor {
  public:
   enum class State { kRunning, kHalted, kFailed };
 
-  // `bundles` must have passed check_bundle; labels are checked here (throws
-  // std::invalid_argument naming the bundle). The executor keeps a reference to `access`.
-  Executor(const ExecutorConfig& config, std::vector<Bundle> bundles, GlobalAccess& access);
+  // The executor keeps a reference to `access`.
+  Executor(const ExecutorConfig& config, GlobalAccess& access);
   ~Executor();
 
-  // Starts the kernel from bundle 0 with fresh registers and local memories.
-  void start(const LaunchState& launch);
+  // VPU operations go to `datapath` first (nullptr: the C++ functions alone).
+  void set_datapath(VectorDatapath* datapath) { datapath_ = datapath; }
+  // Starts `program` from bundle 0 with fresh registers and local memories.
+  void start(std::shared_ptr<const Program> program, const LaunchState& launch);
   // Issues one bundle. Returns the state after it.
   State step();
   State state() const { return state_; }
@@ -114,7 +132,7 @@ class Executor {
   static constexpr int kMaxLatency = 15;
 
  private:
-  struct Decoded;
+  using Decoded = Program::Decoded;
   struct Pending;
   struct Loop {
     std::uint32_t start, end;  // the body: start .. end inclusive
@@ -122,13 +140,13 @@ class Executor {
     std::int32_t limit, step;
   };
 
-  void decode(std::vector<Bundle> bundles);
   void commit_due();
   void schedule_write(Pending p, int latency);
   void execute(const Decoded& op);
   void execute_load(const Decoded& op);
   void execute_spu(const Decoded& op);
   void execute_vpu(const Decoded& op);
+  void compute(const Decoded& op, const VpuArgs& args);
   void execute_store(const Decoded& op);
   void end_bundle(std::uint32_t issued_pc);
   void drain();
@@ -168,9 +186,8 @@ class Executor {
 
   ExecutorConfig config_;
   GlobalAccess& access_;
-  std::vector<Decoded> ops_;  // four per bundle
-  std::vector<std::uint32_t> immediates_;
-  std::uint32_t bundle_count_ = 0;
+  std::shared_ptr<const Program> program_;
+  VectorDatapath* datapath_ = nullptr;
 
   State state_ = State::kHalted;
   std::string error_;

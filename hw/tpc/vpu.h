@@ -63,6 +63,16 @@ using VpuFn = void (*)(const VpuArgs&);
 // The function for a VPU operation on type `t`, or nullptr when the operation does not take it.
 VpuFn vpu_function(Op op, Dtype t);
 
+// Another implementation of some VPU operations (the RTL vector ALU): the executor asks it
+// first and falls back on the C++ functions for what it does not implement.
+class VectorDatapath {
+ public:
+  virtual ~VectorDatapath() = default;
+  // Computes `op` on type `t` into args.out (or args.out_mask) and returns true, or returns
+  // false without touching anything when it does not implement that operation and type.
+  virtual bool execute(Op op, Dtype t, const VpuArgs& args) = 0;
+};
+
 // A 32-bit scalar (a register or the immediate) in every lane of type `t`: integers truncated,
 // floats converted from binary32 to the lane type.
 void broadcast_scalar(std::uint32_t value, Dtype t, Vector& out);

@@ -54,6 +54,35 @@ TEST(BandwidthServer, ArrivalDuringTransferWaits) {
   EXPECT_EQ(grant.end, 10100u);
 }
 
+// An initiator that runs ahead of the kernel (a core a quantum ahead, a QMAN fetching its next
+// buffer) schedules a transfer in the future; one arriving earlier but called later takes the
+// idle time before it instead of queueing behind it.
+TEST(BandwidthServer, AnEarlierArrivalUsesIdleTimeBeforeATransferScheduledAhead) {
+  BandwidthServer server(kBandwidth, kLatency);
+  server.schedule(30000, 100);                 // 30000 .. 31000
+  const auto early = server.schedule(0, 100);  // called later, arrives earlier
+  EXPECT_EQ(early.start, 0u);
+  EXPECT_EQ(early.end, 1000u);
+  const auto tight = server.schedule(29500, 100);  // the gap before 30000 is too short
+  EXPECT_EQ(tight.start, 31000u);
+  const auto fits = server.schedule(29000, 100);  // exactly fills 29000 .. 30000
+  EXPECT_EQ(fits.start, 29000u);
+  EXPECT_EQ(server.busy_until(), 32000u);
+  EXPECT_EQ(server.busy_ps(), 4000u);
+  const auto after = server.schedule(29000, 200);  // 29000 .. 32000 is now one busy stretch
+  EXPECT_EQ(after.start, 32000u);
+}
+
+TEST(BandwidthServer, TimeBeforeTheRememberedStretchesCountsAsBusy) {
+  BandwidthServer server(kBandwidth, kLatency);
+  for (int i = 0; i < BandwidthServer::kIntervals + 4; ++i) {
+    server.schedule(static_cast<TimePs>(i) * 10000, 100);  // separate stretches, 9000 ps apart
+  }
+  // The first stretches are forgotten: an arrival in their gaps waits for the oldest remembered.
+  const auto g = server.schedule(1000, 100);
+  EXPECT_EQ(g.start, 3u * 10000 + 1000);  // the end of the last forgotten one
+}
+
 TEST(BandwidthServer, ZeroBytesTakeOnlyLatency) {
   BandwidthServer server(kBandwidth, kLatency);
   const auto grant = server.schedule(700, 0);

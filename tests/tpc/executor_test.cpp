@@ -18,9 +18,11 @@ constexpr std::uint64_t kBase = 0x10000;
 
 struct KernelRun {
   explicit KernelRun(const std::string& text, ExecutorConfig config = {})
-      : memory(kBase, 1 << 20), executor(config, assemble(text).bundles, memory) {}
+      : memory(kBase, 1 << 20),
+        program(std::make_shared<Program>(assemble(text).bundles)),
+        executor(config, memory) {}
   Executor::State go(int limit = 100000) {
-    executor.start(launch);
+    executor.start(program, launch);
     while (limit-- > 0) {
       if (executor.step() != Executor::State::kRunning) break;
     }
@@ -29,6 +31,7 @@ struct KernelRun {
   float* f32(std::uint64_t offset) { return reinterpret_cast<float*>(memory.at(kBase + offset)); }
   FlatMemory memory;
   LaunchState launch;
+  std::shared_ptr<const Program> program;
   Executor executor;
 };
 

@@ -52,10 +52,11 @@ FunctionalRun run_functional(const KernelPlan& plan,
   }
   FunctionalRun run;
   for (const LaunchSpec& launch : plan.launches) {
-    Executor executor(config, parse_binary(kernel_binary(launch.binary)), memory);
+    const auto program = std::make_shared<const Program>(parse_binary(kernel_binary(launch.binary)));
+    Executor executor(config, memory);
     int core = 0;
     for (const Slice& slice : partition(launch.index_space, cores)) {
-      executor.start(launch_state(launch, addresses, slice));
+      executor.start(program, launch_state(launch, addresses, slice));
       std::uint64_t steps = 0;
       while (executor.step() == Executor::State::kRunning && ++steps < kStepLimit) {
       }

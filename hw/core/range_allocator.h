@@ -1,5 +1,5 @@
-// First-fit allocation of ranges of a numbered space (sync objects, SRAM bytes), for the launcher
-// to give each running collective its own. Plain C++; a sorted map of free ranges merged on
+// First-fit allocation of ranges of a numbered space (sync objects, SRAM bytes), for the launchers
+// to give each running collective or kernel its own. Plain C++; a sorted map of free ranges merged on
 // release is all it needs (Boost.Interval's containers would bring more than they save).
 #pragma once
 
@@ -7,7 +7,7 @@
 #include <map>
 #include <optional>
 
-namespace podsim::collectives {
+namespace podsim::core {
 
 class RangeAllocator {
  public:
@@ -55,4 +55,4 @@ class RangeAllocator {
   std::map<std::uint64_t, std::uint64_t> free_;  // start -> length
 };
 
-}  // namespace podsim::collectives
+}  // namespace podsim::core

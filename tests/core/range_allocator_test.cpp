@@ -1,9 +1,9 @@
-// The launcher's first-fit allocator: alignment, exhaustion, and merging on release.
-#include "collectives/range_allocator.h"
+// The launchers' first-fit allocator: alignment, exhaustion, and merging on release.
+#include "hw/core/range_allocator.h"
 
 #include <gtest/gtest.h>
 
-namespace podsim::collectives {
+namespace podsim::core {
 namespace {
 
 TEST(RangeAllocator, FirstFitAlignedAndMergedOnRelease) {
@@ -22,4 +22,4 @@ TEST(RangeAllocator, FirstFitAlignedAndMergedOnRelease) {
 }
 
 }  // namespace
-}  // namespace podsim::collectives
+}  // namespace podsim::core

@@ -1,0 +1,137 @@
+// One TPC core as a block of the chip: its configuration registers in Gaudi1's TPC CFG layout
+// (tensor descriptors, the kernel's address, its slice of the index space, scalar arguments,
+// the sync object written at the end; hw/chip/spec/gaudi1.yaml), written by its QMAN; writing
+// TPC_EXECUTE starts the kernel: the core fetches the binary through the NoC (an instruction
+// cache: a binary is decoded once for every core of the system), runs it bundle by bundle
+// (executor.h) with the pipeline's timing (pipeline_timer.h), reaching global memory in bulk
+// transactions through the NoC (access_unit.h), and at the end writes the sync object.
+// Captures: kernels queued behind a running one, the engine side band for its QMAN, faults
+// (a bad binary or descriptor, an access outside the memory map) raised as error events with
+// the kernel stopped, the hazard checking mode, tile reuse in timing-only runs, stats and a
+// trace span per kernel. Ignores: instruction-cache misses after the fetch, the TPC's own LFSR,
+// LUTs and semaphores, and Gaudi's real bit layouts of TENSOR_CONFIG and STATUS (podsim's own;
+// docs/tpc/core.md).
+// Runs on the shared core::EventQueue: a core executes bundles up to a quantum ahead of the
+// kernel, then yields.
+#pragma once
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <systemc>
+#include <vector>
+
+#include "hw/core/engine_status.h"
+#include "hw/core/error_event.h"
+#include "hw/core/event_queue.h"
+#include "hw/core/stats.h"
+#include "hw/core/trace.h"
+#include "hw/tpc/access_unit.h"
+#include "hw/tpc/executor.h"
+#include "hw/tpc/pipeline_timer.h"
+#include "hw/tpc/tpc_config.h"
+#include "hw/tpc/vpu.h"
+
+namespace podsim::tpc {
+
+class TpcCore : public sc_core::sc_module,
+                public core::EngineStatus,
+                private core::Timed,
+                private MemoryTransport {
+ public:
+  // Bytes of address space the register block covers.
+  static constexpr std::uint64_t kRegisterSpan = 0x2000;
+
+  // Kernel binaries, tensors and the sync object: absolute chip addresses through the NoC.
+  tlm_utils::simple_initiator_socket<TpcCore> memory_socket;
+  // Registers at offsets from the block's base.
+  tlm_utils::simple_target_socket<TpcCore> register_socket;
+
+  // `functional`: real bytes move; otherwise only time. Throws std::invalid_argument on a bad
+  // configuration, naming the key.
+  TpcCore(sc_core::sc_module_name name, const TpcCoreConfig& config, bool functional);
+  ~TpcCore() override;
+
+  bool busy() const override { return busy_; }
+  void when_idle(std::function<void()> then) override;
+  void set_error_sink(core::ErrorSink sink) { error_sink_ = std::move(sink); }
+  // VPU operations go to `datapath` first (the RTL vector ALU), the C++ datapath after.
+  void attach_datapath(VectorDatapath& datapath) { datapath_ = &datapath; }
+  const TpcCoreConfig& config() const { return config_; }
+  // The register as software reads it.
+  std::uint32_t read_register(std::uint64_t offset) const;
+
+  struct Stats {
+    core::Counter& kernels;
+    core::Counter& failed;
+    core::Counter& bundles;
+    core::Counter& busy_ps;
+    core::Counter& load_stall_ps;
+    core::Counter& store_stall_ps;
+    core::Counter& bytes_read;
+    core::Counter& bytes_written;
+    core::Counter& reused_tiles;
+  };
+  const Stats& stats() const { return stats_; }
+
+ private:
+  enum Tag : std::uint32_t { kStart, kRun, kEnd };
+  struct Launch;
+  struct Trace;
+
+  void register_access(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  Launch latch() const;
+  void fire(std::uint32_t tag) override;
+  void start_next();
+  void start_kernel();
+  bool fetch_program(core::TimePs& ready);
+  void run();
+  void replay();
+  void end_kernel(bool ok);
+  void finish();
+  void fail(core::ErrorEvent::Kind kind, std::uint64_t address, std::string detail);
+  void record_bundle(std::size_t events_before);
+  std::optional<std::string> reuse_key() const;
+  std::uint64_t tile_origin(int tensor) const;
+  void run_idle_waiters();
+
+  // MemoryTransport: the access unit's bulk transactions.
+  bool read(std::uint64_t address, std::uint8_t* data, std::uint32_t bytes, core::TimePs at,
+            core::TimePs& done) override;
+  bool write(std::uint64_t address, const std::uint8_t* data, std::uint32_t bytes, core::TimePs at,
+             core::TimePs& done) override;
+  bool transfer(tlm::tlm_command command, std::uint64_t address, std::uint8_t* data,
+                std::uint32_t bytes, core::TimePs at, core::TimePs& done);
+
+  TpcCoreConfig config_;
+  bool functional_;
+  std::vector<std::uint32_t> regs_;
+  std::deque<Launch> queued_;
+  std::unique_ptr<Launch> current_;
+  bool busy_ = false, error_ = false;
+  core::TimePs kernel_start_ = 0;
+  std::vector<std::function<void()>> idle_waiters_;
+
+  // What runs kernels, made at the first one: a pod has thousands of idle cores.
+  struct Engine;
+  std::unique_ptr<Engine> engine_;
+  VectorDatapath* datapath_ = nullptr;
+
+  // Tile reuse: the trace being recorded or replayed.
+  std::shared_ptr<Trace> trace_;
+  bool replaying_ = false;
+  std::size_t replay_at_ = 0;
+  std::uint64_t quiet_bundles_ = 0;  // bundles without memory access not yet written to the trace
+
+  tlm::tlm_generic_payload trans_;
+  core::ErrorSink error_sink_;
+  Stats stats_;
+  core::TrackId track_{};
+};
+
+}  // namespace podsim::tpc
