@@ -71,6 +71,16 @@ std::uint64_t tpc_section(int i) {
                                PODSIM_GAUDI1_TPC_SECTION * static_cast<unsigned>(i - kGaudi1Tpcs);
 }
 
+// MME i's section: Gaudi1's for the first four (MMEn_CTRL, where podsim's descriptor sits, at
+// +0x7000 and the QMAN at +0x8000), podsim's after them.
+std::uint64_t mme_section(int i) {
+  constexpr int kGaudi1Mmes = 4;
+  return i < kGaudi1Mmes ? PODSIM_GAUDI1_MME0_DESC_BASE - 0x7000 +
+                               PODSIM_GAUDI1_MME_SECTION * static_cast<unsigned>(i)
+                         : PODSIM_GAUDI1_MME_EXTRA_BASE +
+                               PODSIM_GAUDI1_MME_SECTION * static_cast<unsigned>(i - kGaudi1Mmes);
+}
+
 }  // namespace
 
 core::Bandwidth pcie_dma_bandwidth(const PcieConfig& pcie) {
@@ -137,6 +147,10 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, int nic_ports
     noc_->connect(fmt::format("tpc{}", i), tpcs_[i]->memory_socket);
     noc_->connect(fmt::format("tpc{}_qman", i), tpc_qmans_[i]->initiator_socket);
   }
+  for (std::size_t i = 0; i < mmes_.size(); ++i) {
+    noc_->connect(fmt::format("mme{}", i), mmes_[i]->memory_socket);
+    noc_->connect(fmt::format("mme{}_qman", i), mme_qmans_[i]->initiator_socket);
+  }
 }
 
 // As many engines as the memory feeds at their rate once the NIC has its share (every port
@@ -195,6 +209,19 @@ std::vector<Chip::Mapped> Chip::build_blocks() {
                       &tpcs_.back()->register_socket});
     blocks.push_back({fmt::format("tpc{}_qman", i), tpc_qman_base(i), Qman::kRegisterSpan,
                       &tpc_qmans_.back()->target_socket});
+  }
+  for (int i = 0; i < config_.mme.engines; ++i) {
+    mmes_.push_back(std::make_unique<mme::Mme>(fmt::format("mme{}", i).c_str(), config_.mme.engine,
+                                               functional_));
+    mme_qmans_.push_back(std::make_unique<Qman>(fmt::format("mme{}_qman", i).c_str(),
+                                                qman_config(config_, mme_desc_base(i))));
+    mmes_.back()->set_error_sink(sink);
+    mme_qmans_.back()->set_error_sink(sink);
+    mme_qmans_.back()->attach_engine(*mmes_.back());
+    blocks.push_back({fmt::format("mme{}", i), mme_desc_base(i), mme::Mme::kRegisterSpan,
+                      &mmes_.back()->register_socket});
+    blocks.push_back({fmt::format("mme{}_qman", i), mme_qman_base(i), Qman::kRegisterSpan,
+                      &mme_qmans_.back()->target_socket});
   }
   nic_doorbell_.set_error_sink(sink);
   blocks.push_back({"nic_doorbell", PODSIM_GAUDI1_NIC_DOORBELL_BASE, NicDoorbell::kSpan,
@@ -290,6 +317,8 @@ std::uint64_t Chip::sob_address(std::uint32_t sob) {
   return PODSIM_GAUDI1_SYNC_MNGR_OBJS_SOB_OBJ(sync_manager_of(sob), sob_index(sob));
 }
 std::uint64_t Chip::dma_core_base(int i) { return kDmaCoreBases[i]; }
+std::uint64_t Chip::mme_desc_base(int i) { return mme_section(i) + 0x7000; }
+std::uint64_t Chip::mme_qman_base(int i) { return mme_section(i) + 0x8000; }
 std::uint64_t Chip::tpc_cfg_base(int i) { return tpc_section(i) + 0x6000; }
 std::uint64_t Chip::tpc_qman_base(int i) { return tpc_section(i) + 0x8000; }
 

@@ -32,6 +32,7 @@
 #include "hw/core/memory_target.h"
 #include "hw/dma/dma_core.h"
 #include "hw/hbm/hbm.h"
+#include "hw/mme/mme.h"
 #include "hw/pcie/pcie_endpoint.h"
 #include "hw/roce/nic.h"
 #include "hw/tpc/tpc_core.h"
@@ -97,6 +98,12 @@ class Chip : public sc_core::sc_module {
   // TPC i's configuration block and QMAN (Gaudi1's for 0-7, podsim's beyond; docs/chip.md).
   static std::uint64_t tpc_cfg_base(int i);
   static std::uint64_t tpc_qman_base(int i);
+  int mme_engines() const { return static_cast<int>(mmes_.size()); }
+  mme::Mme& mme(int i) { return *mmes_[static_cast<std::size_t>(i)]; }
+  Qman& mme_qman(int i) { return *mme_qmans_[static_cast<std::size_t>(i)]; }
+  // MME i's descriptor and QMAN (in Gaudi1's MME sections for 0-3, podsim's beyond).
+  static std::uint64_t mme_desc_base(int i);
+  static std::uint64_t mme_qman_base(int i);
   Noc& noc() { return *noc_; }
   const AddressMap& address_map() const { return noc_->address_map(); }
   // Where the chip's memory starts in its address space, and its size.
@@ -150,6 +157,8 @@ class Chip : public sc_core::sc_module {
   std::vector<std::unique_ptr<Qman>> dma_qmans_;
   std::vector<std::unique_ptr<tpc::TpcCore>> tpcs_;
   std::vector<std::unique_ptr<Qman>> tpc_qmans_;
+  std::vector<std::unique_ptr<mme::Mme>> mmes_;
+  std::vector<std::unique_ptr<Qman>> mme_qmans_;
   MsiDoorbell msi_;
   roce::Nic nic_;
   NicDoorbell nic_doorbell_;

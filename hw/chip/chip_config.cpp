@@ -1,5 +1,8 @@
 #include "hw/chip/chip_config.h"
 
+#include <fmt/format.h>
+
+#include <cmath>
 #include <stdexcept>
 
 namespace podsim::chip {
@@ -16,6 +19,18 @@ void HbmConfig::check(core::ConfigChecks& c) const {
     core::validate_config(detailed());
   } catch (const std::invalid_argument& e) {
     c.fail("generation", e.what());
+  }
+}
+
+void MmeConfig::check(core::ConfigChecks& c) const {
+  if (engines == 0 || !(peak_bf16.flops > 0)) return;
+  const double array = 2.0 * engine.rows * engine.cols * engine.clock.hertz * engines;
+  if (std::fabs(array / peak_bf16.flops - 1.0) > 0.02) {
+    c.fail("peak_bf16",
+           fmt::format("{} x {} x {} cells x 2 flops at {:.4g} GHz give {:.4g} TFLOPS, "
+                       "not the {:.4g} TFLOPS peak_bf16 says (within 2%)",
+                       engines, engine.rows, engine.cols, engine.clock.hertz / 1e9, array / 1e12,
+                       peak_bf16.flops / 1e12));
   }
 }
 

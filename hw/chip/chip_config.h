@@ -14,6 +14,7 @@
 #include "hw/core/units.h"
 #include "hw/dma/dma_config.h"
 #include "hw/hbm/hbm_config.h"
+#include "hw/mme/mme_config.h"
 #include "hw/pcie/endpoint_config.h"
 #include "hw/pcie/pcie_config.h"
 #include "hw/roce/roce_config.h"
@@ -39,17 +40,23 @@ struct TpcConfig {
 struct MmeConfig {
   int engines = 0;
   core::ComputeRate peak_bf16{};
+  mme::MmeConfig engine;
   template <class V>
   void describe(V& v) {
     v.field("engines", engines,
-            core::Spec("MME matrix engines (0: none)")
+            core::Spec("MME matrix engines, each fed by its QMAN (0: none)")
                 .source("chip preset (which cites each value)")
-                .range(0, 64));
+                .range(0, kMaxEngines));
     v.field("peak_bf16", peak_bf16,
-            core::Spec("peak dense BF16 matrix throughput of the chip")
+            core::Spec("published peak dense BF16 matrix throughput of the chip (the array, clock "
+                       "and engines must give it within 2%)")
                 .source("chip preset (which cites each value)")
                 .min(0));
+    v.section("engine", engine, core::Spec("every MME (docs/mme.md)"));
   }
+  void check(core::ConfigChecks& c) const;
+  // Gaudi1's register map places 4 MMEs; podsim places 60 more (docs/chip.md).
+  static constexpr int kMaxEngines = 64;
 };
 
 struct SramConfig {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -149,8 +150,16 @@ void TraceWriter::instant(TrackId track, std::string_view name, TimePs t) {
   end_event();
 }
 
+std::uint64_t TraceWriter::add_close_hook(CloseHook hook) {
+  close_hooks_.emplace(next_hook_, std::move(hook));
+  return next_hook_++;
+}
+
+void TraceWriter::remove_close_hook(std::uint64_t id) { close_hooks_.erase(id); }
+
 void TraceWriter::close() {
   if (!enabled_) return;
+  for (auto& [id, hook] : close_hooks_) hook();
   buffer_ += "\n],\"displayTimeUnit\":\"ns\"}\n";
   flush();
   out_.close();
@@ -215,6 +224,30 @@ void TraceWriter::fail(const std::string& what) {
 TraceWriter& trace_writer() {
   static TraceWriter writer;
   return writer;
+}
+
+}  // namespace podsim::core
+
+namespace podsim::core {
+
+void BusySpans::add(TimePs start, TimePs end, std::uint64_t read_bytes,
+                    std::uint64_t written_bytes) {
+  if (open_ && start <= end_ && start >= start_) {
+    end_ = std::max(end_, end);
+  } else {
+    flush();
+    open_ = true;
+    start_ = start, end_ = end;
+  }
+  read_ += read_bytes;
+  written_ += written_bytes;
+}
+
+void BusySpans::flush() {
+  if (!open_) return;
+  writer_.span(track_, "busy", start_, end_, {{"bytes_read", read_}, {"bytes_written", written_}});
+  open_ = false;
+  read_ = written_ = 0;
 }
 
 }  // namespace podsim::core

@@ -62,7 +62,11 @@ class TraceWriter {
 
   // Finishes the JSON and renames the temporary file into place. Throws std::runtime_error
   // naming the file on an I/O failure (the temporary file is removed). No-op when not open.
+  // Close hooks run first, so modules holding events back (BusySpans) write them.
   void close();
+  using CloseHook = std::function<void()>;
+  std::uint64_t add_close_hook(CloseHook hook);
+  void remove_close_hook(std::uint64_t id);
 
  private:
   struct Thread {
@@ -87,6 +91,26 @@ class TraceWriter {
   std::map<std::string, std::uint32_t, std::less<>> processes_;
   std::vector<std::string> process_names_;  // indexed by pid - 1
   std::vector<Thread> threads_;             // indexed by tid - 1
+  std::map<std::uint64_t, CloseHook> close_hooks_;
+  std::uint64_t next_hook_ = 1;
+};
+
+// Activity on one track merged into busy spans: a stream of small transfers (an HBM channel's
+// chunks) reads as one bar per busy period rather than millions of slivers. A transfer that
+// starts no later than the open span ends extends it; any other starts a new span. The open
+// span is written by flush(), which its owner calls from a close hook.
+class BusySpans {
+ public:
+  BusySpans(TraceWriter& writer, TrackId track) : writer_(writer), track_(track) {}
+  void add(TimePs start, TimePs end, std::uint64_t read_bytes, std::uint64_t written_bytes);
+  void flush();
+
+ private:
+  TraceWriter& writer_;
+  TrackId track_;
+  bool open_ = false;
+  TimePs start_ = 0, end_ = 0;
+  std::uint64_t read_ = 0, written_ = 0;
 };
 
 // The trace of this process (one SystemC kernel per process).

@@ -38,7 +38,12 @@ core::TimePs BulkEngine::access(bool write, std::uint64_t address, std::uint64_t
     const std::uint64_t last = (stop - 1 - chunk_start) >> decoder_.burst_shift();
     ChannelStats& s = stats_[static_cast<std::size_t>(base.channel_index)];
     (write ? s.bytes_written : s.bytes_read).add(stop - a);
-    done = std::max(done, run_chunk(base, first, last - first + 1, write, start));
+    const Cycle end_of_chunk = run_chunk(base, first, last - first + 1, write, start);
+    if (observer_) {
+      observer_(base.channel_index, write, stop - a, static_cast<core::TimePs>(start * tck_ps_),
+                static_cast<core::TimePs>(end_of_chunk * tck_ps_));
+    }
+    done = std::max(done, end_of_chunk);
   }
   return static_cast<core::TimePs>(done * tck_ps_);
 }

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "hw/core/stats.h"
@@ -51,6 +52,11 @@ class BulkEngine {
   core::TimePs access(bool write, std::uint64_t address, std::uint64_t length,
                       core::TimePs arrival);
 
+  // Called for every chunk as it is scheduled (the trace's channel tracks); none by default.
+  using ChunkObserver = std::function<void(int channel, bool write, std::uint64_t bytes,
+                                           core::TimePs start, core::TimePs end)>;
+  void observe_chunks(ChunkObserver observer) { observer_ = std::move(observer); }
+
   const HbmConfig& config() const { return config_; }
   const AddressDecoder& decoder() const { return decoder_; }
   const PseudoChannelState& pseudo_channel(int unit) const {
@@ -76,6 +82,7 @@ class BulkEngine {
   std::int64_t tck_ps_;
   std::uint64_t burst_bytes_;
   int rotation_period_;  // 0: every burst evaluated
+  ChunkObserver observer_;
 };
 
 // What the banks' rules give a configuration for long streams and one idle access: the figures

@@ -17,9 +17,33 @@ Hbm::Hbm(sc_core::sc_module_name name, const HbmConfig& config, bool functional)
   target_socket.register_b_transport(this, &Hbm::b_transport);
   target_socket.register_transport_dbg(this, &Hbm::transport_dbg);
   register_stats();
+  if (core::trace_writer().enabled()) trace_channels();
 }
 
-Hbm::~Hbm() { core::stats_registry().forget(name()); }
+Hbm::~Hbm() {
+  core::stats_registry().forget(name());
+  if (close_hook_ != 0) {
+    for (core::BusySpans& b : busy_) b.flush();
+    core::trace_writer().remove_close_hook(close_hook_);
+  }
+}
+
+void Hbm::trace_channels() {
+  core::TraceWriter& trace = core::trace_writer();
+  const int channels = rate_ ? 1 : config().geometry.channel_count();
+  for (int c = 0; c < channels; ++c) {
+    const std::string track =
+        rate_ ? fmt::format("{}.all", name()) : fmt::format("{}.ch{:02}", name(), c);
+    busy_.emplace_back(trace, trace.track(track));
+  }
+  close_hook_ = trace.add_close_hook([this] {
+    for (core::BusySpans& b : busy_) b.flush();
+  });
+  engine_.observe_chunks([this](int channel, bool write, std::uint64_t bytes, core::TimePs start,
+                                core::TimePs end) {
+    busy_[static_cast<std::size_t>(channel)].add(start, end, write ? 0 : bytes, write ? bytes : 0);
+  });
+}
 
 core::SparseMemory& Hbm::backing() {
   if (!memory_) throw std::logic_error(std::string(name()) + ": timing-only HBM keeps no data");
@@ -83,7 +107,11 @@ core::TimePs Hbm::serve(bool write, std::uint64_t address, std::uint64_t length,
   (write ? rate_->writes : rate_->reads).add();
   (write ? rate_->bytes_written : rate_->bytes_read).add(length);
   const double occupancy = static_cast<double>(length) * rate_->ps_per_byte[write ? 1 : 0];
-  return rate_->server.occupy(arrival, static_cast<core::TimePs>(std::llround(occupancy))).done;
+  const auto served =
+      rate_->server.occupy(arrival, static_cast<core::TimePs>(std::llround(occupancy)));
+  if (!busy_.empty())
+    busy_[0].add(served.start, served.end, write ? 0 : length, write ? length : 0);
+  return served.done;
 }
 
 unsigned int Hbm::transport_dbg(int, tlm::tlm_generic_payload& trans) {

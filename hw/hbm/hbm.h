@@ -20,6 +20,7 @@
 #include "hw/core/bandwidth_server.h"
 #include "hw/core/sparse_memory.h"
 #include "hw/core/stats.h"
+#include "hw/core/trace.h"
 #include "hw/hbm/bulk_engine.h"
 #include "hw/hbm/hbm_config.h"
 
@@ -57,6 +58,11 @@ class Hbm : public sc_core::sc_module {
     core::Counter reads, writes, bytes_read, bytes_written;
   };
   static Rate rate_of(const HbmConfig& config);
+
+  // The trace's tracks: one per channel (the rate model: one for the whole HBM).
+  void trace_channels();
+  std::vector<core::BusySpans> busy_;
+  std::uint64_t close_hook_ = 0;
 
   BulkEngine engine_;
   std::unique_ptr<Rate> rate_;

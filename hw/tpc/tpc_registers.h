@@ -8,14 +8,12 @@
 #include <optional>
 #include <vector>
 
+#include "hw/core/register_run.h"
 #include "hw/tpc/executor.h"
 
 namespace podsim::tpc {
 
-struct RegisterRun {
-  std::uint32_t offset;  // from the block's base
-  std::vector<std::uint32_t> values;
-};
+using core::RegisterRun;
 
 struct KernelRegisters {
   LaunchState state;

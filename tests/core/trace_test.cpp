@@ -82,6 +82,31 @@ TEST(TraceWriter, WritesATraceThatLoads) {
   EXPECT_EQ(instants[0]["ts"], 0.000005);
 }
 
+// Back-to-back and overlapping transfers read as one busy span; a gap starts another; the open
+// span is written when the trace closes, through the owner's close hook.
+TEST(BusySpans, MergesBackToBackActivityAndFlushesOnClose) {
+  TempDir dir;
+  const std::string path = (dir / "busy.json").string();
+  TraceWriter trace;
+  trace.open(path);
+  BusySpans busy(trace, trace.track("system.chip0.hbm.ch00"));
+  trace.add_close_hook([&busy] { busy.flush(); });
+  const std::uint64_t removed = trace.add_close_hook([] { FAIL() << "a removed hook ran"; });
+  trace.remove_close_hook(removed);
+  busy.add(1'000'000, 2'000'000, 64, 0);
+  busy.add(2'000'000, 3'000'000, 0, 32);  // touches: merged
+  busy.add(2'500'000, 2'600'000, 64, 0);  // inside: merged
+  busy.add(5'000'000, 6'000'000, 128, 0);  // after a gap: a new span, left open
+  trace.close();
+  const auto spans = events_of(json::parse(read_text(path)), "X");
+  ASSERT_EQ(spans.size(), 2u);
+  EXPECT_EQ(spans[0]["ts"], 1.0);
+  EXPECT_EQ(spans[0]["dur"], 2.0);
+  EXPECT_EQ(spans[0]["args"], json({{"bytes_read", 128}, {"bytes_written", 32}}));
+  EXPECT_EQ(spans[1]["ts"], 5.0);
+  EXPECT_EQ(spans[1]["args"]["bytes_read"], 128);
+}
+
 TEST(TraceWriter, OneThreadPerModuleOneProcessPerParent) {
   TraceWriter trace;
   const TrackId hbm = trace.track("system.chip0.hbm1");

@@ -1,0 +1,356 @@
+#include "hw/mme/operation.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace podsim::mme {
+namespace {
+
+bool float_type(Dtype t) { return t == Dtype::kF32 || t == Dtype::kBf16 || t == Dtype::kF16; }
+
+std::uint32_t packed(std::uint32_t given, std::uint32_t fallback) {
+  return given ? given : fallback;
+}
+
+// The GEMM with its leading dimensions and batch strides filled in where left at 0.
+GemmDesc resolved(const GemmDesc& g) {
+  GemmDesc r = g;
+  r.lda = packed(g.lda, g.trans_a ? g.m : g.k);
+  r.ldb = packed(g.ldb, g.trans_b ? g.k : g.n);
+  r.ldc = packed(g.ldc, g.n);
+  if (!r.stride_a) r.stride_a = static_cast<std::uint64_t>(g.trans_a ? g.k : g.m) * r.lda;
+  if (!r.stride_b) r.stride_b = static_cast<std::uint64_t>(g.trans_b ? g.n : g.k) * r.ldb;
+  if (!r.stride_c) r.stride_c = static_cast<std::uint64_t>(g.m) * r.ldc;
+  return r;
+}
+
+// Runs of a panel, found by walking its elements in the order that makes them consecutive in
+// memory (`outer` then `inner`) and joining neighbours whose panel positions step evenly.
+template <class Offset, class Position>
+std::vector<Run> walk(std::uint64_t outer0, std::uint64_t outer1, std::uint64_t inner0,
+                      std::uint64_t inner1, Offset offset, Position position) {
+  std::vector<Run> runs;
+  for (std::uint64_t o = outer0; o < outer1; ++o) {
+    for (std::uint64_t i = inner0; i < inner1; ++i) {
+      const std::int64_t at = offset(o, i);
+      if (at < 0) continue;
+      const auto pos = static_cast<std::uint32_t>(position(o, i));
+      if (!runs.empty()) {
+        Run& last = runs.back();
+        const bool next_in_memory = static_cast<std::uint64_t>(at) == last.offset + last.count;
+        const std::uint32_t step = last.count == 1 ? pos - last.first : last.step;
+        if (next_in_memory && pos == last.first + last.count * step && pos > last.first) {
+          last.step = step;
+          ++last.count;
+          continue;
+        }
+      }
+      runs.push_back(Run{static_cast<std::uint64_t>(at), 1, pos, 1});
+    }
+  }
+  return runs;
+}
+
+}  // namespace
+
+const char* to_string(MmeOp op) {
+  switch (op) {
+    case MmeOp::kGemm:
+      return "gemm";
+    case MmeOp::kConvForward:
+      return "conv_fwd";
+    case MmeOp::kConvDataGrad:
+      return "conv_dgrad";
+    case MmeOp::kConvWeightGrad:
+      return "conv_wgrad";
+  }
+  return "?";
+}
+
+std::uint32_t ConvDesc::p() const {
+  const std::int64_t span = static_cast<std::int64_t>(dil_h) * (r - 1) + 1;
+  const std::int64_t room = static_cast<std::int64_t>(h) + 2 * pad_h - span;
+  return room < 0 || stride_h == 0 ? 0 : static_cast<std::uint32_t>(room / stride_h + 1);
+}
+std::uint32_t ConvDesc::q() const {
+  const std::int64_t span = static_cast<std::int64_t>(dil_w) * (s - 1) + 1;
+  const std::int64_t room = static_cast<std::int64_t>(w) + 2 * pad_w - span;
+  return room < 0 || stride_w == 0 ? 0 : static_cast<std::uint32_t>(room / stride_w + 1);
+}
+
+std::optional<std::string> MmeOperation::problem() const {
+  if (!float_type(in)) return fmt::format("operand type {} (f32, bf16 or f16)", tpc::info(in).name);
+  if (!float_type(out))
+    return fmt::format("result type {} (f32, bf16 or f16)", tpc::info(out).name);
+  if (op == MmeOp::kGemm) {
+    if (gemm.m == 0 || gemm.n == 0 || gemm.k == 0 || gemm.batch == 0) {
+      return fmt::format("GEMM of {} x {} x {} (batch {}): no dimension may be 0", gemm.m, gemm.n,
+                         gemm.k, gemm.batch);
+    }
+    const GemmDesc g = resolved(gemm);
+    if (g.lda < (g.trans_a ? g.m : g.k) || g.ldb < (g.trans_b ? g.k : g.n) || g.ldc < g.n) {
+      return std::string("a leading dimension shorter than its row");
+    }
+  } else {
+    const ConvDesc& c = conv;
+    if (c.n == 0 || c.c == 0 || c.h == 0 || c.w == 0 || c.k == 0 || c.r == 0 || c.s == 0) {
+      return std::string("convolution with a dimension of 0");
+    }
+    if (c.stride_h == 0 || c.stride_w == 0 || c.dil_h == 0 || c.dil_w == 0) {
+      return std::string("convolution strides and dilations must be 1 or more");
+    }
+    if (c.p() == 0 || c.q() == 0) {
+      return fmt::format(
+          "a {}x{} filter (dilation {}x{}) does not fit a {}x{} input padded by {}x{}", c.r, c.s,
+          c.dil_h, c.dil_w, c.h, c.w, c.pad_h, c.pad_w);
+    }
+  }
+  const GemmView v(*this);
+  if (m_count != 0 && static_cast<std::uint64_t>(m_start) + m_count > v.m()) {
+    return fmt::format("rows {} to {} of a GEMM of {} rows", m_start, m_start + m_count, v.m());
+  }
+  if (v.m() * v.n() > (1ull << 40) || v.k() > (1ull << 31))
+    return std::string("an operation too large to describe");
+  return std::nullopt;
+}
+
+double MmeOperation::flops() const {
+  const GemmView v(*this);
+  return 2.0 * static_cast<double>(v.batch()) * static_cast<double>(v.m()) *
+         static_cast<double>(v.n()) * static_cast<double>(v.k());
+}
+
+GemmView::GemmView(const MmeOperation& op) : op_(op) {
+  const ConvDesc& c = op.conv;
+  p_ = c.p();
+  q_ = c.q();
+  switch (op.op) {
+    case MmeOp::kGemm:
+      op_.gemm = resolved(op.gemm);
+      m_ = op.gemm.m, n_ = op.gemm.n, k_ = op.gemm.k, batch_ = op.gemm.batch;
+      break;
+    case MmeOp::kConvForward:
+      m_ = std::uint64_t{c.n} * p_ * q_, n_ = c.k, k_ = std::uint64_t{c.r} * c.s * c.c;
+      break;
+    case MmeOp::kConvDataGrad:
+      m_ = std::uint64_t{c.n} * c.h * c.w, n_ = c.c, k_ = std::uint64_t{c.r} * c.s * c.k;
+      break;
+    case MmeOp::kConvWeightGrad:
+      m_ = c.k, n_ = std::uint64_t{c.r} * c.s * c.c, k_ = std::uint64_t{c.n} * p_ * q_;
+      break;
+  }
+  m_begin_ = op.m_count ? op.m_start : 0;
+  m_end_ = op.m_count ? std::uint64_t{op.m_start} + op.m_count : m_;
+}
+
+std::int64_t GemmView::a(std::uint64_t batch, std::uint64_t m, std::uint64_t k) const {
+  const ConvDesc& c = op_.conv;
+  switch (op_.op) {
+    case MmeOp::kGemm: {
+      const GemmDesc& g = op_.gemm;
+      return static_cast<std::int64_t>(batch * g.stride_a +
+                                       (g.trans_a ? k * g.lda + m : m * g.lda + k));
+    }
+    case MmeOp::kConvForward: {  // m = (n, p, q), k = (r, s, c) over the input
+      const std::uint64_t n = m / (std::uint64_t{p_} * q_), p = m / q_ % p_, q = m % q_;
+      const std::uint64_t r = k / (std::uint64_t{c.s} * c.c), s = k / c.c % c.s, ch = k % c.c;
+      const std::int64_t h = static_cast<std::int64_t>(p * c.stride_h + r * c.dil_h) - c.pad_h;
+      const std::int64_t w = static_cast<std::int64_t>(q * c.stride_w + s * c.dil_w) - c.pad_w;
+      if (h < 0 || h >= c.h || w < 0 || w >= c.w) return -1;
+      return static_cast<std::int64_t>(
+          ((n * c.h + static_cast<std::uint64_t>(h)) * c.w + static_cast<std::uint64_t>(w)) * c.c +
+          ch);
+    }
+    case MmeOp::kConvDataGrad: {  // m = (n, h, w), k = (r, s, ko) over the output gradient
+      const std::uint64_t n = m / (std::uint64_t{c.h} * c.w), h = m / c.w % c.h, w = m % c.w;
+      const std::uint64_t r = k / (std::uint64_t{c.s} * c.k), s = k / c.k % c.s, ko = k % c.k;
+      const std::int64_t pn =
+          static_cast<std::int64_t>(h + c.pad_h) - static_cast<std::int64_t>(r * c.dil_h);
+      const std::int64_t qn =
+          static_cast<std::int64_t>(w + c.pad_w) - static_cast<std::int64_t>(s * c.dil_w);
+      if (pn < 0 || qn < 0 || pn % c.stride_h || qn % c.stride_w) return -1;
+      const std::uint64_t p = static_cast<std::uint64_t>(pn) / c.stride_h,
+                          q = static_cast<std::uint64_t>(qn) / c.stride_w;
+      if (p >= p_ || q >= q_) return -1;
+      return static_cast<std::int64_t>(((n * p_ + p) * q_ + q) * c.k + ko);
+    }
+    case MmeOp::kConvWeightGrad:  // m = ko, k = (n, p, q) over the output gradient
+      return static_cast<std::int64_t>(k * c.k + m);
+  }
+  return -1;
+}
+
+std::int64_t GemmView::b(std::uint64_t batch, std::uint64_t k, std::uint64_t n) const {
+  const ConvDesc& c = op_.conv;
+  switch (op_.op) {
+    case MmeOp::kGemm: {
+      const GemmDesc& g = op_.gemm;
+      return static_cast<std::int64_t>(batch * g.stride_b +
+                                       (g.trans_b ? n * g.ldb + k : k * g.ldb + n));
+    }
+    case MmeOp::kConvForward:  // k = (r, s, c), n = ko over the filters KRSC
+      return static_cast<std::int64_t>(n * k_ + k);
+    case MmeOp::kConvDataGrad: {  // k = (r, s, ko), n = c
+      const std::uint64_t r = k / (std::uint64_t{c.s} * c.k), s = k / c.k % c.s, ko = k % c.k;
+      return static_cast<std::int64_t>(((ko * c.r + r) * c.s + s) * c.c + n);
+    }
+    case MmeOp::kConvWeightGrad: {  // k = (n, p, q), n = (r, s, c) over the input
+      const std::uint64_t img = k / (std::uint64_t{p_} * q_), p = k / q_ % p_, q = k % q_;
+      const std::uint64_t r = n / (std::uint64_t{c.s} * c.c), s = n / c.c % c.s, ch = n % c.c;
+      const std::int64_t h = static_cast<std::int64_t>(p * c.stride_h + r * c.dil_h) - c.pad_h;
+      const std::int64_t w = static_cast<std::int64_t>(q * c.stride_w + s * c.dil_w) - c.pad_w;
+      if (h < 0 || h >= c.h || w < 0 || w >= c.w) return -1;
+      return static_cast<std::int64_t>(
+          ((img * c.h + static_cast<std::uint64_t>(h)) * c.w + static_cast<std::uint64_t>(w)) *
+              c.c +
+          ch);
+    }
+  }
+  return -1;
+}
+
+std::int64_t GemmView::c(std::uint64_t batch, std::uint64_t m, std::uint64_t n) const {
+  if (op_.op == MmeOp::kGemm) {
+    return static_cast<std::int64_t>(batch * op_.gemm.stride_c + m * op_.gemm.ldc + n);
+  }
+  return static_cast<std::int64_t>(m * n_ + n);
+}
+
+std::vector<Run> a_runs(const GemmView& v, std::uint64_t batch, std::uint64_t m0, std::uint64_t m1,
+                        std::uint64_t k0, std::uint64_t k1) {
+  const std::uint64_t width = k1 - k0;
+  if (v.a_along_m()) {
+    return walk(
+        k0, k1, m0, m1, [&](std::uint64_t k, std::uint64_t m) { return v.a(batch, m, k); },
+        [&](std::uint64_t k, std::uint64_t m) { return (m - m0) * width + (k - k0); });
+  }
+  return walk(
+      m0, m1, k0, k1, [&](std::uint64_t m, std::uint64_t k) { return v.a(batch, m, k); },
+      [&](std::uint64_t m, std::uint64_t k) { return (m - m0) * width + (k - k0); });
+}
+
+std::vector<Run> b_runs(const GemmView& v, std::uint64_t batch, std::uint64_t k0, std::uint64_t k1,
+                        std::uint64_t n0, std::uint64_t n1) {
+  const std::uint64_t width = n1 - n0;
+  if (v.b_along_k()) {
+    return walk(
+        n0, n1, k0, k1, [&](std::uint64_t n, std::uint64_t k) { return v.b(batch, k, n); },
+        [&](std::uint64_t n, std::uint64_t k) { return (k - k0) * width + (n - n0); });
+  }
+  return walk(
+      k0, k1, n0, n1, [&](std::uint64_t k, std::uint64_t n) { return v.b(batch, k, n); },
+      [&](std::uint64_t k, std::uint64_t n) { return (k - k0) * width + (n - n0); });
+}
+
+std::vector<Run> c_runs(const GemmView& v, std::uint64_t batch, std::uint64_t m0, std::uint64_t m1,
+                        std::uint64_t n0, std::uint64_t n1) {
+  const std::uint64_t width = n1 - n0;
+  return walk(
+      m0, m1, n0, n1, [&](std::uint64_t m, std::uint64_t n) { return v.c(batch, m, n); },
+      [&](std::uint64_t m, std::uint64_t n) { return (m - m0) * width + (n - n0); });
+}
+
+std::uint64_t a_elements(const MmeOperation& op) {
+  const ConvDesc& c = op.conv;
+  switch (op.op) {
+    case MmeOp::kGemm: {
+      const GemmDesc g = resolved(op.gemm);
+      return (g.batch - 1) * g.stride_a + static_cast<std::uint64_t>(g.trans_a ? g.k : g.m) * g.lda;
+    }
+    case MmeOp::kConvForward:
+      return std::uint64_t{c.n} * c.h * c.w * c.c;
+    default:
+      return std::uint64_t{c.n} * c.p() * c.q() * c.k;  // the output gradient
+  }
+}
+
+std::uint64_t b_elements(const MmeOperation& op) {
+  const ConvDesc& c = op.conv;
+  switch (op.op) {
+    case MmeOp::kGemm: {
+      const GemmDesc g = resolved(op.gemm);
+      return (g.batch - 1) * g.stride_b + static_cast<std::uint64_t>(g.trans_b ? g.n : g.k) * g.ldb;
+    }
+    case MmeOp::kConvWeightGrad:
+      return std::uint64_t{c.n} * c.h * c.w * c.c;
+    default:
+      return std::uint64_t{c.k} * c.r * c.s * c.c;  // the filters
+  }
+}
+
+std::uint64_t c_elements(const MmeOperation& op) {
+  const ConvDesc& c = op.conv;
+  switch (op.op) {
+    case MmeOp::kGemm: {
+      const GemmDesc g = resolved(op.gemm);
+      return (g.batch - 1) * g.stride_c + static_cast<std::uint64_t>(g.m) * g.ldc;
+    }
+    case MmeOp::kConvForward:
+      return std::uint64_t{c.n} * c.p() * c.q() * c.k;
+    case MmeOp::kConvDataGrad:
+      return std::uint64_t{c.n} * c.h * c.w * c.c;
+    case MmeOp::kConvWeightGrad:
+      return std::uint64_t{c.k} * c.r * c.s * c.c;
+  }
+  return 0;
+}
+
+void reference(const MmeOperation& op, const std::vector<double>& a, const std::vector<double>& b,
+               std::vector<double>& out) {
+  if (!op.accumulate) std::fill(out.begin(), out.end(), 0.0);
+  if (op.op == MmeOp::kGemm) {
+    const GemmDesc g = resolved(op.gemm);
+    for (std::uint64_t t = 0; t < g.batch; ++t)
+      for (std::uint64_t m = 0; m < g.m; ++m)
+        for (std::uint64_t n = 0; n < g.n; ++n) {
+          double sum = 0;
+          for (std::uint64_t k = 0; k < g.k; ++k) {
+            const double x = a[t * g.stride_a + (g.trans_a ? k * g.lda + m : m * g.lda + k)];
+            const double y = b[t * g.stride_b + (g.trans_b ? n * g.ldb + k : k * g.ldb + n)];
+            sum += x * y;
+          }
+          out[t * g.stride_c + m * g.ldc + n] += sum;
+        }
+    return;
+  }
+  // Convolutions: every (image, output position, filter tap) pair, scattered or gathered by
+  // the operation's own definition.
+  const ConvDesc& c = op.conv;
+  const std::uint64_t P = c.p(), Q = c.q();
+  for (std::uint64_t n = 0; n < c.n; ++n)
+    for (std::uint64_t p = 0; p < P; ++p)
+      for (std::uint64_t q = 0; q < Q; ++q)
+        for (std::uint64_t r = 0; r < c.r; ++r)
+          for (std::uint64_t s = 0; s < c.s; ++s) {
+            const std::int64_t h =
+                static_cast<std::int64_t>(p * c.stride_h + r * c.dil_h) - c.pad_h;
+            const std::int64_t w =
+                static_cast<std::int64_t>(q * c.stride_w + s * c.dil_w) - c.pad_w;
+            if (h < 0 || h >= c.h || w < 0 || w >= c.w) continue;
+            const std::uint64_t x_at =
+                ((n * c.h + static_cast<std::uint64_t>(h)) * c.w + static_cast<std::uint64_t>(w)) *
+                c.c;
+            const std::uint64_t y_at = ((n * P + p) * Q + q) * c.k;
+            for (std::uint64_t ko = 0; ko < c.k; ++ko) {
+              const std::uint64_t w_at = ((ko * c.r + r) * c.s + s) * c.c;
+              for (std::uint64_t ch = 0; ch < c.c; ++ch) {
+                switch (op.op) {
+                  case MmeOp::kConvForward:
+                    out[y_at + ko] += a[x_at + ch] * b[w_at + ch];
+                    break;
+                  case MmeOp::kConvDataGrad:
+                    out[x_at + ch] += a[y_at + ko] * b[w_at + ch];
+                    break;
+                  case MmeOp::kConvWeightGrad:
+                    out[w_at + ch] += a[y_at + ko] * b[x_at + ch];
+                    break;
+                  default:
+                    break;
+                }
+              }
+            }
+          }
+}
+
+}  // namespace podsim::mme

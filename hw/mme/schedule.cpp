@@ -1,0 +1,78 @@
+#include "hw/mme/schedule.h"
+
+#include <algorithm>
+
+namespace podsim::mme {
+namespace {
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+std::uint64_t fill(const MmeConfig& c) { return static_cast<std::uint64_t>(c.rows + c.cols - 2); }
+
+}  // namespace
+
+std::uint64_t k_chunk(const MmeConfig& config, const GemmView& view, Dtype in) {
+  const std::uint64_t panel_rows = static_cast<std::uint64_t>(config.rows) * config.block_rows;
+  const std::uint64_t panel_cols = static_cast<std::uint64_t>(config.cols) * config.block_cols;
+  const std::uint64_t per_k = 2 * (panel_rows + panel_cols) * tpc::info(in).bytes;
+  const std::uint64_t chunk = std::max<std::uint64_t>(config.buffer.bytes / per_k / 8 * 8, 8);
+  return std::min(chunk, view.k());
+}
+
+std::vector<Step> schedule(const MmeConfig& config, const GemmView& view, Dtype in) {
+  const std::uint64_t R = static_cast<std::uint64_t>(config.rows),
+                      C = static_cast<std::uint64_t>(config.cols);
+  const std::uint64_t block_m = R * config.block_rows, block_n = C * config.block_cols;
+  const std::uint64_t kc = k_chunk(config, view, in);
+  const bool output_stationary = config.dataflow == Dataflow::kOutputStationary;
+  std::vector<Step> steps;
+  for (std::uint64_t b = 0; b < view.batch(); ++b) {
+    for (std::uint64_t m0 = view.m_begin(); m0 < view.m_end(); m0 += block_m) {
+      const std::uint64_t m1 = std::min(view.m_end(), m0 + block_m);
+      for (std::uint64_t n0 = 0; n0 < view.n(); n0 += block_n) {
+        const std::uint64_t n1 = std::min(view.n(), n0 + block_n);
+        for (std::uint64_t k0 = 0; k0 < view.k(); k0 += kc) {
+          Step s{
+              b, m0, m1, n0, n1, k0, std::min(view.k(), k0 + kc), 0, k0 == 0, k0 + kc >= view.k()};
+          const std::uint64_t kk = s.k1 - s.k0, rows = m1 - m0, cols = n1 - n0;
+          // Output stationary: every array tile of the block takes one cycle per k. Weight
+          // stationary: every weight tile (R of k by C of n) takes one cycle per row of A.
+          s.cycles = output_stationary ? ceil_div(rows, R) * ceil_div(cols, C) * kk
+                                       : ceil_div(kk, R) * ceil_div(cols, C) * rows;
+          if (!config.overlap_fill) {
+            s.cycles += fill(config) * (output_stationary
+                                            ? (s.last_k ? ceil_div(rows, R) * ceil_div(cols, C) : 0)
+                                            : ceil_div(kk, R) * ceil_div(cols, C));
+          }
+          steps.push_back(s);
+        }
+      }
+    }
+  }
+  if (config.overlap_fill && !steps.empty()) steps.back().cycles += fill(config);
+  return steps;
+}
+
+std::uint64_t analytic_cycles(const MmeConfig& config, const GemmView& view, Dtype in) {
+  const std::uint64_t R = static_cast<std::uint64_t>(config.rows),
+                      C = static_cast<std::uint64_t>(config.cols);
+  const std::uint64_t M = view.m_end() - view.m_begin(), N = view.n(), K = view.k();
+  const std::uint64_t block_m = R * config.block_rows;
+  const std::uint64_t kc = k_chunk(config, view, in);
+  std::uint64_t cycles = 0, fills = 0;
+  if (config.dataflow == Dataflow::kOutputStationary) {
+    // Blocks are whole tiles but the last ones: ceil over tiles is ceil over the whole.
+    cycles = ceil_div(M, R) * ceil_div(N, C) * K;
+    fills = ceil_div(M, R) * ceil_div(N, C);
+  } else {
+    const std::uint64_t full = K / kc, rest = K % kc;
+    const std::uint64_t weight_tiles = full * ceil_div(kc, R) + (rest ? ceil_div(rest, R) : 0);
+    cycles = weight_tiles * ceil_div(N, C) * M;
+    fills = weight_tiles * ceil_div(N, C) * ceil_div(M, block_m);
+  }
+  cycles *= view.batch();
+  fills *= view.batch();
+  return cycles + fill(config) * (config.overlap_fill ? 1 : fills);
+}
+
+}  // namespace podsim::mme
