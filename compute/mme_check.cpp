@@ -52,13 +52,8 @@ MmeOperands make_operands(const mme::MmeOperation& op, std::uint64_t seed) {
 
 MmeCheck check_result(const mme::MmeOperation& op, const MmeOperands& in,
                       const std::vector<std::uint8_t>& got) {
-  std::vector<double> want = values(in.c, op.out, false);
-  mme::reference(op, values(in.a, op.in, false), values(in.b, op.in, false), want);
-  // sum |a b| per result element: the reference over absolute values, without accumulation.
-  mme::MmeOperation magnitude = op;
-  magnitude.accumulate = false;
-  std::vector<double> scale(want.size());
-  mme::reference(magnitude, values(in.a, op.in, true), values(in.b, op.in, true), scale);
+  std::vector<double> want = values(in.c, op.out, false), scale;
+  mme::reference(op, values(in.a, op.in, false), values(in.b, op.in, false), want, &scale);
   const std::vector<double> previous = values(in.c, op.out, true);
   const double u = unit_roundoff(op.out);
   const double k = static_cast<double>(mme::GemmView(op).k());

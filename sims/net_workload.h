@@ -11,9 +11,8 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <vector>
-
 #include <systemc>
+#include <vector>
 
 #include "hw/roce/completion_queue.h"
 #include "hw/system/system_model.h"
@@ -28,8 +27,8 @@ struct NetPlan {
   int qps = 1;                       // per flow
   int from = 0, to = 1;              // pair
   int senders = 7;  // incast: this many chips send to chip 0 (from other boxes if there are)
-  int rail = 0;                      // scale-out port used when chips are not in one box
-  int iters = 0;                     // pair: sequential messages for latency (0: one bulk flow)
+  int rail = 0;     // scale-out port used when chips are not in one box
+  int iters = 0;    // pair: sequential messages for latency (0: one bulk flow)
   std::uint64_t seed = 1;
 };
 
@@ -85,7 +84,7 @@ class NetWorkload : public sc_core::sc_module {
   roce::CompletionQueue idle_cq_;
   std::function<void(double)> progress_;
   std::size_t pending_ = 0, posted_ = 0;  // messages in flight, and posted in all
-  sc_core::sc_event all_done_;  // receive side of WRITEs: nothing completes there
+  sc_core::sc_event all_done_;            // receive side of WRITEs: nothing completes there
   bool finished_ = false;
 };
 

@@ -232,12 +232,14 @@ namespace podsim::core {
 
 void BusySpans::add(TimePs start, TimePs end, std::uint64_t read_bytes,
                     std::uint64_t written_bytes) {
-  if (open_ && start <= end_ && start >= start_) {
+  if (open_ && start <= end_) {
+    start_ = std::max(std::min(start_, start), written_end_);
     end_ = std::max(end_, end);
   } else {
     flush();
     open_ = true;
-    start_ = start, end_ = end;
+    start_ = std::max(start, written_end_);
+    end_ = std::max(end, start_);
   }
   read_ += read_bytes;
   written_ += written_bytes;
@@ -246,6 +248,7 @@ void BusySpans::add(TimePs start, TimePs end, std::uint64_t read_bytes,
 void BusySpans::flush() {
   if (!open_) return;
   writer_.span(track_, "busy", start_, end_, {{"bytes_read", read_}, {"bytes_written", written_}});
+  written_end_ = end_;
   open_ = false;
   read_ = written_ = 0;
 }

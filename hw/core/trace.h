@@ -97,8 +97,10 @@ class TraceWriter {
 
 // Activity on one track merged into busy spans: a stream of small transfers (an HBM channel's
 // chunks) reads as one bar per busy period rather than millions of slivers. A transfer that
-// starts no later than the open span ends extends it; any other starts a new span. The open
-// span is written by flush(), which its owner calls from a close hook.
+// starts no later than the open span ends extends it; any other starts a new span. Transfers
+// arrive out of time order (initiators run ahead of each other), so a late one merges into the
+// open span, which never reaches back before the last span written: spans never overlap. The
+// open span is written by flush(), which its owner calls from a close hook.
 class BusySpans {
  public:
   BusySpans(TraceWriter& writer, TrackId track) : writer_(writer), track_(track) {}
@@ -109,7 +111,7 @@ class BusySpans {
   TraceWriter& writer_;
   TrackId track_;
   bool open_ = false;
-  TimePs start_ = 0, end_ = 0;
+  TimePs start_ = 0, end_ = 0, written_end_ = 0;
   std::uint64_t read_ = 0, written_ = 0;
 };
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace podsim::mme {
 namespace {
@@ -26,12 +27,30 @@ GemmDesc resolved(const GemmDesc& g) {
 }
 
 // Runs of a panel, found by walking its elements in the order that makes them consecutive in
-// memory (`outer` then `inner`) and joining neighbours whose panel positions step evenly.
+// memory (`outer` then `inner`) and joining neighbours whose panel positions step evenly. When
+// the panel is `dense` (a GEMM's: every element in memory, consecutive along `inner`), each
+// outer line is one run, found from its first two elements.
 template <class Offset, class Position>
 std::vector<Run> walk(std::uint64_t outer0, std::uint64_t outer1, std::uint64_t inner0,
-                      std::uint64_t inner1, Offset offset, Position position) {
+                      std::uint64_t inner1, Offset offset, Position position, bool dense) {
   std::vector<Run> runs;
-  for (std::uint64_t o = outer0; o < outer1; ++o) {
+  const auto count = static_cast<std::uint32_t>(inner1 - inner0);
+  for (std::uint64_t o = outer0; dense && o < outer1; ++o) {
+    const auto at = static_cast<std::uint64_t>(offset(o, inner0));
+    const auto pos = static_cast<std::uint32_t>(position(o, inner0));
+    const std::uint32_t step =
+        count > 1 ? static_cast<std::uint32_t>(position(o, inner0 + 1)) - pos : 1;
+    if (!runs.empty()) {
+      Run& last = runs.back();
+      if (at == last.offset + last.count && step == last.step &&
+          pos == last.first + last.count * step) {
+        last.count += count;
+        continue;
+      }
+    }
+    runs.push_back(Run{at, count, pos, step});
+  }
+  for (std::uint64_t o = outer0; !dense && o < outer1; ++o) {
     for (std::uint64_t i = inner0; i < inner1; ++i) {
       const std::int64_t at = offset(o, i);
       if (at < 0) continue;
@@ -223,11 +242,11 @@ std::vector<Run> a_runs(const GemmView& v, std::uint64_t batch, std::uint64_t m0
   if (v.a_along_m()) {
     return walk(
         k0, k1, m0, m1, [&](std::uint64_t k, std::uint64_t m) { return v.a(batch, m, k); },
-        [&](std::uint64_t k, std::uint64_t m) { return (m - m0) * width + (k - k0); });
+        [&](std::uint64_t k, std::uint64_t m) { return (m - m0) * width + (k - k0); }, v.dense());
   }
   return walk(
       m0, m1, k0, k1, [&](std::uint64_t m, std::uint64_t k) { return v.a(batch, m, k); },
-      [&](std::uint64_t m, std::uint64_t k) { return (m - m0) * width + (k - k0); });
+      [&](std::uint64_t m, std::uint64_t k) { return (m - m0) * width + (k - k0); }, v.dense());
 }
 
 std::vector<Run> b_runs(const GemmView& v, std::uint64_t batch, std::uint64_t k0, std::uint64_t k1,
@@ -236,11 +255,11 @@ std::vector<Run> b_runs(const GemmView& v, std::uint64_t batch, std::uint64_t k0
   if (v.b_along_k()) {
     return walk(
         n0, n1, k0, k1, [&](std::uint64_t n, std::uint64_t k) { return v.b(batch, k, n); },
-        [&](std::uint64_t n, std::uint64_t k) { return (k - k0) * width + (n - n0); });
+        [&](std::uint64_t n, std::uint64_t k) { return (k - k0) * width + (n - n0); }, v.dense());
   }
   return walk(
       k0, k1, n0, n1, [&](std::uint64_t k, std::uint64_t n) { return v.b(batch, k, n); },
-      [&](std::uint64_t k, std::uint64_t n) { return (k - k0) * width + (n - n0); });
+      [&](std::uint64_t k, std::uint64_t n) { return (k - k0) * width + (n - n0); }, v.dense());
 }
 
 std::vector<Run> c_runs(const GemmView& v, std::uint64_t batch, std::uint64_t m0, std::uint64_t m1,
@@ -248,7 +267,7 @@ std::vector<Run> c_runs(const GemmView& v, std::uint64_t batch, std::uint64_t m0
   const std::uint64_t width = n1 - n0;
   return walk(
       m0, m1, n0, n1, [&](std::uint64_t m, std::uint64_t n) { return v.c(batch, m, n); },
-      [&](std::uint64_t m, std::uint64_t n) { return (m - m0) * width + (n - n0); });
+      [&](std::uint64_t m, std::uint64_t n) { return (m - m0) * width + (n - n0); }, v.dense());
 }
 
 std::uint64_t a_elements(const MmeOperation& op) {
@@ -297,21 +316,36 @@ std::uint64_t c_elements(const MmeOperation& op) {
 }
 
 void reference(const MmeOperation& op, const std::vector<double>& a, const std::vector<double>& b,
-               std::vector<double>& out) {
+               std::vector<double>& out, std::vector<double>* magnitude) {
   if (!op.accumulate) std::fill(out.begin(), out.end(), 0.0);
+  if (magnitude) magnitude->assign(out.size(), 0.0);
   if (op.op == MmeOp::kGemm) {
+    // Row by row, k outer and n inner: the same sums, walked in the order memory is laid out.
     const GemmDesc g = resolved(op.gemm);
+    std::vector<double> row(g.n), row_magnitude(g.n);
+    const std::uint64_t b_step = g.trans_b ? g.ldb : 1;
     for (std::uint64_t t = 0; t < g.batch; ++t)
-      for (std::uint64_t m = 0; m < g.m; ++m)
-        for (std::uint64_t n = 0; n < g.n; ++n) {
-          double sum = 0;
-          for (std::uint64_t k = 0; k < g.k; ++k) {
-            const double x = a[t * g.stride_a + (g.trans_a ? k * g.lda + m : m * g.lda + k)];
-            const double y = b[t * g.stride_b + (g.trans_b ? n * g.ldb + k : k * g.ldb + n)];
-            sum += x * y;
+      for (std::uint64_t m = 0; m < g.m; ++m) {
+        std::fill(row.begin(), row.end(), 0.0);
+        std::fill(row_magnitude.begin(), row_magnitude.end(), 0.0);
+        for (std::uint64_t k = 0; k < g.k; ++k) {
+          const double x = a[t * g.stride_a + (g.trans_a ? k * g.lda + m : m * g.lda + k)];
+          const double* y = b.data() + t * g.stride_b + (g.trans_b ? k : k * g.ldb);
+          if (b_step == 1) {
+            for (std::uint64_t n = 0; n < g.n; ++n) row[n] += x * y[n];
+          } else {
+            for (std::uint64_t n = 0; n < g.n; ++n) row[n] += x * y[n * b_step];
           }
-          out[t * g.stride_c + m * g.ldc + n] += sum;
+          if (magnitude) {
+            for (std::uint64_t n = 0; n < g.n; ++n)
+              row_magnitude[n] += std::fabs(x * y[n * b_step]);
+          }
         }
+        for (std::uint64_t n = 0; n < g.n; ++n) {
+          out[t * g.stride_c + m * g.ldc + n] += row[n];
+          if (magnitude) (*magnitude)[t * g.stride_c + m * g.ldc + n] = row_magnitude[n];
+        }
+      }
     return;
   }
   // Convolutions: every (image, output position, filter tap) pair, scattered or gathered by
@@ -335,19 +369,21 @@ void reference(const MmeOperation& op, const std::vector<double>& a, const std::
             for (std::uint64_t ko = 0; ko < c.k; ++ko) {
               const std::uint64_t w_at = ((ko * c.r + r) * c.s + s) * c.c;
               for (std::uint64_t ch = 0; ch < c.c; ++ch) {
+                std::uint64_t to = 0;
+                double product = 0;
                 switch (op.op) {
                   case MmeOp::kConvForward:
-                    out[y_at + ko] += a[x_at + ch] * b[w_at + ch];
+                    to = y_at + ko, product = a[x_at + ch] * b[w_at + ch];
                     break;
                   case MmeOp::kConvDataGrad:
-                    out[x_at + ch] += a[y_at + ko] * b[w_at + ch];
-                    break;
-                  case MmeOp::kConvWeightGrad:
-                    out[w_at + ch] += a[y_at + ko] * b[x_at + ch];
+                    to = x_at + ch, product = a[y_at + ko] * b[w_at + ch];
                     break;
                   default:
+                    to = w_at + ch, product = a[y_at + ko] * b[x_at + ch];
                     break;
                 }
+                out[to] += product;
+                if (magnitude) (*magnitude)[to] += std::fabs(product);
               }
             }
           }

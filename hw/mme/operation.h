@@ -78,6 +78,8 @@ class GemmView {
     return op_.op == MmeOp::kConvForward || (op_.op == MmeOp::kGemm && op_.gemm.trans_b);
   }
 
+  // Every element of every operand is in memory (a GEMM: no convolution padding).
+  bool dense() const { return op_.op == MmeOp::kGemm; }
   // Element offsets from the operand's address, or -1 where the operand reads as zero.
   std::int64_t a(std::uint64_t batch, std::uint64_t m, std::uint64_t k) const;
   std::int64_t b(std::uint64_t batch, std::uint64_t k, std::uint64_t n) const;
@@ -109,9 +111,10 @@ std::vector<Run> c_runs(const GemmView& v, std::uint64_t batch, std::uint64_t m0
 
 // The CPU reference: every output element in double precision, by direct loops over the
 // operation's definition (not through the implicit GEMM), from operands given as doubles in
-// their memory layout; `out` holds the previous output when accumulating.
+// their memory layout; `out` holds the previous output when accumulating. `magnitude`, when
+// given, receives sum |a b| per output element (the scale of its rounding errors).
 void reference(const MmeOperation& op, const std::vector<double>& a, const std::vector<double>& b,
-               std::vector<double>& out);
+               std::vector<double>& out, std::vector<double>* magnitude = nullptr);
 // Elements each operand spans in memory (for allocating and for the reference).
 std::uint64_t a_elements(const MmeOperation& op);
 std::uint64_t b_elements(const MmeOperation& op);

@@ -446,6 +446,7 @@ void Executor::execute_vpu(const Decoded& op) {
 }
 
 void Executor::compute(const Decoded& op, const VpuArgs& args) {
+  if (!config_.vector_data) return;
   if (datapath_ == nullptr || !datapath_->execute(op.op, op.dtype, args)) op.vpu(args);
 }
 
@@ -632,7 +633,8 @@ void Executor::load_tensor(const Decoded& op, Vector& out) {
                             info(t.dtype).name));
   }
   alignas(64) std::uint8_t raw[256];
-  for (int i = 0; i < count; ++i)
+  const bool data = config_.vector_data;
+  for (int i = 0; data && i < count; ++i)
     std::memcpy(raw + i * elem, &t.padding, static_cast<std::size_t>(elem));
   Coord at = read_i(op.a, op.slot);
   const std::int32_t c0 = at[0];
@@ -642,7 +644,7 @@ void Executor::load_tensor(const Decoded& op, Vector& out) {
     const std::int64_t hi = std::min<std::int64_t>(count, std::int64_t{t.size[0]} - c0);
     if (t.stride[0] == 1 && lo < hi) {
       at[0] = static_cast<std::int32_t>(c0 + lo);
-      if (!access_.load(op.b, address_of(t, at), raw + lo * elem,
+      if (!access_.load(op.b, address_of(t, at), data ? raw + lo * elem : nullptr,
                         static_cast<std::uint32_t>((hi - lo) * elem))) {
         return fail(
             fmt::format("ld_tnsr: tensor {} at 0x{:X} is not mapped", op.b, address_of(t, at)));
@@ -650,7 +652,7 @@ void Executor::load_tensor(const Decoded& op, Vector& out) {
     } else {
       for (std::int64_t i = lo; i < hi; ++i) {
         at[0] = static_cast<std::int32_t>(c0 + i);
-        if (!access_.load(op.b, address_of(t, at), raw + i * elem,
+        if (!access_.load(op.b, address_of(t, at), data ? raw + i * elem : nullptr,
                           static_cast<std::uint32_t>(elem))) {
           return fail(
               fmt::format("ld_tnsr: tensor {} at 0x{:X} is not mapped", op.b, address_of(t, at)));
@@ -658,6 +660,7 @@ void Executor::load_tensor(const Decoded& op, Vector& out) {
       }
     }
   }
+  if (!data) return;
   if (convert) {
     convert_elements(op.dtype, Dtype::kF32, raw, out.u8, 64);
   } else {
@@ -676,9 +679,10 @@ void Executor::store_tensor(const Decoded& op, const Vector& value) {
                             info(t.dtype).name));
   }
   alignas(64) std::uint8_t raw[256];
-  if (convert) {
+  const bool data = config_.vector_data;
+  if (data && convert) {
     convert_elements(Dtype::kF32, op.dtype, value.u8, raw, 64);
-  } else {
+  } else if (data) {
     std::memcpy(raw, value.u8, 256);
   }
   Coord at = read_i(op.a, op.slot);
@@ -689,7 +693,7 @@ void Executor::store_tensor(const Decoded& op, const Vector& value) {
   const std::int64_t hi = std::min<std::int64_t>(count, std::int64_t{t.size[0]} - c0);
   const auto store_run = [&](std::int64_t first, std::int64_t n) {
     at[0] = static_cast<std::int32_t>(c0 + first);
-    if (!access_.store(op.b, address_of(t, at), raw + first * elem,
+    if (!access_.store(op.b, address_of(t, at), data ? raw + first * elem : nullptr,
                        static_cast<std::uint32_t>(n * elem))) {
       fail(fmt::format("st_tnsr: tensor {} at 0x{:X} is not mapped", op.b, address_of(t, at)));
       return false;

@@ -82,6 +82,11 @@ struct ExecutorConfig {
   std::uint32_t vlm_bytes = 80 * 1024;
   std::uint32_t slm_bytes = 1024;
   bool check_hazards = false;
+  // false (timing-only runs): vector values are not computed, loaded or converted. No path leads
+  // from a vector register to a scalar, index or predicate register or to an address, so
+  // nothing but the vector values themselves changes (tests/tpc/executor_test.cpp holds every
+  // kernel's timing to that).
+  bool vector_data = true;
 };
 
 // A kernel decoded once for every core that runs it: each slot's operation, operands and

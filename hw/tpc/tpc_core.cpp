@@ -53,8 +53,9 @@ AccessConfig access_of(const TpcCoreConfig& c, bool functional) {
   return a;
 }
 
-ExecutorConfig executor_of(const TpcCoreConfig& c) {
+ExecutorConfig executor_of(const TpcCoreConfig& c, bool functional) {
   ExecutorConfig e;
+  e.vector_data = functional;
   e.vlm_bytes = static_cast<std::uint32_t>(c.vlm.bytes);
   e.slm_bytes = static_cast<std::uint32_t>(c.slm.bytes);
   e.check_hazards = c.check_hazards;
@@ -74,7 +75,7 @@ struct TpcCore::Engine {
   Engine(const TpcCoreConfig& config, bool functional, MemoryTransport& transport)
       : timer(timing_of(config)),
         unit(access_of(config, functional), transport, timer),
-        executor(executor_of(config), unit) {}
+        executor(executor_of(config, functional), unit) {}
   PipelineTimer timer;
   AccessUnit unit;
   Executor executor;

@@ -94,17 +94,21 @@ TEST(BusySpans, MergesBackToBackActivityAndFlushesOnClose) {
   const std::uint64_t removed = trace.add_close_hook([] { FAIL() << "a removed hook ran"; });
   trace.remove_close_hook(removed);
   busy.add(1'000'000, 2'000'000, 64, 0);
-  busy.add(2'000'000, 3'000'000, 0, 32);  // touches: merged
-  busy.add(2'500'000, 2'600'000, 64, 0);  // inside: merged
+  busy.add(2'000'000, 3'000'000, 0, 32);   // touches: merged
+  busy.add(2'500'000, 2'600'000, 64, 0);   // inside: merged
   busy.add(5'000'000, 6'000'000, 128, 0);  // after a gap: a new span, left open
+  busy.add(500'000, 700'000, 64, 0);  // late: merged, reaching back only to the last span's end
   trace.close();
-  const auto spans = events_of(json::parse(read_text(path)), "X");
+  const json parsed = json::parse(read_text(path));
+  EXPECT_THAT(check_chrome_trace(parsed), IsEmpty());
+  const auto spans = events_of(parsed, "X");
   ASSERT_EQ(spans.size(), 2u);
   EXPECT_EQ(spans[0]["ts"], 1.0);
   EXPECT_EQ(spans[0]["dur"], 2.0);
   EXPECT_EQ(spans[0]["args"], json({{"bytes_read", 128}, {"bytes_written", 32}}));
-  EXPECT_EQ(spans[1]["ts"], 5.0);
-  EXPECT_EQ(spans[1]["args"]["bytes_read"], 128);
+  EXPECT_EQ(spans[1]["ts"], 3.0);
+  EXPECT_EQ(spans[1]["dur"], 3.0);
+  EXPECT_EQ(spans[1]["args"]["bytes_read"], 192);
 }
 
 TEST(TraceWriter, OneThreadPerModuleOneProcessPerParent) {

@@ -35,15 +35,17 @@ TpcCoreConfig core_config(bool reuse) {
   return c;
 }
 
-// Two cores over one memory, one executing every tile and one reusing, both timing only.
+// Two cores over one memory, one executing every tile and one reusing, both timing only (or
+// the first functional: it then computes every value).
 struct Harness : sc_core::sc_module {
   core::MemoryTarget memory;
   TpcCore executing, reusing;
   tlm_utils::simple_initiator_socket<Harness> to_executing, to_reusing;
-  explicit Harness(sc_core::sc_module_name name, double bytes_per_second = 200e9)
+  explicit Harness(sc_core::sc_module_name name, double bytes_per_second = 200e9,
+                   bool executing_functional = false)
       : sc_module(name),
         memory("memory", memory_config(bytes_per_second)),
-        executing("executing", core_config(false), false),
+        executing("executing", core_config(false), executing_functional),
         reusing("reusing", core_config(true), false),
         to_executing("to_executing"),
         to_reusing("to_reusing") {
@@ -54,12 +56,13 @@ struct Harness : sc_core::sc_module {
   }
 };
 
-// Runs one tile of `plan`'s first launch on `core` and returns how long it took.
-core::TimePs run_tile(Harness& h, TpcCore& core, const KernelPlan& plan, const Slice& slice) {
+// Runs one tile of `plan`'s launch `launch` on `core` and returns how long it took.
+core::TimePs run_tile(Harness& h, TpcCore& core, const KernelPlan& plan, const Slice& slice,
+                      std::size_t launch = 0, std::uint64_t binary = kBinary) {
   KernelRegisters k;
-  k.state = launch_state(plan.launches[0], buffer_addresses(plan, kBuffers), slice);
-  k.access_scale = plan.launches[0].access_scale;
-  k.binary = kBinary;
+  k.state = launch_state(plan.launches[launch], buffer_addresses(plan, kBuffers), slice);
+  k.access_scale = plan.launches[launch].access_scale;
+  k.binary = binary;
   auto& socket = &core == &h.executing ? h.to_executing : h.to_reusing;
   tlm::tlm_generic_payload t;
   core::TimePs done = 0;
@@ -121,6 +124,47 @@ TEST(TpcCore, AStreamingTileRunsAtTheMemorysRate) {
   EXPECT_LT(static_cast<double>(t), 1.1 * memory_ps);
   const double bundle_ps = static_cast<double>(h.executing.stats().bundles.value()) / 1.5e9 * 1e12;
   EXPECT_LT(bundle_ps, memory_ps);
+}
+
+// A timing-only core computes no vector values. Nothing but vector values depends on them (no
+// instruction moves a vector into a scalar, index or predicate register or an address), so
+// every kernel of the library takes the same time and bundles as when a functional core runs
+// it on real data. Index buffers (embedding rows, labels) are the exception that is not the
+// vector unit's: their values are addresses, and a timing-only core reads them as zeros, so
+// they are zero here too.
+TEST(TpcCore, TimingOnlyCoresTakeTheTimeOfComputingEveryValue) {
+  Harness h("harness", 200e9, true);
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  int kernels = 0;
+  for (const KernelInfo& info : kernel_infos()) {
+    KernelRequest r{info.name, info.dtypes.front(), std::nullopt, {300, 7}, {}};
+    if (info.name == "cast") r.to = info.dtypes.front() == Dtype::kF32 ? Dtype::kBf16 : Dtype::kF32;
+    if (info.name == "embedding") r.params["indices"] = 37;
+    if (info.name.rfind("reduce", 0) == 0) r.params["dim"] = 1;
+    const KernelPlan plan = plan_kernel(r);
+    std::vector<std::vector<std::uint8_t>> buffers = make_buffers(plan, 5);
+    for (std::size_t i = 0; i < buffers.size(); ++i) {
+      if (plan.buffers[i].fill.kind == Fill::kIntegers)
+        std::fill(buffers[i].begin(), buffers[i].end(), 0);
+    }
+    const std::vector<std::uint64_t> addresses = buffer_addresses(plan, kBuffers);
+    for (std::size_t i = 0; i < buffers.size(); ++i)
+      h.memory.backing().write(addresses[i], buffers[i].data(), buffers[i].size());
+    for (std::size_t l = 0; l < plan.launches.size(); ++l) {
+      const std::vector<std::uint8_t> binary = kernel_binary(plan.launches[l].binary);
+      h.memory.backing().write(kBinary, binary.data(), binary.size());
+      const Slice all{{}, plan.launches[l].index_space};
+      const std::uint64_t bundles = h.executing.stats().bundles.value();
+      const core::TimePs computed = run_tile(h, h.executing, plan, all, l);
+      const std::uint64_t computed_bundles = h.executing.stats().bundles.value() - bundles;
+      const std::uint64_t before = h.reusing.stats().bundles.value();
+      EXPECT_EQ(run_tile(h, h.reusing, plan, all, l), computed) << info.name << " launch " << l;
+      EXPECT_EQ(h.reusing.stats().bundles.value() - before, computed_bundles) << info.name;
+    }
+    ++kernels;
+  }
+  EXPECT_EQ(kernels, static_cast<int>(kernel_infos().size()));
+  EXPECT_EQ(h.executing.stats().failed.value(), 0u);
 }
 
 }  // namespace

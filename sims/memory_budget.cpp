@@ -1,0 +1,48 @@
+#include "sims/memory_budget.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "hw/core/units.h"
+#include "sims/command.h"
+
+namespace podsim::sims {
+
+std::uint64_t available_memory() {
+  if (const char* limit = std::getenv("PODSIM_MEMORY_LIMIT")) {
+    std::string error;
+    if (const auto size = core::parse_byte_size(limit, &error)) return size->bytes;
+    throw UsageError(fmt::format("PODSIM_MEMORY_LIMIT={}: {}", limit, error));
+  }
+  std::ifstream meminfo("/proc/meminfo");
+  std::string line;
+  while (std::getline(meminfo, line)) {
+    std::istringstream fields(line);
+    std::string key;
+    std::uint64_t kib = 0;
+    if (fields >> key >> kib && key == "MemAvailable:") return kib * 1024;
+  }
+  return std::numeric_limits<std::uint64_t>::max();  // not Linux: nothing to go by
+}
+
+std::string approximate_size(std::uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 5) value /= 1024, ++unit;
+  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
+}
+
+void require_memory(std::uint64_t bytes, const std::string& what, const std::string& advice) {
+  const std::uint64_t available = available_memory();
+  if (bytes <= available) return;
+  throw UsageError(
+      fmt::format("{} would hold about {} of host memory, more than the {} available: {}", what,
+                  approximate_size(bytes), approximate_size(available), advice));
+}
+
+}  // namespace podsim::sims
