@@ -26,18 +26,26 @@ function(podsim_add_library name)
   podsim_target_defaults(${name})
 endfunction()
 
-# podsim_add_test(<name> SOURCES ... [DEPS ...] [SYSTEMC])
+# podsim_add_test(<name> SOURCES ... [DEPS ...] [SYSTEMC | RUNS <target>...])
 # Plain tests: many per binary, gtest_main. SYSTEMC tests: the binary's sc_main comes from
 # podsim_test_sc_main, and ctest runs each TEST in its own process because a SystemC kernel
-# cannot elaborate twice in one process.
+# cannot elaborate twice in one process. RUNS: the test starts these programs (podsim, a
+# benchmark), which are built first.
+# ctest labels: unit (plain tests that run only their own code), systemc, cli (RUNS); the
+# target unit_tests builds the unit tests alone (make sanitize runs them).
 function(podsim_add_test name)
-  cmake_parse_arguments(ARG "SYSTEMC" "" "SOURCES;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "SYSTEMC" "" "SOURCES;DEPS;RUNS" ${ARGN})
   if(ARG_SYSTEMC)
     add_executable(${name} ${ARG_SOURCES})
   else()
     add_executable(${name} ${ARG_SOURCES} ${PROJECT_SOURCE_DIR}/tests/support/plain_sc_main.cpp)
   endif()
   podsim_target_defaults(${name})
+  # The code under test is optimised in its libraries; the tests' own code compiles a third
+  # faster at -O1 (its templates: GoogleTest, fmt, SystemC modules).
+  if(NOT PODSIM_SANITIZE)
+    target_compile_options(${name} PRIVATE -O1)
+  endif()
   if(ARG_SYSTEMC)
     target_link_libraries(${name} PRIVATE ${ARG_DEPS} podsim_test_sc_main GTest::gmock)
     # Only libsystemc.so refers to sc_main, and it comes after the static archive that defines
@@ -47,8 +55,21 @@ function(podsim_add_test name)
     target_link_libraries(${name} PRIVATE ${ARG_DEPS} podsim_test_support GTest::gmock
                                           GTest::gtest_main)
   endif()
+  if(ARG_SYSTEMC)
+    set(label systemc)
+  elseif(ARG_RUNS)
+    set(label cli)
+    add_dependencies(${name} ${ARG_RUNS})
+    foreach(program ${ARG_RUNS})
+      string(TOUPPER ${program} macro)
+      target_compile_definitions(${name} PRIVATE ${macro}_BINARY="$<TARGET_FILE:${program}>")
+    endforeach()
+  else()
+    set(label unit)
+    set_property(GLOBAL APPEND PROPERTY PODSIM_UNIT_TESTS ${name})
+  endif()
   gtest_discover_tests(${name}
     DISCOVERY_TIMEOUT 60
-    PROPERTIES ENVIRONMENT "SC_COPYRIGHT_MESSAGE=DISABLE;PODSIM_CONFIG_DIR=${PROJECT_SOURCE_DIR}/configs"
-               TIMEOUT 300)
+    PROPERTIES ENVIRONMENT SC_COPYRIGHT_MESSAGE=DISABLE
+               TIMEOUT 300 LABELS ${label})
 endfunction()

@@ -4,6 +4,7 @@
 // is a wire, not a bus transaction, so it is a C++ interface and costs no simulated time.
 #pragma once
 
+#include <deque>
 #include <functional>
 
 namespace podsim::core {
@@ -16,6 +17,27 @@ class EngineStatus {
   // Runs `then` once nothing is queued or running: at once when idle, else when the engine
   // finishes its last job (at that simulated time). Several calls queue up in order.
   virtual void when_idle(std::function<void()> then) = 0;
+};
+
+// What an engine keeps of its when_idle callers: it runs them whenever it goes idle.
+class IdleWaiters {
+ public:
+  // EngineStatus::when_idle for an engine that is `busy` or not.
+  void add(bool busy, std::function<void()> then) {
+    if (!busy) return then();
+    waiting_.push_back(std::move(then));
+  }
+  // Runs the waiting callbacks in order while the engine stays idle: one may give it new work.
+  void run(const bool& busy) {
+    while (!busy && !waiting_.empty()) {
+      auto then = std::move(waiting_.front());
+      waiting_.pop_front();
+      then();
+    }
+  }
+
+ private:
+  std::deque<std::function<void()>> waiting_;
 };
 
 }  // namespace podsim::core

@@ -7,6 +7,7 @@
 
 #include "hw/core/bulk_transfer.h"
 #include "hw/core/kernel.h"
+#include "hw/core/register_access.h"
 #include "hw/dma/dma_descriptor.h"
 
 namespace podsim::dma {
@@ -39,10 +40,7 @@ void DmaCore::submit(const DmaJob& job, std::function<void(bool)> done) {
   enqueue({job, std::move(done), core::now_ps()});
 }
 
-void DmaCore::when_idle(std::function<void()> then) {
-  if (!busy_) return then();
-  idle_waiters_.push_back(std::move(then));
-}
+void DmaCore::when_idle(std::function<void()> then) { idle_waiters_.add(busy_, std::move(then)); }
 
 void DmaCore::enqueue(Queued queued) {
   jobs_.push_back(std::move(queued));
@@ -51,7 +49,7 @@ void DmaCore::enqueue(Queued queued) {
 
 void DmaCore::begin_next() {
   busy_ = !jobs_.empty();
-  if (!busy_) return run_idle_waiters();
+  if (!busy_) return idle_waiters_.run(busy_);
   current_ = std::move(jobs_.front());
   jobs_.pop_front();
   failed_ = issue_pending_ = slot_wait_ = ending_ = false;
@@ -62,14 +60,6 @@ void DmaCore::begin_next() {
   job_start_ = std::max(core::now_ps(), current_.ready_at);
   window_.start(job_start_);
   schedule_issue();
-}
-
-void DmaCore::run_idle_waiters() {
-  while (!busy_ && !idle_waiters_.empty()) {
-    auto then = std::move(idle_waiters_.front());
-    idle_waiters_.erase(idle_waiters_.begin());
-    then();
-  }
 }
 
 void DmaCore::fire(std::uint32_t tag) {
@@ -259,36 +249,20 @@ std::uint32_t DmaCore::status_word() const {
 // Registers are 32 bits wide; an access may cover several consecutive ones (WREG_BULK's pairs),
 // applied in address order, so a COMMIT in it sees the registers written before it.
 void DmaCore::register_access(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
-  const std::uint64_t offset = trans.get_address();
-  const unsigned length = trans.get_data_length();
-  std::uint8_t* data = trans.get_data_ptr();
-  if (trans.is_read() || trans.is_write()) {
-    bool mapped = length > 0 && length % 4 == 0;
-    for (unsigned i = 0; mapped && i < length; i += 4) {
-      mapped = DmaRegisters::is_register(offset + i);
-    }
-    if (!mapped) return trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-    if (data == nullptr || trans.get_byte_enable_ptr() != nullptr ||
-        trans.get_streaming_width() < length) {
-      return trans.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
-    }
-  }
-  for (unsigned i = 0; i + 4 <= length && (trans.is_read() || trans.is_write()); i += 4) {
-    const std::uint64_t reg = offset + i;
-    std::uint32_t value = 0;
-    if (trans.is_read()) {
-      value = reg == PODSIM_GAUDI1_DMA_CORE_STS0_OFFSET ? status_word() : registers_.read(reg);
-      std::memcpy(data + i, &value, 4);
-    } else {
-      std::memcpy(&value, data + i, 4);
-      if (reg == regs::kExtDescPost) {
-        post_descriptor(value, core::now_ps() + delay.value());
-      } else if (registers_.write(reg, value)) {
-        commit(core::now_ps() + delay.value());
-      }
-    }
-  }
-  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+  const core::TimePs at = core::now_ps() + delay.value();
+  core::serve_register_words(
+      trans, [](std::uint64_t offset) { return DmaRegisters::is_register(offset); },
+      [this](std::uint64_t offset) {
+        return offset == PODSIM_GAUDI1_DMA_CORE_STS0_OFFSET ? status_word()
+                                                            : registers_.read(offset);
+      },
+      [this, at](std::uint64_t offset, std::uint32_t value) {
+        if (offset == regs::kExtDescPost) {
+          post_descriptor(value, at);
+        } else if (registers_.write(offset, value)) {
+          commit(at);
+        }
+      });
 }
 
 void DmaCore::commit(core::TimePs at) {

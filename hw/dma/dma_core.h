@@ -98,7 +98,6 @@ class DmaCore : public sc_core::sc_module, public core::EngineStatus, private co
   void end_job();
   void try_end();
   void finish();
-  void run_idle_waiters();
   // One bulk access issued now; false (and the job failed, the error reported) when rejected.
   bool access(tlm::tlm_command command, std::uint64_t address, std::uint8_t* data,
               std::uint64_t bytes, core::TimePs& done);
@@ -121,7 +120,7 @@ class DmaCore : public sc_core::sc_module, public core::EngineStatus, private co
   IssueWindow window_;
   std::vector<Burst> bursts_;  // one per slot of the window
   std::deque<Queued> jobs_;
-  std::vector<std::function<void()>> idle_waiters_;
+  core::IdleWaiters idle_waiters_;
 
   // The job under way.
   bool busy_ = false;

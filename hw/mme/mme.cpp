@@ -8,6 +8,7 @@
 #include "hw/core/bulk_transfer.h"
 #include "hw/core/config_binding.h"
 #include "hw/core/kernel.h"
+#include "hw/core/register_access.h"
 #include "hw/mme/mme_registers.h"
 #include "hw/tpc/numerics.h"
 #include "hw/tpc/vpu.h"
@@ -64,18 +65,7 @@ Mme::Mme(sc_core::sc_module_name name, const MmeConfig& config, bool functional)
 
 Mme::~Mme() = default;
 
-void Mme::when_idle(std::function<void()> then) {
-  if (!busy_) return then();
-  idle_waiters_.push_back(std::move(then));
-}
-
-void Mme::run_idle_waiters() {
-  while (!busy_ && !idle_waiters_.empty()) {
-    auto then = std::move(idle_waiters_.front());
-    idle_waiters_.erase(idle_waiters_.begin());
-    then();
-  }
-}
+void Mme::when_idle(std::function<void()> then) { idle_waiters_.add(busy_, std::move(then)); }
 
 std::uint32_t Mme::read_register(std::uint64_t offset) const {
   if (offset == PODSIM_GAUDI1_MME_DESC_STATUS_OFFSET) {
@@ -85,39 +75,25 @@ std::uint32_t Mme::read_register(std::uint64_t offset) const {
 }
 
 void Mme::register_access(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
-  const std::uint64_t offset = trans.get_address();
-  const unsigned length = trans.get_data_length();
-  std::uint8_t* data = trans.get_data_ptr();
-  if (!trans.is_read() && !trans.is_write()) return trans.set_response_status(tlm::TLM_OK_RESPONSE);
-  if (length == 0 || length % 4 != 0 || offset % 4 != 0 || offset + length > kRegisterSpan) {
-    return trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-  }
-  if (data == nullptr || trans.get_byte_enable_ptr() != nullptr ||
-      trans.get_streaming_width() < length) {
-    return trans.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
-  }
-  for (unsigned i = 0; i < length; i += 4) {
-    const std::uint64_t reg = offset + i;
-    std::uint32_t value = 0;
-    if (trans.is_read()) {
-      value = read_register(reg);
-      std::memcpy(data + i, &value, 4);
-      continue;
-    }
-    std::memcpy(&value, data + i, 4);
-    if (reg == PODSIM_GAUDI1_MME_DESC_STATUS_OFFSET) continue;
-    regs_[reg / 4] = value;
-    if (reg == PODSIM_GAUDI1_MME_DESC_EXECUTE_OFFSET && (value & 1)) {
-      Job j = latch();
-      j.at = core::now_ps() + delay.value();
-      queued_.push_back(std::move(j));
-      if (!busy_) {
-        busy_ = true;
-        core::event_queue().schedule(std::max(queued_.front().at, core::now_ps()), *this, kStart);
-      }
-    }
-  }
-  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+  core::serve_register_words(
+      trans, [](std::uint64_t offset) { return offset < kRegisterSpan; },
+      [this](std::uint64_t offset) { return read_register(offset); },
+      [this, &delay](std::uint64_t offset, std::uint32_t value) {
+        if (offset == PODSIM_GAUDI1_MME_DESC_STATUS_OFFSET) return;  // read-only
+        regs_[offset / 4] = value;
+        if (offset == PODSIM_GAUDI1_MME_DESC_EXECUTE_OFFSET && (value & 1)) {
+          Job j = latch();
+          j.at = core::now_ps() + delay.value();
+          queue(std::move(j));
+        }
+      });
+}
+
+void Mme::queue(Job j) {
+  queued_.push_back(std::move(j));
+  if (busy_) return;
+  busy_ = true;
+  core::event_queue().schedule(std::max(queued_.front().at, core::now_ps()), *this, kStart);
 }
 
 Mme::Job Mme::latch() const {
@@ -308,7 +284,7 @@ void Mme::finish() {
     core::event_queue().schedule(std::max(queued_.front().at, core::now_ps()), *this, kStart);
     return;
   }
-  run_idle_waiters();
+  idle_waiters_.run(busy_);
 }
 
 void Mme::fail(core::ErrorEvent::Kind kind, std::uint64_t address, std::string detail) {

@@ -74,6 +74,7 @@ class Mme : public sc_core::sc_module, public core::EngineStatus, private core::
 
   void register_access(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   Job latch() const;
+  void queue(Job j);
   void fire(std::uint32_t tag) override;
   void start();
   void fetch();
@@ -86,7 +87,6 @@ class Mme : public sc_core::sc_module, public core::EngineStatus, private core::
   void fail(core::ErrorEvent::Kind kind, std::uint64_t address, std::string detail);
   bool transfer(tlm::tlm_command command, std::uint64_t address, std::uint8_t* data,
                 std::uint32_t bytes, core::TimePs& done);
-  void run_idle_waiters();
 
   MmeConfig config_;
   bool functional_;
@@ -96,7 +96,7 @@ class Mme : public sc_core::sc_module, public core::EngineStatus, private core::
   std::unique_ptr<Job> job_;
   bool busy_ = false, error_ = false;
   std::uint32_t generation_ = 0;
-  std::vector<std::function<void()>> idle_waiters_;
+  core::IdleWaiters idle_waiters_;
 
   // The operation under way.
   std::unique_ptr<GemmView> view_;

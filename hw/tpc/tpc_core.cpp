@@ -11,6 +11,7 @@
 #include "hw/core/bulk_transfer.h"
 #include "hw/core/config_binding.h"
 #include "hw/core/kernel.h"
+#include "hw/core/register_access.h"
 #include "podsim/spec/gaudi1.h"
 
 namespace podsim::tpc {
@@ -143,22 +144,23 @@ TpcCore::TpcCore(sc_core::sc_module_name name, const TpcCoreConfig& config, bool
   regs_[PODSIM_GAUDI1_TPC_CFG_SM_BASE_ADDRESS_HIGH_OFFSET / 4] =
       static_cast<std::uint32_t>(PODSIM_GAUDI1_CFG_BASE >> 32);
   core::event_queue();  // made during elaboration, not at the first kernel
+  if (config_.vpu_model == VpuModel::kRtl) {
+    rtl_alu_ = std::make_unique<RtlVectorAlu>("vector_alu");
+    SC_HAS_PROCESS(TpcCore);
+    SC_THREAD(rtl_thread);
+  }
+}
+
+void TpcCore::rtl_thread() {
+  for (;;) {
+    wait(rtl_run_);
+    replaying_ ? replay() : run();
+  }
 }
 
 TpcCore::~TpcCore() = default;
 
-void TpcCore::when_idle(std::function<void()> then) {
-  if (!busy_) return then();
-  idle_waiters_.push_back(std::move(then));
-}
-
-void TpcCore::run_idle_waiters() {
-  while (!busy_ && !idle_waiters_.empty()) {
-    auto then = std::move(idle_waiters_.front());
-    idle_waiters_.erase(idle_waiters_.begin());
-    then();
-  }
-}
+void TpcCore::when_idle(std::function<void()> then) { idle_waiters_.add(busy_, std::move(then)); }
 
 std::uint32_t TpcCore::read_register(std::uint64_t offset) const {
   if (offset == PODSIM_GAUDI1_TPC_CFG_STATUS_OFFSET) {
@@ -170,39 +172,25 @@ std::uint32_t TpcCore::read_register(std::uint64_t offset) const {
 // ---------------------------------------------------------------- registers
 
 void TpcCore::register_access(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
-  const std::uint64_t offset = trans.get_address();
-  const unsigned length = trans.get_data_length();
-  std::uint8_t* data = trans.get_data_ptr();
-  if (!trans.is_read() && !trans.is_write()) return trans.set_response_status(tlm::TLM_OK_RESPONSE);
-  if (length == 0 || length % 4 != 0 || offset % 4 != 0 || offset + length > kRegisterSpan) {
-    return trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-  }
-  if (data == nullptr || trans.get_byte_enable_ptr() != nullptr ||
-      trans.get_streaming_width() < length) {
-    return trans.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
-  }
-  for (unsigned i = 0; i < length; i += 4) {
-    const std::uint64_t reg = offset + i;
-    if (trans.is_read()) {
-      const std::uint32_t value = read_register(reg);
-      std::memcpy(data + i, &value, 4);
-      continue;
-    }
-    std::uint32_t value = 0;
-    std::memcpy(&value, data + i, 4);
-    if (reg == PODSIM_GAUDI1_TPC_CFG_STATUS_OFFSET) continue;  // read-only
-    regs_[reg / 4] = value;
-    if (reg == PODSIM_GAUDI1_TPC_CFG_TPC_EXECUTE_OFFSET && (value & 1)) {
-      Launch l = latch();
-      l.at = core::now_ps() + delay.value();
-      queued_.push_back(std::move(l));
-      if (!busy_) {
-        busy_ = true;
-        core::event_queue().schedule(std::max(queued_.front().at, core::now_ps()), *this, kStart);
-      }
-    }
-  }
-  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+  core::serve_register_words(
+      trans, [](std::uint64_t offset) { return offset < kRegisterSpan; },
+      [this](std::uint64_t offset) { return read_register(offset); },
+      [this, &delay](std::uint64_t offset, std::uint32_t value) {
+        if (offset == PODSIM_GAUDI1_TPC_CFG_STATUS_OFFSET) return;  // read-only
+        regs_[offset / 4] = value;
+        if (offset == PODSIM_GAUDI1_TPC_CFG_TPC_EXECUTE_OFFSET && (value & 1)) {
+          Launch l = latch();
+          l.at = core::now_ps() + delay.value();
+          queue(std::move(l));
+        }
+      });
+}
+
+void TpcCore::queue(Launch l) {
+  queued_.push_back(std::move(l));
+  if (busy_) return;
+  busy_ = true;
+  core::event_queue().schedule(std::max(queued_.front().at, core::now_ps()), *this, kStart);
 }
 
 TpcCore::Launch TpcCore::latch() const {
@@ -265,6 +253,7 @@ void TpcCore::fire(std::uint32_t tag) {
     case kStart:
       return start_kernel();
     case kRun:
+      if (rtl_alu_) return core::notify_now(rtl_run_);
       return replaying_ ? replay() : run();
     case kEnd:
       return finish();
@@ -273,7 +262,7 @@ void TpcCore::fire(std::uint32_t tag) {
 
 void TpcCore::start_next() {
   busy_ = !queued_.empty();
-  if (!busy_) return run_idle_waiters();
+  if (!busy_) return idle_waiters_.run(busy_);
   core::event_queue().schedule(std::max(queued_.front().at, core::now_ps()), *this, kStart);
 }
 
@@ -285,7 +274,7 @@ void TpcCore::start_kernel() {
   core::TimePs ready = kernel_start_;
   if (!engine_) {
     engine_ = std::make_unique<Engine>(config_, functional_, static_cast<MemoryTransport&>(*this));
-    engine_->executor.set_datapath(datapath_);
+    engine_->executor.set_datapath(rtl_alu_.get());
   }
   if (!fetch_program(ready)) return end_kernel(false);
   engine_->timer.start(ready);

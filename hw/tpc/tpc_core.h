@@ -12,7 +12,9 @@
 // LUTs and semaphores, and Gaudi's real bit layouts of TENSOR_CONFIG and STATUS (podsim's own;
 // docs/tpc/core.md).
 // Runs on the shared core::EventQueue: a core executes bundles up to a quantum ahead of the
-// kernel, then yields.
+// kernel, then yields. With tpc.core.vpu_model rtl the core owns the RTL vector ALU
+// (rtl/rtl_vector_alu.h) and executes in a SystemC thread of its own, which the RTL needs to
+// answer; the time is the same.
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -34,6 +36,7 @@
 #include "hw/tpc/access_unit.h"
 #include "hw/tpc/executor.h"
 #include "hw/tpc/pipeline_timer.h"
+#include "hw/tpc/rtl/rtl_vector_alu.h"
 #include "hw/tpc/tpc_config.h"
 #include "hw/tpc/vpu.h"
 
@@ -60,8 +63,8 @@ class TpcCore : public sc_core::sc_module,
   bool busy() const override { return busy_; }
   void when_idle(std::function<void()> then) override;
   void set_error_sink(core::ErrorSink sink) { error_sink_ = std::move(sink); }
-  // VPU operations go to `datapath` first (the RTL vector ALU), the C++ datapath after.
-  void attach_datapath(VectorDatapath& datapath) { datapath_ = &datapath; }
+  // The RTL vector ALU when vpu_model is rtl, else nullptr.
+  const RtlVectorAlu* rtl_alu() const { return rtl_alu_.get(); }
   const TpcCoreConfig& config() const { return config_; }
   // The register as software reads it.
   std::uint32_t read_register(std::uint64_t offset) const;
@@ -86,19 +89,20 @@ class TpcCore : public sc_core::sc_module,
 
   void register_access(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   Launch latch() const;
+  void queue(Launch l);
   void fire(std::uint32_t tag) override;
   void start_next();
   void start_kernel();
   bool fetch_program(core::TimePs& ready);
   void run();
   void replay();
+  void rtl_thread();
   void end_kernel(bool ok);
   void finish();
   void fail(core::ErrorEvent::Kind kind, std::uint64_t address, std::string detail);
   void record_bundle(std::size_t events_before);
   std::optional<std::string> reuse_key() const;
   std::uint64_t tile_origin(int tensor) const;
-  void run_idle_waiters();
 
   // MemoryTransport: the access unit's bulk transactions.
   bool read(std::uint64_t address, std::uint8_t* data, std::uint32_t bytes, core::TimePs at,
@@ -115,12 +119,13 @@ class TpcCore : public sc_core::sc_module,
   std::unique_ptr<Launch> current_;
   bool busy_ = false, error_ = false;
   core::TimePs kernel_start_ = 0;
-  std::vector<std::function<void()>> idle_waiters_;
+  core::IdleWaiters idle_waiters_;
 
   // What runs kernels, made at the first one: a pod has thousands of idle cores.
   struct Engine;
   std::unique_ptr<Engine> engine_;
-  VectorDatapath* datapath_ = nullptr;
+  std::unique_ptr<RtlVectorAlu> rtl_alu_;
+  sc_core::sc_event rtl_run_;  // wakes rtl_thread()
 
   // Tile reuse: the trace being recorded or replayed.
   std::shared_ptr<Trace> trace_;

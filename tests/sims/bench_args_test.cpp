@@ -11,7 +11,7 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(BenchArgs, AFlagWithoutItsValueIsAUsageError) {
-  for (const char* bench : {COLLECTIVE_SCALE_BINARY, NET_RATE_BINARY}) {
+  for (const char* bench : {COLLECTIVE_SCALE_BINARY, NET_RATE_BINARY, COMPUTE_BINARY}) {
     for (const char* flag : {"--help", "--json"}) {
       const auto r = test::run_program(bench, {flag});
       EXPECT_EQ(r.exit_status, 2) << bench << " " << flag;
@@ -24,6 +24,14 @@ TEST(BenchArgs, AnUnknownSystemIsNamed) {
   const auto r = test::run_program(COLLECTIVE_SCALE_BINARY, {"--systems", "hls2,hls9"});
   EXPECT_EQ(r.exit_status, 2);
   EXPECT_THAT(r.err, HasSubstr("no case 'hls9'"));
+}
+
+TEST(BenchArgs, ABadScaleIsNamed) {
+  for (const char* scale : {"0", "x"}) {
+    const auto r = test::run_program(COMPUTE_BINARY, {"--scale", scale});
+    EXPECT_EQ(r.exit_status, 2) << scale;
+    EXPECT_THAT(r.err, HasSubstr("--scale must be a whole number")) << scale;
+  }
 }
 
 }  // namespace
