@@ -33,27 +33,32 @@ endfunction()
 # benchmark), which are built first.
 # ctest labels: unit (plain tests that run only their own code), systemc, cli (RUNS); the
 # target unit_tests builds the unit tests alone (make sanitize runs them).
+# What test code compiles with: the code under test is optimised in its libraries, so the tests'
+# own code (mostly GoogleTest, fmt and json templates) is built at -O0: the whole build takes a
+# quarter less than at -O1 and the suite runs as fast (measured: 8m37s against 11m38s, 60 s of
+# tests either way).
+function(podsim_test_defaults target)
+  podsim_target_defaults(${target})
+  if(NOT PODSIM_SANITIZE)
+    target_compile_options(${target} PRIVATE -O0)
+  endif()
+endfunction()
+
 function(podsim_add_test name)
   cmake_parse_arguments(ARG "SYSTEMC" "" "SOURCES;DEPS;RUNS" ${ARGN})
-  if(ARG_SYSTEMC)
-    add_executable(${name} ${ARG_SOURCES})
-  else()
-    add_executable(${name} ${ARG_SOURCES} ${PROJECT_SOURCE_DIR}/tests/support/plain_sc_main.cpp)
-  endif()
-  podsim_target_defaults(${name})
-  # The code under test is optimised in its libraries; the tests' own code compiles a third
-  # faster at -O1 (its templates: GoogleTest, fmt, SystemC modules).
-  if(NOT PODSIM_SANITIZE)
-    target_compile_options(${name} PRIVATE -O1)
-  endif()
+  add_executable(${name} ${ARG_SOURCES})
+  podsim_test_defaults(${name})
+  # The headers every test includes, parsed once (tests/support/CMakeLists.txt).
+  target_precompile_headers(${name} REUSE_FROM podsim_test_pch)
+  # Only libsystemc.so refers to sc_main, and it comes after the static archive that defines
+  # it on the link line, so the linker must be told to pull sc_main in up front: the SystemC
+  # tests' real one, or for plain tests one that is never called.
+  target_link_options(${name} PRIVATE "LINKER:--undefined=sc_main")
   if(ARG_SYSTEMC)
     target_link_libraries(${name} PRIVATE ${ARG_DEPS} podsim_test_sc_main GTest::gmock)
-    # Only libsystemc.so refers to sc_main, and it comes after the static archive that defines
-    # it on the link line, so the linker must be told to pull sc_main in up front.
-    target_link_options(${name} PRIVATE "LINKER:--undefined=sc_main")
   else()
-    target_link_libraries(${name} PRIVATE ${ARG_DEPS} podsim_test_support GTest::gmock
-                                          GTest::gtest_main)
+    target_link_libraries(${name} PRIVATE ${ARG_DEPS} podsim_test_support podsim_plain_sc_main
+                                          GTest::gmock GTest::gtest_main)
   endif()
   if(ARG_SYSTEMC)
     set(label systemc)

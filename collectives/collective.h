@@ -70,6 +70,10 @@ struct Spec {
   // as soon as the same phase of the piece before has finished, so the phases overlap. 0: by
   // size (see pipeline_depth).
   int pipeline = 0;
+  // Where reductions run: the DMA engines, or the TPCs with the kernel library's add, min and max
+  // (as HCCL may), which leaves the DMA engines to copies.
+  enum class ReduceEngine : std::uint8_t { kDma, kTpc };
+  ReduceEngine reduce_engine = ReduceEngine::kDma;
 };
 
 // A rank's buffers, the same addresses on every rank. In place, the smaller buffer lies inside

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <queue>
 #include <stdexcept>
@@ -14,6 +15,8 @@
 #include "hw/chip/spec/sync_values.h"
 #include "hw/dma/dma_descriptor.h"
 #include "hw/dma/dma_regs.h"
+#include "hw/tpc/kernels/functional.h"
+#include "hw/tpc/kernels/library.h"
 #include "podsim/spec/gaudi1.h"
 
 namespace podsim::collectives {
@@ -21,10 +24,37 @@ namespace {
 
 constexpr std::uint32_t kNone = Command::kNone;
 constexpr std::uint32_t kMaxCount = 0x7FFF;  // a sync object's 15 bits
+constexpr std::uint64_t kBinaryAlign = 256;  // where a TPC fetches a kernel from
 
-bool is_job(const Command& c) {
-  return c.kind == Command::Kind::kReduce || c.kind == Command::Kind::kCopy;
+tpc::Dtype tpc_type(core::DataType type) {
+  switch (type) {
+    case core::DataType::kFp32:
+      return tpc::Dtype::kF32;
+    case core::DataType::kBf16:
+      return tpc::Dtype::kBf16;
+    case core::DataType::kFp16:
+      return tpc::Dtype::kF16;
+    case core::DataType::kInt32:
+      return tpc::Dtype::kI32;
+  }
+  throw std::logic_error("a data type without a TPC type");
 }
+
+// The kernel library's element-wise kernel for a reduction operator.
+const char* reduction_kernel(core::ReduceOp op) {
+  switch (op) {
+    case core::ReduceOp::kSum:
+      return "add";
+    case core::ReduceOp::kMin:
+      return "min";
+    case core::ReduceOp::kMax:
+      return "max";
+  }
+  throw std::logic_error("a reduction without a kernel");
+}
+
+bool is_reduce(const Command& c) { return c.kind == Command::Kind::kReduce; }
+bool is_job(const Command& c) { return is_reduce(c) || c.kind == Command::Kind::kCopy; }
 std::uint64_t job_bytes(const Job& j) { return j.count * core::size_of(j.type); }
 
 [[noreturn]] void refuse(const std::string& what) {
@@ -58,18 +88,21 @@ struct JobRanges {
   std::uint64_t dst, a, b, bytes;
   bool reduce;
   int slices;
+  bool on_tpcs;
 };
 // Whether `next` may run without waiting for `prev` (the stream's job before it): they touch
 // nothing in common, or what they share is cut into the same slices on the same engines, whose
 // queues keep their order.
 bool independent(const JobRanges& prev, const JobRanges& next) {
-  const bool same_cut = prev.slices == next.slices && prev.bytes == next.bytes;
+  const bool same_cut =
+      prev.slices == next.slices && prev.bytes == next.bytes && prev.on_tpcs == next.on_tpcs;
   // x: a range of `next`, y: one of `prev`.
   auto ok = [&](std::uint64_t x, std::uint64_t y) {
     const bool apart = x + next.bytes <= y || y + prev.bytes <= x;
     return apart || (same_cut && x == y);
   };
-  if (prev.slices == 1 && next.slices == 1) return true;  // one engine, in order
+  // One engine, in order.
+  if (prev.slices == 1 && next.slices == 1 && prev.on_tpcs == next.on_tpcs) return true;
   bool fine = ok(next.a, prev.dst) && ok(next.dst, prev.dst) && ok(next.dst, prev.a);
   if (next.reduce) fine = fine && ok(next.b, prev.dst);
   if (prev.reduce) fine = fine && ok(next.dst, prev.b);
@@ -83,7 +116,8 @@ CommandCompiler::CommandCompiler(const std::vector<Program>& programs, const Pee
     : geometry_(std::move(geometry)) {
   if (geometry_.size() != programs.size()) refuse("one chip geometry per rank");
   for (const ChipGeometry& g : geometry_) {
-    if (g.queues < 1 || g.engines < 1 || g.max_buffer < 64) refuse("a chip without queues");
+    if (g.queues < 1 || g.engines < 1 || g.tpcs < 0 || g.max_buffer < 64)
+      refuse("a chip without queues");
   }
   validate(programs, peer_of);
   std::vector<std::vector<std::uint32_t>> arrivals(programs.size());
@@ -190,17 +224,21 @@ void CommandCompiler::compile_rank(int rank, const std::vector<Program>& program
   const ChipGeometry& g = geometry_[static_cast<std::size_t>(rank)];
   RankCode& code = ranks_[static_cast<std::size_t>(rank)];
   const std::uint32_t signals = program.signals;
-  const auto queues = static_cast<std::uint32_t>(g.queues);
+  const auto queues = static_cast<std::uint32_t>(g.queues);  // the DMA QMANs
+  const auto tpcs = static_cast<std::uint32_t>(g.tpcs);
   const auto acks = [&](std::uint32_t h) { return signals + h; };
   const auto jobs = [&](std::uint32_t h) { return signals + queues + h; };
   const std::uint32_t done = signals + 2 * queues;
   code.sobs = done + 1;
-  code.queues.resize(queues);
+  code.queues.resize(queues + tpcs);
 
-  auto preferred = [&](const Job& job) {
+  const auto on_tpcs = [&](const Command& c) {
+    return tpcs > 0 && c.kind == Command::Kind::kReduce;
+  };
+  auto preferred = [&](const Command& c) {
     if (g.min_slice == 0) return 1;
-    return static_cast<int>(std::clamp<std::uint64_t>(job_bytes(job) / g.min_slice, 1,
-                                                      static_cast<std::uint64_t>(g.engines)));
+    const std::uint64_t engines = on_tpcs(c) ? tpcs : static_cast<std::uint64_t>(g.engines);
+    return static_cast<int>(std::clamp<std::uint64_t>(job_bytes(c.job) / g.min_slice, 1, engines));
   };
   // A signal only jobs of one stream raise counts their slices; any other counts raises.
   std::vector<int> weight(signals, 0), job_stream(signals, -1);
@@ -211,7 +249,7 @@ void CommandCompiler::compile_rank(int rank, const std::vector<Program>& program
       const bool own = is_job(c) && (job_stream[c.done] < 0 || job_stream[c.done] == int(s));
       jobs_only[c.done] = jobs_only[c.done] && own;
       if (is_job(c)) job_stream[c.done] = static_cast<int>(s);
-      const int p = is_job(c) ? preferred(c.job) : 1;
+      const int p = is_job(c) ? preferred(c) : 1;
       weight[c.done] = weight[c.done] == 0 ? p : std::min(weight[c.done], p);
     }
   }
@@ -225,8 +263,11 @@ void CommandCompiler::compile_rank(int rank, const std::vector<Program>& program
   std::vector<std::uint64_t> total(code.sobs, 0);   // raises each object gets, in all
   std::vector<std::uint32_t> waited(code.sobs, 0);  // the highest wait on it, any queue
   std::vector<std::uint32_t> last_queue(code.sobs, 0);
-  std::vector<std::vector<std::uint32_t>> queue_waited(queues,
+  std::vector<std::vector<std::uint32_t>> queue_waited(queues + tpcs,
                                                        std::vector<std::uint32_t>(code.sobs));
+  // The waits of each DMA queue in order, and how far each TPC queue has followed each.
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> history(queues);
+  std::vector<std::vector<std::size_t>> followed(tpcs, std::vector<std::size_t>(queues, 0));
   for (std::uint32_t s = 0; s < signals; ++s) total[s] = arrivals[s];
   std::vector<std::uint32_t> raised_by_jobs(signals, 0);  // jobs seen so far, by done signal
   std::vector<std::optional<JobRanges>> previous(program.streams.size());
@@ -242,6 +283,13 @@ void CommandCompiler::compile_rank(int rank, const std::vector<Program>& program
     queue_waited[h][sob] = static_cast<std::uint32_t>(value);
     waited[sob] = std::max(waited[sob], static_cast<std::uint32_t>(value));
     code.queues[h].push_back({OpKind::kWait, sob, static_cast<std::uint32_t>(value), 0, 0});
+    if (h < queues) history[h].emplace_back(sob, static_cast<std::uint32_t>(value));
+  };
+  // TPC queue t catches up with DMA queue h's waits before it runs a job of h's.
+  auto follow = [&](std::uint32_t t, std::uint32_t h) {
+    std::size_t& seen = followed[t - queues][h];
+    for (; seen < history[h].size(); ++seen)
+      wait(t, history[h][seen].first, history[h][seen].second);
   };
   auto raised = [&](std::uint32_t h, std::uint32_t sob, std::uint64_t by) {
     total[sob] += by;
@@ -271,9 +319,8 @@ void CommandCompiler::compile_rank(int rank, const std::vector<Program>& program
     // A job.
     const Job& job = c.job;
     const bool own_count = c.done != kNone && counted[c.done];
-    const int slices = c.done == kNone ? preferred(job) : own_count ? weight[c.done] : 1;
-    const JobRanges ranges{job.dst, job.a, job.b, job_bytes(job), c.kind == Command::Kind::kReduce,
-                           slices};
+    const int slices = c.done == kNone ? preferred(c) : own_count ? weight[c.done] : 1;
+    const JobRanges ranges{job.dst, job.a, job.b, job_bytes(job), is_reduce(c), slices, on_tpcs(c)};
     auto& prev = previous[at.stream];
     if (prev && !independent(*prev, ranges)) {
       const std::uint32_t d = previous_done[at.stream];
@@ -294,14 +341,25 @@ void CommandCompiler::compile_rank(int rank, const std::vector<Program>& program
           part_of(job.count, static_cast<std::uint64_t>(slices), static_cast<std::uint64_t>(i));
       const std::uint64_t offset = first * core::size_of(job.type);
       const std::uint64_t bytes = count * core::size_of(job.type);
-      dma::DmaJob d = c.kind == Command::Kind::kCopy
-                          ? dma::DmaJob::copy(job.a + offset, job.dst + offset, bytes)
-                          : dma::DmaJob::reduce(job.a + offset, job.b + offset, job.dst + offset,
-                                                bytes, job.type, job.op);
       if (bytes == 0) {  // nothing to move: done at once
         code.queues[h].push_back({OpKind::kAdd, completion, 0, 0, 0});
         continue;
       }
+      if (on_tpcs(c)) {
+        const std::uint32_t t =
+            queues + (slices == 1 ? at.stream % tpcs : static_cast<std::uint32_t>(i));
+        follow(t, h);
+        code.kernels.push_back(plan_kernel(code, job, first, count, completion));
+        std::vector<std::uint8_t> packets;
+        encode_kernel(code.kernels.back(), 0, 0, packets);
+        code.queues[t].push_back({OpKind::kKernel, 0, static_cast<std::uint32_t>(packets.size()),
+                                  static_cast<std::uint32_t>(code.kernels.size() - 1), 0});
+        continue;
+      }
+      dma::DmaJob d = c.kind == Command::Kind::kCopy
+                          ? dma::DmaJob::copy(job.a + offset, job.dst + offset, bytes)
+                          : dma::DmaJob::reduce(job.a + offset, job.b + offset, job.dst + offset,
+                                                bytes, job.type, job.op);
       code.slices.push_back({d, completion});
       const int engine = slices == 1 ? static_cast<int>(at.stream % g.engines) : i;
       code.queues[h].push_back(
@@ -324,14 +382,62 @@ std::uint64_t CommandCompiler::buffer_bytes(const std::vector<Op>& ops) const {
   static const std::uint64_t msg = chip::spec::find_packet("MSG_LONG")->size;
   static const std::uint64_t fence = chip::spec::find_packet("FENCE")->size;
   std::uint64_t bytes = 0;
-  for (const Op& op : ops) bytes += msg + (op.kind == OpKind::kWait ? fence : 0);
+  for (const Op& op : ops) {
+    bytes += op.kind == OpKind::kKernel ? op.value : msg + (op.kind == OpKind::kWait ? fence : 0);
+  }
   return bytes;
+}
+
+std::uint64_t CommandCompiler::binaries_bytes(const RankCode& code) {
+  std::uint64_t bytes = 0;
+  for (const std::string& key : code.binaries) {
+    bytes += (tpc::kernel_binary(key).size() + kBinaryAlign - 1) / kBinaryAlign * kBinaryAlign;
+  }
+  return bytes;
+}
+
+CommandCompiler::KernelSpec CommandCompiler::plan_kernel(RankCode& code, const Job& job,
+                                                         std::uint64_t first, std::uint64_t count,
+                                                         std::uint32_t completion) {
+  if (count > std::numeric_limits<std::uint32_t>::max()) {
+    refuse(fmt::format("a reduction slice of {} elements (a TPC kernel takes at most 2^32 - 1)",
+                       count));
+  }
+  tpc::KernelRequest request;
+  request.kernel = reduction_kernel(job.op);
+  request.dtype = tpc_type(job.type);
+  request.shape = {static_cast<std::uint32_t>(count)};
+  const tpc::KernelPlan plan = tpc::plan_kernel(request);
+  const tpc::LaunchSpec& launch = plan.launches.front();
+  const std::uint64_t offset = first * core::size_of(job.type);
+  KernelSpec k;
+  k.registers.state = tpc::launch_state(launch, {job.a + offset, job.b + offset, job.dst + offset},
+                                        tpc::partition(launch.index_space, 1).front());
+  k.registers.access_scale = launch.access_scale;
+  k.registers.sync_message = chip::spec::encode_sob_write({1, true, false});
+  const auto known = std::find(code.binaries.begin(), code.binaries.end(), launch.binary);
+  k.binary = static_cast<int>(known - code.binaries.begin());
+  if (known == code.binaries.end()) code.binaries.push_back(launch.binary);
+  k.completion = completion;
+  return k;
+}
+
+void CommandCompiler::encode_kernel(const KernelSpec& k, std::uint64_t binary,
+                                    std::uint64_t sync_object, std::vector<std::uint8_t>& out) {
+  tpc::KernelRegisters registers = k.registers;
+  registers.binary = binary;
+  registers.sync_object = sync_object;
+  chip::spec::PacketCodec codec;
+  codec.encode_registers(tpc::register_image(registers), out);
+  chip::spec::Packet execute("WREG_32");
+  execute.set("reg_offset", PODSIM_GAUDI1_TPC_CFG_TPC_EXECUTE_OFFSET).set("value", 1);
+  codec.encode(execute, out);
 }
 
 std::uint64_t CommandCompiler::arena_bytes(int rank) const {
   const RankCode& code = ranks_[static_cast<std::size_t>(rank)];
-  std::uint64_t bytes =
-      code.slices.size() * dma::kDescriptorBytes + code.wqes.size() * chip::Wqe::kBytes;
+  std::uint64_t bytes = binaries_bytes(code) + code.slices.size() * dma::kDescriptorBytes +
+                        code.wqes.size() * chip::Wqe::kBytes;
   for (const auto& ops : code.queues) bytes += buffer_bytes(ops);
   return bytes;
 }
@@ -344,6 +450,7 @@ CommandCompiler::Counts CommandCompiler::counts(int rank) const {
       n.writes += op.kind == OpKind::kWrite;
       n.slices += op.kind == OpKind::kSlice;
       n.adds += op.kind == OpKind::kAdd;
+      n.kernels += op.kind == OpKind::kKernel;
     }
   }
   return n;
@@ -367,9 +474,16 @@ ChipImage CommandCompiler::encode(int rank, const std::vector<ChipPlacement>& pl
   const ChipGeometry& g = geometry_[static_cast<std::size_t>(rank)];
   ChipImage image;
   image.bytes.assign(arena_bytes(rank), 0);
-  const std::uint64_t descriptors = at.arena;
-  const std::uint64_t wqes = descriptors + code.slices.size() * dma::kDescriptorBytes;
   std::uint64_t offset = 0;
+  std::vector<std::uint64_t> binaries;
+  for (const std::string& key : code.binaries) {
+    const std::vector<std::uint8_t> binary = tpc::kernel_binary(key);
+    binaries.push_back(at.arena + offset);
+    std::copy(binary.begin(), binary.end(), image.bytes.begin() + static_cast<long>(offset));
+    offset += (binary.size() + kBinaryAlign - 1) / kBinaryAlign * kBinaryAlign;
+  }
+  const std::uint64_t descriptors = at.arena + offset;
+  const std::uint64_t wqes = descriptors + code.slices.size() * dma::kDescriptorBytes;
   const std::uint32_t add_one = chip::spec::encode_sob_write({1, true, false});
   for (const SliceSpec& s : code.slices) {
     dma::DmaJob job = s.job;
@@ -434,6 +548,13 @@ ChipImage CommandCompiler::encode(int rank, const std::vector<ChipPlacement>& pl
           msg.set(value, add_one);
           codec.encode(msg, packets);
           break;
+        case OpKind::kKernel: {
+          const KernelSpec& k = code.kernels[op.index];
+          encode_kernel(k, binaries[static_cast<std::size_t>(k.binary)],
+                        chip::Chip::sob_address(at.first_sob + k.completion), packets);
+          if (packets.size() != op.value) throw std::logic_error("a kernel's packets changed size");
+          break;
+        }
       }
       if (offset + packets.size() - start > g.max_buffer) close();
       std::copy(packets.begin(), packets.end(), image.bytes.begin() + static_cast<long>(offset));

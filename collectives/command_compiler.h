@@ -15,6 +15,11 @@
 //   job's `done` object when written, so a signal that jobs raise counts slices: a job is sliced
 //   only when every raise of its signal is a job of the same stream (each then waits for the one
 //   before, so counts stay exact), else it runs whole on engine (stream mod engines);
+// - with `tpcs`, reductions run instead as the TPC kernel library's add, min or max, slice i on
+//   TPC i, queued on that TPC's QMAN (a queue after the DMA ones): its registers written with
+//   WREG_BULK, TPC_EXECUTE, the kernel adding one to the job's object at its end. A TPC queue
+//   first waits for whatever the job's own queue has waited for so far (it stands in for the
+//   job's place in its stream); since every queue keeps the estimated order, none deadlocks;
 // - a stream's jobs run in order as before: a job that touches what the job before it wrote
 //   differently sliced waits for it;
 // - every write's acknowledgement and every job's completion is counted, and a queue ends only
@@ -31,6 +36,7 @@
 
 #include "collectives/program.h"
 #include "hw/dma/dma_job.h"
+#include "hw/tpc/tpc_registers.h"
 
 namespace podsim::collectives {
 
@@ -40,6 +46,8 @@ struct ChipGeometry {
   int engines = 1;                      // DMA engines jobs are sliced over, dma0 onwards
   std::uint64_t min_slice = 0;          // bytes; 0: jobs are never cut
   std::uint32_t max_buffer = 2u << 20;  // largest command buffer (the QMANs' max_cb_size)
+  // TPCs reductions run on, tpc0 onwards, each a queue after the DMA ones; 0: the DMA engines.
+  int tpcs = 0;
 };
 
 // Where the launcher put one rank's share of a collective.
@@ -72,7 +80,12 @@ class CommandCompiler {
                   std::vector<ChipGeometry> geometry);
 
   int ranks() const { return static_cast<int>(ranks_.size()); }
-  int queues(int rank) const { return geometry_[static_cast<std::size_t>(rank)].queues; }
+  // Queues rank r runs on: the DMA QMANs, then the TPC QMANs (queue queues + i is TPC i's).
+  int queues(int rank) const {
+    const ChipGeometry& g = geometry_[static_cast<std::size_t>(rank)];
+    return g.queues + g.tpcs;
+  }
+  int dma_queues(int rank) const { return geometry_[static_cast<std::size_t>(rank)].queues; }
   // Sync objects rank r uses (its signals, then the queues' counters, the done object last).
   std::uint32_t sobs(int rank) const { return ranks_[static_cast<std::size_t>(rank)].sobs; }
   // Relative index of the object every queue adds one to at its end.
@@ -80,7 +93,7 @@ class CommandCompiler {
   std::uint64_t arena_bytes(int rank) const;
   // Commands of each kind, for reports and tests.
   struct Counts {
-    std::uint64_t waits = 0, writes = 0, slices = 0, adds = 0;
+    std::uint64_t waits = 0, writes = 0, slices = 0, adds = 0, kernels = 0;
   };
   Counts counts(int rank) const;
 
@@ -89,12 +102,12 @@ class CommandCompiler {
   ChipImage encode(int rank, const std::vector<ChipPlacement>& placements) const;
 
  private:
-  enum class OpKind : std::uint8_t { kWait, kWrite, kSlice, kAdd };
+  enum class OpKind : std::uint8_t { kWait, kWrite, kSlice, kAdd, kKernel };
   struct Op {
     OpKind kind;
     std::uint32_t sob = 0;    // kWait, kAdd: relative object
-    std::uint32_t value = 0;  // kWait: threshold
-    std::uint32_t index = 0;  // kWrite: WQE, kSlice: descriptor
+    std::uint32_t value = 0;  // kWait: threshold; kKernel: bytes of its packets
+    std::uint32_t index = 0;  // kWrite: WQE, kSlice: descriptor, kKernel: kernel
     int engine = 0;           // kSlice
   };
   struct WqeSpec {
@@ -108,10 +121,17 @@ class CommandCompiler {
     dma::DmaJob job;
     std::uint32_t completion;  // relative object
   };
+  struct KernelSpec {
+    tpc::KernelRegisters registers;  // but the binary's address and the sync object
+    int binary;                      // index in RankCode::binaries
+    std::uint32_t completion;        // relative object
+  };
   struct RankCode {
     std::vector<std::vector<Op>> queues;
     std::vector<WqeSpec> wqes;
     std::vector<SliceSpec> slices;
+    std::vector<KernelSpec> kernels;
+    std::vector<std::string> binaries;  // kernel binaries, at the start of the arena
     std::uint32_t sobs = 0;
   };
   struct Position {
@@ -123,6 +143,13 @@ class CommandCompiler {
   void compile_rank(int rank, const std::vector<Program>& programs, const PeerOf& peer_of,
                     const std::vector<Position>& order, const std::vector<std::uint32_t>& arrivals);
   std::uint64_t buffer_bytes(const std::vector<Op>& ops) const;
+  static std::uint64_t binaries_bytes(const RankCode& code);
+  // The packets that start kernel `k` of `code`, its binary at `binary`.
+  static void encode_kernel(const KernelSpec& k, std::uint64_t binary, std::uint64_t sync_object,
+                            std::vector<std::uint8_t>& out);
+  // Adds a reduction's slice (elements [first, first + count) of `job`) to `code` as a kernel.
+  static KernelSpec plan_kernel(RankCode& code, const Job& job, std::uint64_t first,
+                                std::uint64_t count, std::uint32_t completion);
 
   std::vector<ChipGeometry> geometry_;
   std::vector<RankCode> ranks_;

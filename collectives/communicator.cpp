@@ -394,6 +394,15 @@ void Communicator::validate(const Spec& spec) const {
     throw std::invalid_argument(
         "the ranks span several boxes and the system has no scale-out network to join them");
   }
+  if (spec.reduce_engine == Spec::ReduceEngine::kTpc && reduces(spec.op)) {
+    for (int r = 0; r < size(); ++r) {
+      if (model_.chip(chip(r)).tpc_cores() == 0) {
+        throw std::invalid_argument(
+            fmt::format("reductions on TPCs: {} has no TPC (chip.tpc.cores is 0)",
+                        model_.chip(chip(r)).name()));
+      }
+    }
+  }
 }
 
 std::shared_ptr<Handle> Communicator::start(const Spec& spec) {
@@ -445,8 +454,11 @@ std::shared_ptr<Handle> Communicator::start_together(const std::vector<Spec>& sp
 // slice size.
 std::shared_ptr<const CommandCompiler> Communicator::compile(
     std::vector<std::pair<Spec, Algorithm>> runs, const Launcher& launcher) {
+  const bool on_tpcs = std::any_of(runs.begin(), runs.end(), [](const auto& run) {
+    return run.first.reduce_engine == Spec::ReduceEngine::kTpc && reduces(run.first.op);
+  });
   std::vector<ChipGeometry> geometry;
-  for (int r = 0; r < size(); ++r) geometry.push_back(launcher.geometry(chip(r)));
+  for (int r = 0; r < size(); ++r) geometry.push_back(launcher.geometry(chip(r), on_tpcs));
   constexpr int kTries = 16;
   for (int attempt = 0;; ++attempt) {
     std::vector<Program> programs(static_cast<std::size_t>(size()));

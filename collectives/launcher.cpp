@@ -29,7 +29,20 @@ void write64(chip::Chip& c, std::uint64_t lo_register, std::uint64_t hi_register
 Launcher::Launcher(system::SystemModel& model)
     : model_(model), chips_(static_cast<std::size_t>(model.chips())) {}
 
-ChipGeometry Launcher::geometry(int chip) const {
+int Launcher::tpc_queues(int chip) const {
+  const chip::Chip& c = model_.chip(chip);
+  return std::max(
+      0, std::min(c.tpc_cores(), static_cast<int>(kMonitorsPerSlot) - 1 - c.dma_engines()));
+}
+
+int Launcher::queues(int chip) const { return model_.chip(chip).dma_engines() + tpc_queues(chip); }
+
+std::uint64_t Launcher::qman_base(int queue, int dma_queues) {
+  return queue < dma_queues ? chip::Chip::dma_qman_base(queue)
+                            : chip::Chip::tpc_qman_base(queue - dma_queues);
+}
+
+ChipGeometry Launcher::geometry(int chip, bool reduce_on_tpcs) const {
   chip::Chip& c = model_.chip(chip);
   if (c.sram() == nullptr) {
     throw std::invalid_argument(fmt::format(
@@ -46,6 +59,14 @@ ChipGeometry Launcher::geometry(int chip) const {
   // A slice smaller than what one engine keeps in flight would not reach its streaming rate.
   g.min_slice = engine.burst.bytes * static_cast<std::uint64_t>(engine.outstanding);
   g.max_buffer = static_cast<std::uint32_t>(c.config().qman.max_cb_size.bytes);
+  if (reduce_on_tpcs) {
+    g.tpcs = tpc_queues(chip);
+    if (g.tpcs == 0) {
+      throw std::invalid_argument(fmt::format(
+          "{}: reductions on TPCs asked for, and chip.tpc.cores is 0 (reduce on DMA engines)",
+          c.name()));
+    }
+  }
   return g;
 }
 
@@ -54,7 +75,8 @@ bool Launcher::fits(const CommandCompiler& code, const std::vector<int>& chips) 
     const chip::Chip& c = model_.chip(chips[static_cast<std::size_t>(r)]);
     const std::uint64_t sram = c.config().sram.size.bytes;
     const std::uint64_t rings =
-        static_cast<std::uint64_t>(code.queues(r)) * kSlots * (1u << kPqLog2) * kPqEntryBytes;
+        static_cast<std::uint64_t>(queues(chips[static_cast<std::size_t>(r)])) * kSlots *
+        (1u << kPqLog2) * kPqEntryBytes;
     const std::uint64_t room = sram - sram / 2 - std::min(rings, sram - sram / 2);
     if (code.sobs(r) > kSobs - kFirstSob || code.arena_bytes(r) > room) return false;
   }
@@ -80,20 +102,21 @@ void Launcher::set_up(int chip, ChipState& s) {
   const std::uint64_t sram = c.config().sram.size.bytes;
   s.region = c.config().address_map.sram.value + sram / 2;
   s.region_bytes = sram - sram / 2;
-  const int queues = c.dma_engines();
-  const std::uint64_t rings = pq(s, queues, 0) - s.region;
+  const int dma_queues = c.dma_engines(), all_queues = queues(chip);
+  const std::uint64_t rings = pq(s, all_queues, 0) - s.region;
   s.sobs = core::RangeAllocator(kFirstSob, kSobs - kFirstSob);
   s.arena = core::RangeAllocator(s.region + rings, s.region_bytes - rings);
-  s.pi.assign(static_cast<std::size_t>(queues), {});
-  for (int h = 0; h < queues; ++h) {
-    const std::uint64_t qman = chip::Chip::dma_qman_base(h);
-    for (int slot = 0; slot < kSlots; ++slot) {
+  s.pi.assign(static_cast<std::size_t>(all_queues), {});
+  for (int h = 0; h < all_queues; ++h) {
+    const std::uint64_t qman = qman_base(h, dma_queues);
+    for (int slot = 0; slot < (h < dma_queues ? kSlots : kSlots - 1); ++slot) {
       write64(c, PODSIM_GAUDI1_QMAN_PQ_BASE_LO(qman, slot),
               PODSIM_GAUDI1_QMAN_PQ_BASE_HI(qman, slot), pq(s, h, slot));
       c.write_register(PODSIM_GAUDI1_QMAN_PQ_SIZE(qman, slot), kPqLog2);
     }
     c.write_register(PODSIM_GAUDI1_QMAN_GLBL_CFG0(qman),
                      podsim_gaudi1_make_qman_glbl_cfg0(0xF, 0x1F, 0x1F));
+    if (h >= dma_queues) continue;
     const std::uint64_t core = chip::Chip::dma_core_base(h);
     write64(c, core + dma::regs::kExtDescBaseLo, core + dma::regs::kExtDescBaseHi, s.region);
   }
@@ -110,9 +133,9 @@ void Launcher::set_up(int chip, ChipState& s) {
                 PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_PAY_ADDRH(manager, monitor), address);
         c.write_register(PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_PAY_DATA(manager, monitor), 1);
       };
-      for (int h = 0; h < queues; ++h) {
+      for (int h = 0; h < all_queues; ++h) {
         payload(first + static_cast<std::uint32_t>(h),
-                PODSIM_GAUDI1_QMAN_CP_FENCE0_RDATA(chip::Chip::dma_qman_base(h), slot));
+                PODSIM_GAUDI1_QMAN_CP_FENCE0_RDATA(qman_base(h, dma_queues), slot));
       }
       payload(first + kMonitorsPerSlot - 1,
               PODSIM_GAUDI1_PCIE_MSI_BASE + 4ull * static_cast<unsigned>(kFirstVector + slot));
@@ -165,13 +188,16 @@ bool Launcher::try_start(Running& run) {
   };
   for (int r = 0; r < ranks; ++r) {
     ChipState& s = state(run.chips[static_cast<std::size_t>(r)]);
-    const auto free = std::find(s.running.begin(), s.running.end(), nullptr);
-    if (free == s.running.end()) return undo(r);
+    // The TPC QMANs' last stream is the compute runtime's.
+    const auto slots_end =
+        run.code->queues(r) > run.code->dma_queues(r) ? s.running.end() - 1 : s.running.end();
+    const auto free = std::find(s.running.begin(), slots_end, nullptr);
+    if (free == slots_end) return undo(r);
     Share& share = run.shares[static_cast<std::size_t>(r)];
     share.sobs = run.code->sobs(r);
     share.arena_bytes = std::max<std::uint64_t>(run.code->arena_bytes(r), 1);
     const auto sob = s.sobs.allocate(share.sobs);
-    const auto arena = sob ? s.arena.allocate(share.arena_bytes, 128) : std::nullopt;
+    const auto arena = sob ? s.arena.allocate(share.arena_bytes, 256) : std::nullopt;
     if (!arena) {
       if (sob) s.sobs.release(*sob, share.sobs);
       return undo(r);
@@ -236,6 +262,7 @@ void Launcher::start(Running& run, const std::vector<int>& slots) {
 
 void Launcher::queue_buffers(int chip, int slot, const ChipImage& image) {
   chip::Chip& c = model_.chip(chip);
+  const int dma_queues = c.dma_engines();
   ChipState& s = chips_[static_cast<std::size_t>(chip)];
   for (std::size_t h = 0; h < image.buffers.size(); ++h) {
     std::uint32_t& pi = s.pi[h][static_cast<std::size_t>(slot)];
@@ -249,7 +276,7 @@ void Launcher::queue_buffers(int chip, int slot, const ChipImage& image) {
                     raw, sizeof raw);
       pi = chip::pq_next(pi, kPqLog2);
     }
-    c.write_register(PODSIM_GAUDI1_QMAN_PQ_PI(chip::Chip::dma_qman_base(static_cast<int>(h)), slot),
+    c.write_register(PODSIM_GAUDI1_QMAN_PQ_PI(qman_base(static_cast<int>(h), dma_queues), slot),
                      pi);
   }
 }

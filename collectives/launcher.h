@@ -1,18 +1,19 @@
 // Runs compiled collectives (command_compiler.h) on the chips of a system, as HCCL's runtime does
 // through the driver: each chip lends the collectives one stream ("slot") of each of its DMA
-// QMANs, sync objects and the upper half of its SRAM; a collective takes a slot, a run of sync
-// objects and an arena on every chip it runs on, all at once, when all are free (else it waits:
-// two collectives never each hold half of what the other needs; those waiting start in launch
-// order as their chips free up, one waiting for a busy chip holding none back); its images are
-// written to the arenas and its sync objects cleared, then every queue's doorbell rung; each
-// rank's done object reaching its queue count fires a monitor whose payload rings an MSI doorbell,
-// the rank's completion interrupt, which frees its share.
-// Captures: the setup a driver would do once per chip (PQ rings, DESC_BASE, WQE_BASE, the
-// monitors' payloads, the QMAN enables), done through register writes; collectives in flight at
-// once up to the chip's slots, each with its own objects and queues.
-// Ignores: the host's time (writing images, ringing doorbells and taking interrupts cost no
-// simulated time; the PCIe path arrives with the driver), and recovery: a collective whose
-// chips raise an error event never completes, and its slot stays taken.
+// QMANs (and of its TPC QMANs, for collectives that reduce on TPCs: slots 0 to 2, the last
+// stream being the compute runtime's), sync objects and the upper half of its SRAM; a collective
+// takes a slot, a run of sync objects and an arena on every chip it runs on, all at once, when all
+// are free (else it waits: two collectives never each hold half of what the other needs; those
+// waiting start in launch order as their chips free up, one waiting for a busy chip holding none
+// back); its images are written to the arenas and its sync objects cleared, then every queue's
+// doorbell rung; each rank's done object reaching its queue count fires a monitor whose payload
+// rings an MSI doorbell, the rank's completion interrupt, which frees its share. Captures: the
+// setup a driver would do once per chip (PQ rings, DESC_BASE, WQE_BASE, the monitors' payloads, the
+// QMAN enables), done through register writes; collectives in flight at once up to the chip's
+// slots, each with its own objects and queues. Ignores: the host's time (writing images, ringing
+// doorbells and taking interrupts cost no simulated time; the PCIe path arrives with the driver),
+// and recovery: a collective whose chips raise an error event never completes, and its slot stays
+// taken.
 #pragma once
 
 #include <array>
@@ -34,7 +35,7 @@ class Launcher {
   static constexpr std::uint32_t kFirstSob = 1024;  // below: left to the driver and tests
   static constexpr std::uint32_t kSobs = 4 * 2048;  // four sync managers
   static constexpr std::uint32_t kFirstMonitor = 256;
-  static constexpr std::uint32_t kMonitorsPerSlot = 16;  // one per queue, the done monitor last
+  static constexpr std::uint32_t kMonitorsPerSlot = 64;  // one per queue, the done monitor last
   static constexpr int kFirstVector = 24;                // MSI vectors kFirstVector + slot
   static constexpr std::uint32_t kPqLog2 = 6;            // 64 buffers a queue may have queued
 
@@ -42,9 +43,10 @@ class Launcher {
   Launcher(const Launcher&) = delete;
   Launcher& operator=(const Launcher&) = delete;
 
-  // What the compiler needs of `chip`. Throws std::invalid_argument for a chip without SRAM or
-  // DMA engines.
-  ChipGeometry geometry(int chip) const;
+  // What the compiler needs of `chip`, with reductions on its TPCs when `reduce_on_tpcs` (as many
+  // as the slot's monitors allow). Throws std::invalid_argument for a chip without SRAM or DMA
+  // engines, or without TPCs to reduce on.
+  ChipGeometry geometry(int chip, bool reduce_on_tpcs = false) const;
   // Whether `code` fits the chips at all (each rank's objects and arena within its chip's share).
   bool fits(const CommandCompiler& code, const std::vector<int>& chips) const;
 
@@ -78,6 +80,10 @@ class Launcher {
   };
 
   ChipState& state(int chip);
+  // TPC queues a collective may have on `chip`, and all the queues it may have.
+  int tpc_queues(int chip) const;
+  int queues(int chip) const;
+  static std::uint64_t qman_base(int queue, int dma_queues);
   void set_up(int chip, ChipState& s);
   bool try_start(Running& r);
   void start(Running& r, const std::vector<int>& slots);

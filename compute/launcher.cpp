@@ -30,20 +30,7 @@ std::uint64_t manager() { return chip::Chip::sync_manager_of(Launcher::kFirstSob
 class CommandBuffer {
  public:
   void registers(const std::vector<core::RegisterRun>& runs) {
-    for (const core::RegisterRun& r : runs) {
-      if (r.values.size() % 2 == 0) {
-        chip::spec::Packet bulk("WREG_BULK");
-        std::vector<std::uint64_t> pairs;
-        for (std::size_t i = 0; i < r.values.size(); i += 2) {
-          pairs.push_back(static_cast<std::uint64_t>(r.values[i + 1]) << 32 | r.values[i]);
-        }
-        bulk.set("reg_offset", r.offset).set_tail(std::move(pairs));
-        codec_.encode(bulk, bytes_);
-      } else {
-        for (std::size_t i = 0; i < r.values.size(); ++i)
-          wreg(r.offset + 4 * static_cast<std::uint32_t>(i), r.values[i]);
-      }
-    }
+    codec_.encode_registers(runs, bytes_);
   }
   void wreg(std::uint32_t offset, std::uint32_t value) {
     chip::spec::Packet p("WREG_32");
@@ -124,13 +111,13 @@ void Launcher::set_up(int chip, ChipState& s) {
   for (int q = 0; q < kMaxQueues; ++q) {
     if (!present(c, q)) continue;
     const std::uint64_t qman = qman_base(q);
-    write64(c, PODSIM_GAUDI1_QMAN_PQ_BASE_LO(qman, 0), PODSIM_GAUDI1_QMAN_PQ_BASE_HI(qman, 0),
-            pq(chip, q));
-    c.write_register(PODSIM_GAUDI1_QMAN_PQ_SIZE(qman, 0), kPqLog2);
+    write64(c, PODSIM_GAUDI1_QMAN_PQ_BASE_LO(qman, kStream),
+            PODSIM_GAUDI1_QMAN_PQ_BASE_HI(qman, kStream), pq(chip, q));
+    c.write_register(PODSIM_GAUDI1_QMAN_PQ_SIZE(qman, kStream), kPqLog2);
     c.write_register(PODSIM_GAUDI1_QMAN_GLBL_CFG0(qman),
                      podsim_gaudi1_make_qman_glbl_cfg0(0xF, 0x1F, 0x1F));
     payload(kFirstMonitor + static_cast<std::uint32_t>(q),
-            PODSIM_GAUDI1_QMAN_CP_FENCE0_RDATA(qman, 0));
+            PODSIM_GAUDI1_QMAN_CP_FENCE0_RDATA(qman, kStream));
   }
   payload(kDoneMonitor, PODSIM_GAUDI1_PCIE_MSI_BASE + 4ull * kVector);
   c.msi().listen([this, chip](int vector) { on_interrupt(chip, vector); });
@@ -291,7 +278,7 @@ void Launcher::start(int chip, ChipState& s) {
     std::uint32_t& pi = s.pi[static_cast<std::size_t>(b.queue)];
     c.debug_write(pq(chip, b.queue) + kPqEntryBytes * chip::pq_slot(pi, kPqLog2), raw, sizeof raw);
     pi = chip::pq_next(pi, kPqLog2);
-    c.write_register(PODSIM_GAUDI1_QMAN_PQ_PI(qman_base(b.queue), 0), pi);
+    c.write_register(PODSIM_GAUDI1_QMAN_PQ_PI(qman_base(b.queue), kStream), pi);
   }
 }
 

@@ -32,12 +32,16 @@ namespace podsim::compute {
 class Launcher {
  public:
   // What the compute runtime takes of a chip, leaving the rest to the collectives: sync objects
-  // and monitors of sync manager 0, an MSI vector, the lower half of the SRAM.
+  // and monitors of sync manager 0, an MSI vector, the lower half of the SRAM, stream kStream of
+  // the engine QMANs.
   static constexpr std::uint32_t kFirstSob = 512, kSobs = 256;
   static constexpr std::uint32_t kDoneMonitor = 127;
   static constexpr std::uint32_t kFirstMonitor = 128;  // one per engine queue (queue())
   static constexpr int kVector = 20;
   static constexpr std::uint32_t kPqLog2 = 4;
+  // The engine QMANs' stream the runtime uses: the last, since collectives reducing on TPCs take
+  // the TPC QMANs' others (collectives/launcher.h).
+  static constexpr int kStream = 3;
 
   // An engine's place among the chip's compute queues: TPCs first, then MMEs.
   enum class Engine { kTpc, kMme };

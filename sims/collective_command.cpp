@@ -124,6 +124,11 @@ class CollectiveCommand : public Command {
     subcommand->add_option("--redop", redop_, "sum, min or max")
         ->capture_default_str()
         ->check(CLI::IsMember({"sum", "min", "max"}));
+    subcommand
+        ->add_option("--reduce-on", reduce_on_,
+                     "engines that reduce: dma (the DMA engines) or tpc (TPC kernels)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"dma", "tpc"}));
     subcommand->add_option("--min-bytes,-b", min_bytes_, "smallest size")->capture_default_str();
     subcommand->add_option("--max-bytes,-e", max_bytes_, "largest size")->capture_default_str();
     subcommand->add_option("--factor,-f", factor_, "size multiplier between rows")
@@ -193,6 +198,8 @@ class CollectiveCommand : public Command {
     base.root = root_;
     base.rings = rings_;
     base.pipeline = pipeline_;
+    base.reduce_engine = reduce_on_ == "tpc" ? collectives::Spec::ReduceEngine::kTpc
+                                             : collectives::Spec::ReduceEngine::kDma;
     if (root_ < 0 || root_ >= ranks) {
       throw UsageError(fmt::format("--root {}: ranks are 0..{}", root_, ranks - 1));
     }
@@ -238,8 +245,9 @@ class CollectiveCommand : public Command {
     const auto op = *collectives::parse_op(op_);
     const double factor = collectives::bus_factor(op, ranks);
     const std::string redop = collectives::reduces(op) ? redop_ : "none";
-    fmt::print("# {} on {} ({} ranks), {}{}\n", op_, system_name, ranks,
+    fmt::print("# {} on {} ({} ranks), {}{}{}\n", op_, system_name, ranks,
                in_place_ ? "in place" : "out of place",
+               collectives::reduces(op) && reduce_on_ == "tpc" ? ", reductions on TPCs" : "",
                timing_only_ ? ", timing only (nothing checked)"
                : checks()   ? ""
                             : ", not checked");
@@ -284,6 +292,7 @@ class CollectiveCommand : public Command {
                           {"ranks", ranks},
                           {"algo", algo_},
                           {"in_place", in_place_},
+                          {"reduce_on", reduce_on_},
                           {"checked", checks()},
                           {"rows", json_rows},
                           {"cpu_seconds", cpu},
@@ -296,7 +305,8 @@ class CollectiveCommand : public Command {
     return ok ? 0 : 1;
   }
 
-  std::string op_ = "all_reduce", algo_ = "auto", dtype_ = "float", redop_ = "sum";
+  std::string op_ = "all_reduce", algo_ = "auto", dtype_ = "float", redop_ = "sum",
+              reduce_on_ = "dma";
   std::string min_bytes_ = "1MiB", max_bytes_ = "64MiB", chunk_ = "1MiB";
   int factor_ = 2;
   std::vector<std::string> sizes_;

@@ -236,38 +236,46 @@ std::int64_t GemmView::c(std::uint64_t batch, std::uint64_t m, std::uint64_t n) 
   return static_cast<std::int64_t>(m * n_ + n);
 }
 
+namespace {
+
+// Runs of the row-major panel [r0, r1) x [c0, c1) of a matrix whose element (r, c) sits at
+// `offset(r, c)`; `down_rows` says memory is consecutive down a column rather than along a row.
+template <class Offset>
+std::vector<Run> block_runs(std::uint64_t r0, std::uint64_t r1, std::uint64_t c0, std::uint64_t c1,
+                            Offset offset, bool down_rows, bool dense) {
+  const std::uint64_t width = c1 - c0;
+  const auto position = [&](std::uint64_t r, std::uint64_t c) {
+    return (r - r0) * width + (c - c0);
+  };
+  if (down_rows) {
+    return walk(
+        c0, c1, r0, r1, [&](std::uint64_t c, std::uint64_t r) { return offset(r, c); },
+        [&](std::uint64_t c, std::uint64_t r) { return position(r, c); }, dense);
+  }
+  return walk(r0, r1, c0, c1, offset, position, dense);
+}
+
+}  // namespace
+
 std::vector<Run> a_runs(const GemmView& v, std::uint64_t batch, std::uint64_t m0, std::uint64_t m1,
                         std::uint64_t k0, std::uint64_t k1) {
-  const std::uint64_t width = k1 - k0;
-  if (v.a_along_m()) {
-    return walk(
-        k0, k1, m0, m1, [&](std::uint64_t k, std::uint64_t m) { return v.a(batch, m, k); },
-        [&](std::uint64_t k, std::uint64_t m) { return (m - m0) * width + (k - k0); }, v.dense());
-  }
-  return walk(
+  return block_runs(
       m0, m1, k0, k1, [&](std::uint64_t m, std::uint64_t k) { return v.a(batch, m, k); },
-      [&](std::uint64_t m, std::uint64_t k) { return (m - m0) * width + (k - k0); }, v.dense());
+      v.a_along_m(), v.dense());
 }
 
 std::vector<Run> b_runs(const GemmView& v, std::uint64_t batch, std::uint64_t k0, std::uint64_t k1,
                         std::uint64_t n0, std::uint64_t n1) {
-  const std::uint64_t width = n1 - n0;
-  if (v.b_along_k()) {
-    return walk(
-        n0, n1, k0, k1, [&](std::uint64_t n, std::uint64_t k) { return v.b(batch, k, n); },
-        [&](std::uint64_t n, std::uint64_t k) { return (k - k0) * width + (n - n0); }, v.dense());
-  }
-  return walk(
+  return block_runs(
       k0, k1, n0, n1, [&](std::uint64_t k, std::uint64_t n) { return v.b(batch, k, n); },
-      [&](std::uint64_t k, std::uint64_t n) { return (k - k0) * width + (n - n0); }, v.dense());
+      v.b_along_k(), v.dense());
 }
 
 std::vector<Run> c_runs(const GemmView& v, std::uint64_t batch, std::uint64_t m0, std::uint64_t m1,
                         std::uint64_t n0, std::uint64_t n1) {
-  const std::uint64_t width = n1 - n0;
-  return walk(
-      m0, m1, n0, n1, [&](std::uint64_t m, std::uint64_t n) { return v.c(batch, m, n); },
-      [&](std::uint64_t m, std::uint64_t n) { return (m - m0) * width + (n - n0); }, v.dense());
+  return block_runs(
+      m0, m1, n0, n1, [&](std::uint64_t m, std::uint64_t n) { return v.c(batch, m, n); }, false,
+      v.dense());
 }
 
 std::uint64_t a_elements(const MmeOperation& op) {

@@ -83,7 +83,17 @@ struct Bench : sc_core::sc_module {
   int runs = 0;
 };
 
-// `shape`: the algorithm and its parameters (rings, pipeline depth).
+// Kernels the ranks' TPCs ran.
+std::uint64_t tpc_kernels(system::SystemModel& model, int ranks) {
+  std::uint64_t kernels = 0;
+  for (int r = 0; r < ranks; ++r) {
+    for (int t = 0; t < model.chip(r).tpc_cores(); ++t)
+      kernels += model.chip(r).tpc(t).stats().kernels.value();
+  }
+  return kernels;
+}
+
+// `shape`: the algorithm and its parameters (rings, pipeline depth, where reductions run).
 void run_all(const std::string& system, int ranks, const Spec& shape) {
   const Algorithm algorithm = shape.algorithm;
   Bench bench("bench", system, ranks, shape);
@@ -93,6 +103,13 @@ void run_all(const std::string& system, int ranks, const Spec& shape) {
     if (supports(algorithm, op)) expected += (reduces(op) ? 12 : 4) * 2;
   }
   EXPECT_EQ(bench.runs, expected);
+  // Reductions run on the TPCs exactly when asked to.
+  const std::uint64_t kernels = tpc_kernels(*bench.model, ranks);
+  if (shape.reduce_engine == Spec::ReduceEngine::kTpc) {
+    EXPECT_GT(kernels, 0u);
+  } else {
+    EXPECT_EQ(kernels, 0u);
+  }
 }
 
 void run_all(const std::string& system, int ranks, Algorithm algorithm = Algorithm::kRing) {
@@ -170,6 +187,24 @@ TEST(TreeCollectives, FiveRanks) { run_all("hls2", 5, Algorithm::kTree); }
 TEST(TreeCollectives, EightRanks) { run_all("hls2", 8, Algorithm::kTree); }
 TEST(TreeCollectives, EightRanksOneLinkPerPeer) { run_all("hls1", 8, Algorithm::kTree); }
 TEST(TreeCollectives, SixteenRanksAcrossBoxes) { run_all("hls2-pod128", 16, Algorithm::kTree); }
+
+// Reductions as TPC kernels (the kernel library's add, min and max) instead of DMA reductions:
+// the same results bit for bit.
+Spec on_tpcs(Algorithm algorithm) {
+  Spec shape;
+  shape.algorithm = algorithm;
+  shape.reduce_engine = Spec::ReduceEngine::kTpc;
+  return shape;
+}
+TEST(TpcReductions, RingFiveRanks) { run_all("hls2", 5, on_tpcs(Algorithm::kRing)); }
+TEST(TpcReductions, MeshEightRanks) { run_all("hls2", 8, on_tpcs(Algorithm::kMesh)); }
+TEST(TpcReductions, TreeEightRanksOnGaudi1) { run_all("hls1", 8, on_tpcs(Algorithm::kTree)); }
+TEST(TpcReductions, HalvingDoublingThreeRanks) {
+  run_all("hls2", 3, on_tpcs(Algorithm::kHalvingDoubling));
+}
+TEST(TpcReductions, HierarchicalTwoBoxes) {
+  run_all("hls2-pod128", 16, on_tpcs(Algorithm::kHierarchical));
+}
 
 }  // namespace
 }  // namespace podsim::collectives

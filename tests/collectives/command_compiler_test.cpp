@@ -5,11 +5,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
 #include "hw/chip/nic_doorbell.h"
 #include "hw/chip/spec/packet_codec.h"
+#include "hw/tpc/kernels/library.h"
+#include "podsim/spec/gaudi1.h"
 
 namespace podsim::collectives {
 namespace {
@@ -137,6 +140,52 @@ TEST(CommandCompiler, ImagesArePacketsAndWqesNameTheReceiversObjects) {
   EXPECT_EQ(wqe.immediate, chip::Wqe::kSobValid | (3000u + 2));
   // Unsignalled writes count on the sender's acknowledgement object of their queue (0).
   EXPECT_EQ(wqe.completion, chip::Wqe::kSobValid | (1024u + sender.signals + 0));
+}
+
+// Reductions on TPCs: each slice a kernel on a TPC queue (after the DMA queues), which first
+// waits for what the job's own stream waited for; the kernel binary leads the arena.
+TEST(CommandCompiler, ReductionsOnTpcsWaitForTheirStreamAndRunTheKernelLibrarysAdd) {
+  Program sender, receiver;
+  sender.signals = 1;
+  sender.streams = {{write(7, 4096, 0)}};
+  receiver.signals = 2;
+  Command sum = reduce(0x10'0000, 0x0, 0x20'0000, 256 * 1024);  // 1 MiB of f32: two slices
+  sum.done = 1;
+  receiver.streams = {{wait_for(0, 1), sum, wait_for(1, 1)}};
+  ChipGeometry g = geometry();
+  g.tpcs = 2;
+  const CommandCompiler code({sender, receiver}, other, {g, g});
+  EXPECT_EQ(code.queues(1), 10);
+  const auto n = code.counts(1);
+  EXPECT_EQ(n.kernels, 2u);
+  EXPECT_EQ(n.slices, 0u);  // no DMA reduction
+  ChipPlacement a, b;
+  a.first_sob = 1024;
+  b.first_sob = 3000;
+  a.arena = b.arena = a.desc_base = b.desc_base = a.wqe_base = b.wqe_base = 0x7FF0800000;
+  const ChipImage image = code.encode(1, {a, b});
+  ASSERT_EQ(image.buffers.size(), 10u);
+  const std::vector<std::uint8_t> binary = tpc::kernel_binary("add.f32");
+  ASSERT_GE(image.bytes.size(), binary.size());
+  EXPECT_TRUE(std::equal(binary.begin(), binary.end(), image.bytes.begin()));
+  chip::spec::PacketCodec codec;
+  for (int t = 8; t < 10; ++t) {
+    ASSERT_EQ(image.buffers[static_cast<std::size_t>(t)].size(), 1u);
+    const auto [address, bytes] = image.buffers[static_cast<std::size_t>(t)].front();
+    const auto result = codec.decode(image.bytes.data() + (address - b.arena), bytes);
+    ASSERT_TRUE(result.ok()) << result.error->message();
+    std::vector<std::string> names;
+    for (const auto& p : result.packets) names.emplace_back(p.packet.name());
+    // The stream's wait for signal 0, then the registers, TPC_EXECUTE, the queue's final add.
+    ASSERT_GE(names.size(), 5u);
+    EXPECT_EQ(names[0], "MSG_LONG");
+    EXPECT_EQ(names[1], "FENCE");
+    EXPECT_EQ(names[2], "WREG_BULK");
+    const auto& execute = result.packets[result.packets.size() - 2].packet;
+    EXPECT_EQ(std::string(execute.name()), "WREG_32");
+    EXPECT_EQ(execute.get("reg_offset"), PODSIM_GAUDI1_TPC_CFG_TPC_EXECUTE_OFFSET);
+    EXPECT_EQ(names.back(), "MSG_LONG");
+  }
 }
 
 }  // namespace

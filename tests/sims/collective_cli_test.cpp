@@ -309,6 +309,21 @@ TEST_F(CollectiveCli, HalvingDoublingAndTreeCheckOutFromTheCommandLine) {
   EXPECT_EQ(small["rows"][0]["wrong"], 0);
 }
 
+// The same all-reduce with its reductions as TPC kernels: right to the bit, in a time of its own.
+TEST_F(CollectiveCli, ReductionsOnTpcsCheckOut) {
+  const std::vector<std::string> args = {"--system", "hls2", "--algo",  "ring",
+                                         "--sizes",  "4MiB", "--dtype", "bf16"};
+  const auto dma = collective(args);
+  auto on_tpcs = args;
+  on_tpcs.insert(on_tpcs.end(), {"--reduce-on", "tpc"});
+  const auto tpc = collective(on_tpcs);
+  EXPECT_THAT(last_.out, HasSubstr("reductions on TPCs"));
+  EXPECT_EQ(dma["reduce_on"], "dma");
+  EXPECT_EQ(tpc["reduce_on"], "tpc");
+  EXPECT_EQ(tpc["rows"][0]["wrong"], 0);
+  EXPECT_NE(tpc["rows"][0]["time_us"], dma["rows"][0]["time_us"]);
+}
+
 TEST_F(CollectiveCli, CheckZeroMovesDataButChecksNothing) {
   const auto j = collective({"--system", "hls2", "--sizes", "1MiB", "--check", "0"});
   EXPECT_FALSE(j["checked"].get<bool>());
@@ -343,6 +358,9 @@ TEST_F(CollectiveCli, BadArgumentsNameTheOption) {
                      "--sizes", "100B"})
                   .err,
               HasSubstr("multiple of the 8 ranks per box"));
+  EXPECT_THAT(fails({"--system", "hls2", "--reduce-on", "tpc", "--set", "chip.tpc.cores=0"}).err,
+              HasSubstr("has no TPC"));
+  EXPECT_THAT(fails({"--system", "hls2", "--reduce-on", "mme"}).err, HasSubstr("--reduce-on"));
   const auto csv = (dir_ / "missing" / "out.csv").string();
   EXPECT_THAT(fails({"--system", "hls2", "--sizes", "1KiB", "--csv", csv}).err,
               HasSubstr("out.csv"));

@@ -201,4 +201,25 @@ std::vector<std::uint8_t> PacketCodec::encode(const std::vector<Packet>& packets
   return out;
 }
 
+void PacketCodec::encode_registers(const std::vector<core::RegisterRun>& runs,
+                                   std::vector<std::uint8_t>& out) const {
+  for (const core::RegisterRun& r : runs) {
+    if (r.values.size() % 2 == 0) {
+      std::vector<std::uint64_t> pairs;
+      for (std::size_t i = 0; i < r.values.size(); i += 2) {
+        pairs.push_back(static_cast<std::uint64_t>(r.values[i + 1]) << 32 | r.values[i]);
+      }
+      Packet bulk("WREG_BULK");
+      bulk.set("reg_offset", r.offset).set_tail(std::move(pairs));
+      encode(bulk, out);
+      continue;
+    }
+    for (std::size_t i = 0; i < r.values.size(); ++i) {
+      Packet one("WREG_32");
+      one.set("reg_offset", r.offset + 4 * static_cast<std::uint32_t>(i)).set("value", r.values[i]);
+      encode(one, out);
+    }
+  }
+}
+
 }  // namespace podsim::chip::spec

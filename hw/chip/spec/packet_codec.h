@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "hw/chip/spec/packet_spec.h"
+#include "hw/core/register_run.h"
 #include "podsim/spec/gaudi1_packets.inc"
 
 namespace podsim::chip::spec {
@@ -110,6 +111,10 @@ class PacketCodec {
   // counting field disagree.
   void encode(const Packet& packet, std::vector<std::uint8_t>& out) const;
   std::vector<std::uint8_t> encode(const std::vector<Packet>& packets) const;
+  // Appends the packets that write a register image into the QMAN's engine: WREG_BULK for a run
+  // of an even count (it writes pairs), WREG_32 for each register of the others.
+  void encode_registers(const std::vector<core::RegisterRun>& runs,
+                        std::vector<std::uint8_t>& out) const;
 };
 
 }  // namespace podsim::chip::spec

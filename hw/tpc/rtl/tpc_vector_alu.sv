@@ -55,14 +55,8 @@ module tpc_vector_alu #(
     return ka < kb;
   endfunction
 
-  function automatic logic [4:0] leading_zeros27(input logic [26:0] x);
-    logic [4:0] n;
-    n = 5'd27;
-    for (int i = 0; i < 27; i++) if (x[i]) n = 5'(26 - i);
-    return n;
-  endfunction
-
-  function automatic logic [5:0] leading_zeros48(input logic [47:0] x);
+  // Leading zeros of a 48-bit value; narrower values are passed left-aligned.
+  function automatic logic [5:0] leading_zeros(input logic [47:0] x);
     logic [5:0] n;
     n = 6'd48;
     for (int i = 0; i < 48; i++) if (x[i]) n = 6'(47 - i);
@@ -121,7 +115,7 @@ module tpc_vector_alu #(
       sum = {1'b0, sum[27:2], sum[1] | sum[0]};
       ex = ex + 1;
     end else begin
-      lz = int'(leading_zeros27(sum[26:0]));
+      lz = int'(leading_zeros({sum[26:0], 21'b0}));
       shift = lz < ex - 1 ? lz : ex - 1;  // stop at the subnormal range
       sum = sum << shift;
       ex = ex - shift;
@@ -142,7 +136,7 @@ module tpc_vector_alu #(
     mp = {p[30:23] != 0, p[22:0]};
     mq = {q[30:23] != 0, q[22:0]};
     prod = 48'(mp) * 48'(mq);
-    lz = int'(leading_zeros48(prod));
+    lz = int'(leading_zeros(prod));
     prod = prod << lz;  // the leading one at bit 47
     e = (p[30:23] == 0 ? 1 : int'(p[30:23])) + (q[30:23] == 0 ? 1 : int'(q[30:23])) - 126 - lz;
     sticky = 1'b0;
