@@ -42,7 +42,13 @@ double cpu(const PodsimRun& r) { return r.result["simulator"]["run_cpu_seconds"]
 Case run_case(const std::string& podsim, const std::string& label, std::vector<std::string> args) {
   args.insert(args.begin(), "kernel");
   args.insert(args.end(), {"--system", "hls2", "--timing-only"});
+  // The simulated times are the same every run; the CPU time is the least of three, since this
+  // machine is shared and a first run pays for cold pages.
   Case c{label, args, run_podsim(podsim, args)};
+  for (int again = 0; again < 2; ++again) {
+    PodsimRun next = run_podsim(podsim, args);
+    if (cpu(next) < cpu(c.run)) c.run = std::move(next);
+  }
   const PodsimRun& r = c.run;
   fmt::print(
       "{:<36} {:>12.1f} {:>12.1f} {:>7.2f}x {:>9.1f}% {:>9.2f}\n", label, get(r, "time_ps") * 1e-6,
@@ -72,7 +78,7 @@ int main(int argc, char** argv) {
   try {
     fmt::print("gaudi2 (hls2 chip 0), timing only\n");
     fmt::print("{:<36} {:>12} {:>12} {:>8} {:>10} {:>9}\n", "case", "time (us)", "roofline",
-               "ratio", "of peak", "CPU (s)");
+               "ratio", "of peak", "CPU (s, least of 3)");
     const std::string add_elements = std::to_string((1ull << 29) / scale);  // 1 GiB of bf16
     const Case add = run_case(podsim, "add bf16, 1 GiB per operand",
                               {"add", "--shape", add_elements, "--dtype", "bf16"});
