@@ -1,0 +1,354 @@
+#include "driver/device.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "drm/habanalabs_accel.h"
+#include "hw/chip/chip.h"
+#include "hw/core/kernel.h"
+#include "podsim/spec/gaudi1.h"
+
+namespace podsim::driver {
+namespace {
+
+constexpr std::uint64_t kPage = 4096;
+// Gaudi1's BAR2 opens the chip's configuration space from this chip address [C7].
+constexpr std::uint64_t kCfgBarBase = 0x7FF8000000;
+// A CB's mmap offset: the CB type in bits 63:59, the id in pages [C13].
+constexpr std::uint64_t kCbHandleType = 2ull << 59;
+constexpr std::uint64_t kHandleTypeMask = 0x1Full << 59;
+// Gaudi1's register map names 8 DMA engines, 2 master MMEs, 8 TPCs and 10 NIC engines.
+constexpr int kGaudiDma = 8, kGaudiMmes = 2, kGaudiTpcs = 8;
+
+std::uint64_t pages(std::uint64_t bytes) { return (bytes + kPage - 1) / kPage * kPage; }
+
+bool qman_idle(std::uint32_t sts0) {
+  constexpr std::uint32_t idle = PODSIM_GAUDI1_QMAN_GLBL_STS0_PQF_IDLE_MASK |
+                                 PODSIM_GAUDI1_QMAN_GLBL_STS0_CQF_IDLE_MASK |
+                                 PODSIM_GAUDI1_QMAN_GLBL_STS0_CP_IDLE_MASK;
+  return (sts0 & idle) == idle;
+}
+
+template <class T>
+T& arg_as(void* arg) {
+  return *static_cast<T*>(arg);
+}
+
+}  // namespace
+
+DeviceProperties DeviceProperties::of(const chip::ChipConfig& chip, std::uint16_t server_type) {
+  DeviceProperties p;
+  p.device_id = static_cast<std::uint32_t>(chip.pcie.endpoint.device_id);
+  p.server_type = server_type;
+  p.card_name = chip.name;
+  p.sram_base = chip.address_map.sram.value;
+  p.sram_size = chip.sram.size.bytes;
+  p.dram_base = chip.address_map.hbm.value;
+  p.dram_size = chip::memory_size(chip);
+  p.dma_engines = chip.dma.engines;
+  p.mme_engines = chip.mme.engines;
+  p.tpc_cores = chip.tpc.cores;
+  p.nic_ports = chip.nic.ports;
+  p.clock_mhz = static_cast<std::uint32_t>(chip.tpc.core.clock.hertz / 1e6);
+  if (p.dma_engines > kGaudiDma || p.mme_engines > kGaudiMmes || p.tpc_cores > kGaudiTpcs) {
+    throw std::invalid_argument(fmt::format(
+        "{}: {} DMA engines, {} MMEs and {} TPCs; the Gaudi1 driver serves at most {}, {} and {}",
+        chip.name, p.dma_engines, p.mme_engines, p.tpc_cores, kGaudiDma, kGaudiMmes, kGaudiTpcs));
+  }
+  return p;
+}
+
+Device::Device(host::HostCpu& cpu, host::HostMemory& memory, PciFunction pci,
+               DeviceProperties props, KernelMemory kernel)
+    : cpu_(cpu),
+      memory_(memory),
+      pci_(std::move(pci)),
+      props_(std::move(props)),
+      kernel_(kernel.base, kernel.size) {}
+
+int Device::open(bool control, std::unique_ptr<File>& file) {
+  if (!control) {
+    if (compute_open_) return -EBUSY;
+    compute_open_ = true;
+    ++open_counter_;
+    last_open_ps_ = core::now_ps();
+  }
+  file.reset(new File(*this, control, control ? 0 : next_ctx_++));
+  return 0;
+}
+
+File::~File() {
+  if (control_) return;
+  Device& d = device_;
+  d.compute_open_ = false;
+  d.last_period_ms_ = (core::now_ps() - d.last_open_ps_) / 1000000000;
+  // The context's buffers go with it, mapped or not.
+  for (auto it = d.cbs_.begin(); it != d.cbs_.end();) {
+    if (it->second.ctx != ctx_) {
+      ++it;
+      continue;
+    }
+    d.kernel_.release(it->second.address, it->second.size);
+    it = d.cbs_.erase(it);
+  }
+}
+
+Device::Cb* Device::find_cb(std::uint64_t handle, std::uint32_t ctx) {
+  const auto it = cbs_.find(handle);
+  if (it == cbs_.end() || it->second.ctx != ctx || it->second.destroyed) return nullptr;
+  return &it->second;
+}
+
+void Device::free_cb(std::uint64_t handle) {
+  const auto it = cbs_.find(handle);
+  kernel_.release(it->second.address, it->second.size);
+  cbs_.erase(it);
+}
+
+std::uint32_t Device::read_register(std::uint64_t chip_address) {
+  std::uint32_t value = 0;
+  const std::uint64_t at = pci_.bar(2).address + (chip_address - kCfgBarBase);
+  if (cpu_.read(at, &value, 4) != tlm::TLM_OK_RESPONSE) {
+    throw std::runtime_error(fmt::format("{:#x}: the device did not answer", chip_address));
+  }
+  return value;
+}
+
+// An engine is busy while it runs or while its QMAN has work, as the Linux driver judges it.
+bool Device::engine_busy(int id) {
+  std::uint64_t qman = 0;
+  bool engine = false;
+  if (id >= GAUDI_ENGINE_ID_DMA_0 && id < GAUDI_ENGINE_ID_DMA_0 + props_.dma_engines) {
+    const int i = id - GAUDI_ENGINE_ID_DMA_0;
+    qman = chip::Chip::dma_qman_base(i);
+    engine = read_register(PODSIM_GAUDI1_DMA_CORE_STS0(chip::Chip::dma_core_base(i))) &
+             PODSIM_GAUDI1_DMA_STS0_BUSY_MASK;
+  } else if (id >= GAUDI_ENGINE_ID_TPC_0 && id < GAUDI_ENGINE_ID_TPC_0 + props_.tpc_cores) {
+    const int i = id - GAUDI_ENGINE_ID_TPC_0;
+    qman = chip::Chip::tpc_qman_base(i);
+    engine = read_register(PODSIM_GAUDI1_TPC_CFG_STATUS(chip::Chip::tpc_cfg_base(i))) &
+             PODSIM_GAUDI1_TPC_STATUS_BUSY_MASK;
+  } else if ((id == GAUDI_ENGINE_ID_MME_0 || id == GAUDI_ENGINE_ID_MME_2) &&
+             (id - GAUDI_ENGINE_ID_MME_0) / 2 < props_.mme_engines) {
+    const int i = (id - GAUDI_ENGINE_ID_MME_0) / 2;  // the masters: MME 0 and 2
+    qman = chip::Chip::mme_qman_base(i);
+    engine = read_register(chip::Chip::mme_desc_base(i) + PODSIM_GAUDI1_MME_DESC_STATUS_OFFSET) &
+             PODSIM_GAUDI1_TPC_STATUS_BUSY_MASK;
+  } else {
+    return false;  // absent, or an engine the model has no status for (the slave MMEs, NICs)
+  }
+  return engine || !qman_idle(read_register(PODSIM_GAUDI1_QMAN_GLBL_STS0(qman)));
+}
+
+int File::ioctl(unsigned long request, void* arg) {
+  if (_IOC_TYPE(request) != 'H' || _IOC_NR(request) < HL_COMMAND_START ||
+      _IOC_NR(request) >= HL_COMMAND_END) {
+    return -ENOTTY;
+  }
+  if (arg == nullptr) return -EFAULT;
+  if (request == HL_IOCTL_INFO) return info(arg);
+  if (control_) return -ENOTTY;
+  if (request == HL_IOCTL_CB) return cb(arg);
+  if (request == HL_IOCTL_CS || request == HL_IOCTL_WAIT_CS || request == HL_IOCTL_MEMORY ||
+      request == HL_IOCTL_DEBUG) {
+    return -EOPNOTSUPP;
+  }
+  return -ENOTTY;  // the right number with the wrong size
+}
+
+// Copies what fits the caller's buffer, as the kernel does (a short buffer is no error).
+int File::write_info(const void* args, const void* data, std::size_t size) {
+  const auto& a = *static_cast<const hl_info_args*>(args);
+  std::memcpy(reinterpret_cast<void*>(static_cast<std::uintptr_t>(a.return_pointer)), data,
+              std::min<std::size_t>(size, a.return_size));
+  return 0;
+}
+
+int File::info(void* arg) {
+  auto& a = arg_as<hl_info_args>(arg);
+  if (a.pad != 0) return -EINVAL;
+  Device& d = device_;
+  const DeviceProperties& p = d.props_;
+  const bool no_buffer = a.return_pointer == 0 || a.return_size == 0;
+  switch (a.op) {
+    case HL_INFO_HW_IP_INFO: {
+      if (no_buffer) return -EINVAL;
+      hl_info_hw_ip_info ip{};
+      ip.sram_base_address = p.sram_base;
+      ip.sram_size = static_cast<__u32>(p.sram_size);
+      ip.dram_base_address = p.dram_base;
+      ip.dram_size = p.dram_size;
+      ip.dram_enabled = p.dram_size > 0;
+      ip.dram_page_size = p.dram_page_size;
+      ip.device_mem_alloc_default_page_size = p.dram_page_size;
+      ip.device_id = p.device_id;
+      ip.server_type = p.server_type;
+      ip.tpc_enabled_mask = static_cast<__u8>((1u << p.tpc_cores) - 1);
+      ip.tpc_enabled_mask_ext = ip.tpc_enabled_mask;
+      ip.mme_master_slave_mode = 1;
+      std::snprintf(reinterpret_cast<char*>(ip.cpucp_version), sizeof ip.cpucp_version,
+                    "podsim model (no firmware)");
+      std::snprintf(reinterpret_cast<char*>(ip.card_name), sizeof ip.card_name, "%s",
+                    p.card_name.c_str());
+      return write_info(&a, &ip, sizeof ip);
+    }
+    case HL_INFO_DRAM_USAGE: {
+      if (no_buffer) return -EINVAL;
+      const hl_info_dram_usage usage{p.dram_size, 0};  // no device memory allocated yet
+      return write_info(&a, &usage, sizeof usage);
+    }
+    case HL_INFO_HW_IDLE: {
+      if (no_buffer) return -EINVAL;
+      std::uint64_t busy = 0;
+      for (int id = 0; id < GAUDI_ENGINE_ID_SIZE; ++id) {
+        if (d.engine_busy(id)) busy |= 1ull << id;
+      }
+      hl_info_hw_idle idle{};
+      idle.is_idle = busy == 0;
+      idle.busy_engines_mask = static_cast<__u32>(busy);
+      idle.busy_engines_mask_ext[0] = busy;
+      return write_info(&a, &idle, sizeof idle);
+    }
+    case HL_INFO_DEVICE_STATUS: {
+      if (no_buffer) return -EINVAL;
+      const hl_info_device_status status{HL_DEVICE_STATUS_OPERATIONAL, 0};
+      return write_info(&a, &status, sizeof status);
+    }
+    case HL_INFO_CLK_RATE: {
+      if (no_buffer) return -EINVAL;
+      const hl_info_clk_rate clk{p.clock_mhz, p.clock_mhz};
+      return write_info(&a, &clk, sizeof clk);
+    }
+    case HL_INFO_TIME_SYNC: {
+      if (no_buffer) return -EINVAL;
+      const std::uint64_t ns = core::now_ps() / 1000;  // one clock: the simulation's
+      const hl_info_time_sync sync{ns, ns};
+      return write_info(&a, &sync, sizeof sync);
+    }
+    case HL_INFO_SYNC_MANAGER: {
+      if (no_buffer) return -EINVAL;
+      if (a.dcore_id > HL_GAUDI_ES_DCORE) return -EINVAL;
+      const hl_info_sync_manager sm{GAUDI_FIRST_AVAILABLE_W_S_SYNC_OBJECT,
+                                    GAUDI_FIRST_AVAILABLE_W_S_MONITOR, 0, 0};
+      return write_info(&a, &sm, sizeof sm);
+    }
+    case HL_INFO_OPEN_STATS: {
+      if (no_buffer) return -EINVAL;
+      hl_open_stats_info open{};
+      open.open_counter = d.open_counter_;
+      open.last_open_period_ms = d.last_period_ms_;
+      open.is_compute_ctx_active = d.compute_open_;
+      return write_info(&a, &open, sizeof open);
+    }
+    case HL_INFO_DEV_MEM_ALLOC_PAGE_SIZES: {
+      if (no_buffer) return -EINVAL;
+      const hl_info_dev_memalloc_page_sizes sizes{p.dram_page_size};
+      return write_info(&a, &sizes, sizeof sizes);
+    }
+    case HL_INFO_GET_EVENTS: {
+      if (a.return_pointer == 0 || a.return_size < sizeof(__u64)) return -EINVAL;
+      const __u64 events = 0;  // nothing has happened to notify
+      return write_info(&a, &events, sizeof events);
+    }
+    // Counters and error records: nothing counted or captured yet, so zeros, as the kernel
+    // returns before the first event.
+    case HL_INFO_RESET_COUNT:
+    case HL_INFO_CS_COUNTERS:
+    case HL_INFO_LAST_ERR_OPEN_DEV_TIME:
+    case HL_INFO_CS_TIMEOUT_EVENT:
+    case HL_INFO_RAZWI_EVENT:
+    case HL_INFO_UNDEFINED_OPCODE_EVENT:
+    case HL_INFO_PAGE_FAULT_EVENT:
+    case HL_INFO_HW_ERR_EVENT:
+    case HL_INFO_FW_ERR_EVENT: {
+      if (no_buffer) return -EINVAL;
+      std::memset(reinterpret_cast<void*>(static_cast<std::uintptr_t>(a.return_pointer)), 0,
+                  a.return_size);
+      return 0;
+    }
+    case HL_INFO_USER_MAPPINGS:
+      a.array_size = 0;
+      return 0;
+    // Answered by firmware the model does not have.
+    case HL_INFO_HW_EVENTS:
+    case HL_INFO_HW_EVENTS_AGGREGATE:
+    case HL_INFO_DEVICE_UTILIZATION:
+    case HL_INFO_PCI_COUNTERS:
+    case HL_INFO_CLK_THROTTLE_REASON:
+    case HL_INFO_TOTAL_ENERGY:
+    case HL_INFO_PLL_FREQUENCY:
+    case HL_INFO_POWER:
+    case HL_INFO_DRAM_REPLACED_ROWS:
+    case HL_INFO_DRAM_PENDING_ROWS:
+    case HL_INFO_SECURED_ATTESTATION:
+    case HL_INFO_REGISTER_EVENTFD:
+    case HL_INFO_UNREGISTER_EVENTFD:
+    case HL_INFO_ENGINE_STATUS:
+    case HL_INFO_FW_GENERIC_REQ:
+      return -EOPNOTSUPP;
+    default:
+      return -EINVAL;
+  }
+}
+
+int File::cb(void* arg) {
+  auto& a = arg_as<hl_cb_args>(arg);
+  Device& d = device_;
+  const hl_cb_in in = a.in;
+  switch (in.op) {
+    case HL_CB_OP_CREATE: {
+      if (in.cb_size == 0 || in.cb_size > HL_MAX_CB_SIZE) return -EINVAL;
+      if (in.flags & HL_CB_FLAGS_MAP) return -EINVAL;  // Gaudi1 maps no CB into the device
+      const std::uint64_t size = pages(in.cb_size);
+      const auto at = d.kernel_.allocate(size, kPage);
+      if (!at) return -ENOMEM;
+      const std::uint64_t handle = kCbHandleType | (d.next_cb_id_++ * kPage);
+      d.cbs_[handle] = Device::Cb{*at, size, in.cb_size, false, ctx_};
+      a.out = {};
+      a.out.cb_handle = handle;
+      return 0;
+    }
+    case HL_CB_OP_DESTROY: {
+      Device::Cb* cb = d.find_cb(in.cb_handle, ctx_);
+      if (cb == nullptr) return -EINVAL;
+      if (cb->mapped) {
+        cb->destroyed = true;
+      } else {
+        d.free_cb(in.cb_handle);
+      }
+      return 0;
+    }
+    case HL_CB_OP_INFO: {
+      if (d.find_cb(in.cb_handle, ctx_) == nullptr) return -EINVAL;
+      if (in.flags & HL_CB_FLAGS_GET_DEVICE_VA) return -EINVAL;  // never mapped on Gaudi1
+      a.out = {};
+      a.out.usage_cnt = 0;  // no submission holds it yet
+      return 0;
+    }
+    default:
+      return -EINVAL;
+  }
+}
+
+int File::mmap(std::uint64_t offset, std::uint64_t length, std::uint64_t& address) {
+  if (control_ || (offset & kHandleTypeMask) != kCbHandleType) return -EINVAL;
+  Device::Cb* cb = device_.find_cb(offset, ctx_);
+  if (cb == nullptr || cb->mapped || length != cb->size) return -EINVAL;
+  cb->mapped = true;
+  address = cb->address;
+  return 0;
+}
+
+int File::munmap(std::uint64_t offset) {
+  const auto it = device_.cbs_.find(offset);
+  if (it == device_.cbs_.end() || !it->second.mapped || it->second.ctx != ctx_) return -EINVAL;
+  it->second.mapped = false;
+  if (it->second.destroyed) device_.free_cb(offset);
+  return 0;
+}
+
+}  // namespace podsim::driver

@@ -1,0 +1,122 @@
+// The driver's side of one probed Gaudi device and the files user space opens on it, with the
+// accel uAPI's ioctls as the Linux driver answers them (drm/habanalabs_accel.h).
+// Captures: the compute node (one open at a time: a second gets EBUSY) and the control node
+// (INFO only); INFO's device description, DRAM usage, engine idle masks (read from the
+// engines' status registers through BAR2), status, clocks, reset and CS counters, time sync,
+// sync-manager ranges, open statistics and the error records; CB create, destroy and info with
+// mmap by handle, the buffers in host memory the driver owns; argument checks with the
+// kernel's errno (docs/driver.md). Every device access is a request of the host CPU through
+// PCIe, so ioctls run in a HostCpu program's thread.
+// Ignores (for now): CS, WAIT_CS, MEMORY and DEBUG (EOPNOTSUPP until they arrive), and the INFO
+// opcodes answered by firmware the model does not have (power, energy, PLLs, PCI counters,
+// clock throttling, attestation, DRAM row replacement, firmware requests, event fds, the
+// engine-status text): EOPNOTSUPP.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "driver/pci_probe.h"
+#include "hw/chip/chip_config.h"
+#include "hw/core/range_allocator.h"
+#include "hw/host/host_cpu.h"
+#include "hw/host/host_memory.h"
+
+namespace podsim::driver {
+
+// What the driver knows of a device before it talks to it: its fixed ASIC properties and what
+// the firmware would report at boot (memory sizes, enabled engines, clocks).
+struct DeviceProperties {
+  std::uint32_t device_id = kGaudiDeviceId;
+  std::uint16_t server_type = 1;  // HL_SERVER_GAUDI_HLS1
+  std::string card_name;
+  std::uint64_t sram_base = 0, sram_size = 0;
+  std::uint64_t dram_base = 0, dram_size = 0;
+  std::uint64_t dram_page_size = 2u << 20;
+  int dma_engines = 0, mme_engines = 0, tpc_cores = 0, nic_ports = 0;
+  std::uint32_t clock_mhz = 0;  // the compute clock INFO CLK_RATE reports
+
+  // Gaudi1's fixed properties with what a chip preset says the firmware reports. Throws
+  // std::invalid_argument for a chip the driver cannot serve (more engines than Gaudi1's
+  // register map names).
+  static DeviceProperties of(const chip::ChipConfig& chip, std::uint16_t server_type);
+};
+
+// Host physical memory the driver allocates its buffers (CBs) from.
+struct KernelMemory {
+  std::uint64_t base = 0, size = 0;
+};
+
+class File;
+
+class Device {
+ public:
+  // `pci` as probe() found it; `memory` the host memory the device's DMA reaches.
+  Device(host::HostCpu& cpu, host::HostMemory& memory, PciFunction pci, DeviceProperties props,
+         KernelMemory kernel);
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  // Opens the compute node (`control` false) or the control node; -EBUSY when the compute node
+  // is open already. 0 on success.
+  int open(bool control, std::unique_ptr<File>& file);
+
+  const DeviceProperties& properties() const { return props_; }
+  const PciFunction& pci() const { return pci_; }
+
+ private:
+  friend class File;
+  struct Cb {
+    std::uint64_t address = 0, size = 0;  // host physical, size rounded to pages
+    std::uint32_t requested = 0;
+    bool mapped = false;
+    std::uint32_t ctx = 0;
+    bool destroyed = false;  // while mapped: freed at munmap, as the kernel defers it
+  };
+  // The CB `handle` of context `ctx`, if it exists and is not destroyed.
+  Cb* find_cb(std::uint64_t handle, std::uint32_t ctx);
+  void free_cb(std::uint64_t handle);
+
+  std::uint32_t read_register(std::uint64_t chip_address);
+  bool engine_busy(int gaudi_engine_id);
+
+  host::HostCpu& cpu_;
+  host::HostMemory& memory_;
+  PciFunction pci_;
+  DeviceProperties props_;
+  core::RangeAllocator kernel_;
+  std::map<std::uint64_t, Cb> cbs_;  // by handle
+  std::uint64_t next_cb_id_ = 1;
+  bool compute_open_ = false;
+  std::uint64_t open_counter_ = 0;
+  std::uint64_t last_open_ps_ = 0, last_period_ms_ = 0;
+  std::uint32_t next_ctx_ = 1;
+};
+
+// An open node. Its calls return 0 or -errno, as the kernel's do.
+class File {
+ public:
+  ~File();
+  int ioctl(unsigned long request, void* arg);
+  // The host physical address user space sees a CB at: `offset` the CB's handle, `length` its
+  // size rounded up to pages; each CB is mapped once at a time.
+  int mmap(std::uint64_t offset, std::uint64_t length, std::uint64_t& address);
+  int munmap(std::uint64_t offset);
+  bool control() const { return control_; }
+
+ private:
+  friend class Device;
+  File(Device& device, bool control, std::uint32_t ctx)
+      : device_(device), control_(control), ctx_(ctx) {}
+  int info(void* arg);
+  int cb(void* arg);
+  int write_info(const void* args, const void* data, std::size_t size);
+
+  Device& device_;
+  bool control_;
+  std::uint32_t ctx_;
+};
+
+}  // namespace podsim::driver

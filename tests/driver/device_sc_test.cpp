@@ -1,0 +1,234 @@
+// The driver's files and ioctls on a modeled Gaudi1 (hls1), probed through PCIe: open rules,
+// INFO as user space reads it, engine idle masks read from the engines through BAR2, command
+// buffers with mmap by handle, and the kernel's errno for bad arguments.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <functional>
+#include <vector>
+
+#include "collectives/system_file.h"
+#include "driver/device.h"
+#include "drm/habanalabs_accel.h"
+#include "hw/chip/chip.h"
+#include "hw/dma/dma_descriptor.h"
+#include "hw/system/host_side.h"
+#include "hw/system/system_model.h"
+
+namespace podsim::driver {
+namespace {
+
+constexpr std::uint64_t kCfgBarBase = 0x7FF8000000;  // Gaudi1's BAR2 on chip [C7]
+constexpr KernelMemory kKernelMemory{1ull << 30, 1ull << 30};
+
+// Runs `body` in the host CPU's thread against chip 0 of an hls1 box, probed and opened.
+void with_device(const std::function<void(Device&, host::HostCpu&, system::SystemModel&)>& body) {
+  const auto loaded = collectives::load_system_file("hls1", {});
+  system::SystemModel model("system", loaded.config, system::build_topology(loaded.config),
+                            system::ModelOptions{1, true});
+  system::HostSide& host = model.host(0);
+  bool ran = false;
+  host.cpu().run([&](host::HostCpu& cpu) {
+    const PciFunction pci = probe(cpu, host.bus(0), {host.window_base(0), host.window_size()});
+    Device device(cpu, host.memory(), pci,
+                  DeviceProperties::of(model.chip(0).config(), HL_SERVER_GAUDI_HLS1),
+                  kKernelMemory);
+    body(device, cpu, model);
+    ran = true;
+  });
+  sc_core::sc_start();
+  EXPECT_TRUE(ran);
+}
+
+std::unique_ptr<File> open_node(Device& device, bool control) {
+  std::unique_ptr<File> file;
+  EXPECT_EQ(device.open(control, file), 0);
+  return file;
+}
+
+template <class T>
+int info(File& file, std::uint32_t op, T& out, std::uint32_t size = sizeof(T)) {
+  hl_info_args args{};
+  args.return_pointer = reinterpret_cast<std::uintptr_t>(&out);
+  args.return_size = size;
+  args.op = op;
+  return file.ioctl(HL_IOCTL_INFO, &args);
+}
+
+int cb_call(File& file, hl_cb_args& args) { return file.ioctl(HL_IOCTL_CB, &args); }
+
+std::uint64_t create_cb(File& file, std::uint32_t size) {
+  hl_cb_args args{};
+  args.in.op = HL_CB_OP_CREATE;
+  args.in.cb_size = size;
+  EXPECT_EQ(cb_call(file, args), 0);
+  return args.out.cb_handle;
+}
+
+TEST(DriverDevice, TheComputeNodeOpensOnceAndTheControlNodeAnswersInfoOnly) {
+  with_device([](Device& device, host::HostCpu&, system::SystemModel&) {
+    auto compute = open_node(device, false);
+    std::unique_ptr<File> second;
+    EXPECT_EQ(device.open(false, second), -EBUSY);
+    auto control = open_node(device, true);
+    hl_info_hw_ip_info ip{};
+    EXPECT_EQ(info(*control, HL_INFO_HW_IP_INFO, ip), 0);
+    EXPECT_EQ(ip.device_id, 0x1000u);
+    hl_cb_args args{};
+    args.in.op = HL_CB_OP_CREATE;
+    args.in.cb_size = 4096;
+    EXPECT_EQ(cb_call(*control, args), -ENOTTY);
+    compute.reset();
+    compute = open_node(device, false);
+    hl_open_stats_info stats{};
+    EXPECT_EQ(info(*control, HL_INFO_OPEN_STATS, stats), 0);
+    EXPECT_EQ(stats.open_counter, 2u);
+    EXPECT_EQ(stats.is_compute_ctx_active, 1);
+  });
+}
+
+TEST(DriverDevice, HwIpInfoDescribesTheChipAndShortBuffersGetWhatFits) {
+  with_device([](Device& device, host::HostCpu&, system::SystemModel& model) {
+    auto file = open_node(device, false);
+    const chip::ChipConfig& chip = model.chip(0).config();
+    hl_info_hw_ip_info ip{};
+    ASSERT_EQ(info(*file, HL_INFO_HW_IP_INFO, ip), 0);
+    EXPECT_EQ(ip.sram_base_address, chip.address_map.sram.value);
+    EXPECT_EQ(ip.sram_size, chip.sram.size.bytes);
+    EXPECT_EQ(ip.dram_base_address, chip.address_map.hbm.value);
+    EXPECT_EQ(ip.dram_size, chip::memory_size(chip));
+    EXPECT_EQ(ip.dram_enabled, 1);
+    EXPECT_EQ(ip.tpc_enabled_mask, 0xFF);
+    EXPECT_EQ(ip.server_type, HL_SERVER_GAUDI_HLS1);
+    EXPECT_STREQ(reinterpret_cast<const char*>(ip.card_name), chip.name.c_str());
+    std::uint64_t words[2] = {~0ull, ~0ull};
+    ASSERT_EQ(info(*file, HL_INFO_HW_IP_INFO, words, 8), 0);
+    EXPECT_EQ(words[0], chip.address_map.sram.value);
+    EXPECT_EQ(words[1], ~0ull);  // beyond return_size: untouched
+    hl_info_sync_manager sm{};
+    EXPECT_EQ(info(*file, HL_INFO_SYNC_MANAGER, sm), 0);
+    EXPECT_EQ(sm.first_available_sync_object, 144u);
+    EXPECT_EQ(sm.first_available_monitor, 72u);
+    hl_info_device_status status{};
+    EXPECT_EQ(info(*file, HL_INFO_DEVICE_STATUS, status), 0);
+    EXPECT_EQ(status.status, HL_DEVICE_STATUS_OPERATIONAL);
+    hl_info_clk_rate clk{};
+    EXPECT_EQ(info(*file, HL_INFO_CLK_RATE, clk), 0);
+    EXPECT_EQ(clk.cur_clk_rate_mhz, static_cast<std::uint32_t>(chip.tpc.core.clock.hertz / 1e6));
+    hl_info_dram_usage usage{};
+    EXPECT_EQ(info(*file, HL_INFO_DRAM_USAGE, usage), 0);
+    EXPECT_EQ(usage.dram_free_mem, ip.dram_size);
+  });
+}
+
+// A DMA engine started through BAR2 shows busy in HW_IDLE until its transfer ends.
+TEST(DriverDevice, HwIdleReadsTheEnginesThroughTheBar) {
+  with_device([](Device& device, host::HostCpu& cpu, system::SystemModel&) {
+    auto file = open_node(device, false);
+    hl_info_hw_idle idle{};
+    ASSERT_EQ(info(*file, HL_INFO_HW_IDLE, idle), 0);
+    EXPECT_EQ(idle.is_idle, 1u);
+    EXPECT_EQ(idle.busy_engines_mask, 0u);
+    const std::uint64_t engine = chip::Chip::dma_core_base(3);
+    const std::uint64_t bar2 = device.pci().bar(2).address;
+    for (const auto& [offset, value] :
+         dma::register_writes(dma::DmaJob::copy(0, 256 << 20, 256 << 20))) {
+      ASSERT_EQ(cpu.write(bar2 + (engine + offset - kCfgBarBase), &value, 4), tlm::TLM_OK_RESPONSE);
+    }
+    ASSERT_EQ(info(*file, HL_INFO_HW_IDLE, idle), 0);
+    EXPECT_EQ(idle.is_idle, 0u);
+    EXPECT_EQ(idle.busy_engines_mask, 1u << GAUDI_ENGINE_ID_DMA_3);
+    EXPECT_EQ(idle.busy_engines_mask_ext[0], 1u << GAUDI_ENGINE_ID_DMA_3);
+    sc_core::wait(sc_core::sc_time(5, sc_core::SC_MS));
+    ASSERT_EQ(info(*file, HL_INFO_HW_IDLE, idle), 0);
+    EXPECT_EQ(idle.is_idle, 1u);
+  });
+}
+
+TEST(DriverDevice, BadArgumentsGetTheKernelsErrno) {
+  with_device([](Device& device, host::HostCpu&, system::SystemModel&) {
+    auto file = open_node(device, false);
+    hl_info_args args{};
+    EXPECT_EQ(file->ioctl(_IOWR('X', 1, struct hl_info_args), &args), -ENOTTY);
+    EXPECT_EQ(file->ioctl(_IOWR('H', 7, struct hl_info_args), &args), -ENOTTY);
+    EXPECT_EQ(file->ioctl(_IOWR('H', 1, std::uint64_t), &args), -ENOTTY);  // wrong size
+    EXPECT_EQ(file->ioctl(HL_IOCTL_INFO, nullptr), -EFAULT);
+    hl_info_hw_ip_info ip{};
+    EXPECT_EQ(info(*file, HL_INFO_HW_IP_INFO, ip, 0), -EINVAL);
+    EXPECT_EQ(info(*file, 5, ip), -EINVAL);
+    EXPECT_EQ(info(*file, 99, ip), -EINVAL);
+    args.return_pointer = reinterpret_cast<std::uintptr_t>(&ip);
+    args.return_size = sizeof ip;
+    args.op = HL_INFO_HW_IP_INFO;
+    args.pad = 1;
+    EXPECT_EQ(file->ioctl(HL_IOCTL_INFO, &args), -EINVAL);
+    hl_info_sync_manager sm{};
+    args = {};
+    args.return_pointer = reinterpret_cast<std::uintptr_t>(&sm);
+    args.return_size = sizeof sm;
+    args.op = HL_INFO_SYNC_MANAGER;
+    args.dcore_id = 4;
+    EXPECT_EQ(file->ioctl(HL_IOCTL_INFO, &args), -EINVAL);
+    std::uint32_t small = 0;
+    EXPECT_EQ(info(*file, HL_INFO_GET_EVENTS, small), -EINVAL);
+    std::uint64_t events = 1;
+    EXPECT_EQ(info(*file, HL_INFO_GET_EVENTS, events), 0);
+    EXPECT_EQ(events, 0u);
+    hl_power_info power{};
+    EXPECT_EQ(info(*file, HL_INFO_POWER, power), -EOPNOTSUPP);
+    union hl_cs_args cs {};
+    EXPECT_EQ(file->ioctl(HL_IOCTL_CS, &cs), -EOPNOTSUPP);
+  });
+}
+
+TEST(DriverDevice, CommandBuffersAreCreatedMappedOnceAndDestroyed) {
+  with_device([](Device& device, host::HostCpu&, system::SystemModel& model) {
+    auto file = open_node(device, false);
+    const std::uint64_t handle = create_cb(*file, 5000);
+    EXPECT_EQ(handle, 0x1000000000001000ull);  // the CB type in bits 63:59, id 1 in pages
+    hl_cb_args args{};
+    args.in.op = HL_CB_OP_INFO;
+    args.in.cb_handle = handle;
+    EXPECT_EQ(cb_call(*file, args), 0);
+    EXPECT_EQ(args.out.usage_cnt, 0u);
+    std::uint64_t address = 0;
+    EXPECT_EQ(file->mmap(handle, 5000, address), -EINVAL);  // not the page-rounded size
+    ASSERT_EQ(file->mmap(handle, 8192, address), 0);
+    EXPECT_EQ(address, kKernelMemory.base);
+    EXPECT_EQ(file->mmap(handle, 8192, address), -EINVAL);  // mapped already
+    const std::uint32_t nop = 0x12345678;
+    model.host(0).memory().backing().write(address, &nop, 4);
+    args = {};
+    args.in.op = HL_CB_OP_DESTROY;
+    args.in.cb_handle = handle;
+    EXPECT_EQ(cb_call(*file, args), 0);  // while mapped: freed at munmap
+    EXPECT_EQ(cb_call(*file, args), -EINVAL);
+    const std::uint64_t next = create_cb(*file, 4096);
+    std::uint64_t next_address = 0;
+    ASSERT_EQ(file->mmap(next, 4096, next_address), 0);
+    EXPECT_NE(next_address, address);  // the destroyed CB still holds its pages
+    EXPECT_EQ(file->munmap(handle), 0);
+    EXPECT_EQ(file->munmap(handle), -EINVAL);
+    args = {};
+    args.in.op = HL_CB_OP_CREATE;
+    args.in.cb_size = HL_MAX_CB_SIZE + 1;
+    EXPECT_EQ(cb_call(*file, args), -EINVAL);
+    args.in.cb_size = 0;
+    EXPECT_EQ(cb_call(*file, args), -EINVAL);
+    args.in.cb_size = 4096;
+    args.in.flags = HL_CB_FLAGS_MAP;  // Gaudi1 maps no CB into the device
+    EXPECT_EQ(cb_call(*file, args), -EINVAL);
+    args = {};
+    args.in.op = 3;
+    EXPECT_EQ(cb_call(*file, args), -EINVAL);
+    // A new context starts with the memory the closed one's buffers held.
+    file.reset();
+    file = open_node(device, false);
+    const std::uint64_t fresh = create_cb(*file, 4096);
+    ASSERT_EQ(file->mmap(fresh, 4096, address), 0);
+    EXPECT_EQ(address, kKernelMemory.base);
+  });
+}
+
+}  // namespace
+}  // namespace podsim::driver
