@@ -54,6 +54,7 @@ DeviceProperties DeviceProperties::of(const chip::ChipConfig& chip, std::uint16_
   p.tpc_cores = chip.tpc.cores;
   p.nic_ports = chip.nic.ports;
   p.clock_mhz = static_cast<std::uint32_t>(chip.tpc.core.clock.hertz / 1e6);
+  p.host_window = chip.address_map.host.value;
   if (p.dma_engines > kGaudiDma || p.mme_engines > kGaudiMmes || p.tpc_cores > kGaudiTpcs) {
     throw std::invalid_argument(fmt::format(
         "{}: {} DMA engines, {} MMEs and {} TPCs; the Gaudi1 driver serves at most {}, {} and {}",
@@ -68,7 +69,9 @@ Device::Device(host::HostCpu& cpu, host::HostMemory& memory, PciFunction pci,
       memory_(memory),
       pci_(std::move(pci)),
       props_(std::move(props)),
-      kernel_(kernel.base, kernel.size) {}
+      kernel_(kernel.base, kernel.size) {
+  enable_msix();
+}
 
 int Device::open(bool control, std::unique_ptr<File>& file) {
   if (!control) {
@@ -118,6 +121,13 @@ std::uint32_t Device::read_register(std::uint64_t chip_address) {
   return value;
 }
 
+void Device::write_register(std::uint64_t chip_address, std::uint32_t value) {
+  const std::uint64_t at = pci_.bar(2).address + (chip_address - kCfgBarBase);
+  if (cpu_.write(at, &value, 4) != tlm::TLM_OK_RESPONSE) {
+    throw std::runtime_error(fmt::format("{:#x}: the device did not take a write", chip_address));
+  }
+}
+
 // An engine is busy while it runs or while its QMAN has work, as the Linux driver judges it.
 bool Device::engine_busy(int id) {
   std::uint64_t qman = 0;
@@ -153,10 +163,9 @@ int File::ioctl(unsigned long request, void* arg) {
   if (request == HL_IOCTL_INFO) return info(arg);
   if (control_) return -ENOTTY;
   if (request == HL_IOCTL_CB) return cb(arg);
-  if (request == HL_IOCTL_CS || request == HL_IOCTL_WAIT_CS || request == HL_IOCTL_MEMORY ||
-      request == HL_IOCTL_DEBUG) {
-    return -EOPNOTSUPP;
-  }
+  if (request == HL_IOCTL_CS) return cs(arg);
+  if (request == HL_IOCTL_WAIT_CS) return wait_cs(arg);
+  if (request == HL_IOCTL_MEMORY || request == HL_IOCTL_DEBUG) return -EOPNOTSUPP;
   return -ENOTTY;  // the right number with the wrong size
 }
 

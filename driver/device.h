@@ -7,19 +7,29 @@
 // mmap by handle, the buffers in host memory the driver owns; argument checks with the
 // kernel's errno (docs/driver.md). Every device access is a request of the host CPU through
 // PCIe, so ioctls run in a HostCpu program's thread.
-// Ignores (for now): CS, WAIT_CS, MEMORY and DEBUG (EOPNOTSUPP until they arrive), and the INFO
+// CS: jobs on host-facing queues (DMA 0 and 1) run a copy of the user's CB with two MSG_PROT
+// packets the driver appends (the completion-queue entry, then the MSI-X doorbell); jobs on
+// internal queues run the user's CB where it lies in device memory; a CS completes when its
+// host-facing jobs have, seen by the interrupt handler reading the completion queue; WAIT_CS
+// blocks the caller's thread until then or its timeout.
+// Ignores (for now): signal/wait/collective-wait, staged and encapsulated-signal CSs, CS
+// timeouts and reset, multi-CS and interrupt waits, MEMORY and DEBUG (EOPNOTSUPP), and the INFO
 // opcodes answered by firmware the model does not have (power, energy, PLLs, PCI counters,
 // clock throttling, attestation, DRAM row replacement, firmware requests, event fds, the
 // engine-status text): EOPNOTSUPP.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
+#include <systemc>
 
 #include "driver/pci_probe.h"
+#include "drm/habanalabs_accel.h"
 #include "hw/chip/chip_config.h"
+#include "hw/core/kernel.h"
 #include "hw/core/range_allocator.h"
 #include "hw/host/host_cpu.h"
 #include "hw/host/host_memory.h"
@@ -36,7 +46,8 @@ struct DeviceProperties {
   std::uint64_t dram_base = 0, dram_size = 0;
   std::uint64_t dram_page_size = 2u << 20;
   int dma_engines = 0, mme_engines = 0, tpc_cores = 0, nic_ports = 0;
-  std::uint32_t clock_mhz = 0;  // the compute clock INFO CLK_RATE reports
+  std::uint32_t clock_mhz = 0;    // the compute clock INFO CLK_RATE reports
+  std::uint64_t host_window = 0;  // where host memory appears in the chip's address space
 
   // Gaudi1's fixed properties with what a chip preset says the firmware reports. Throws
   // std::invalid_argument for a chip the driver cannot serve (more engines than Gaudi1's
@@ -79,8 +90,42 @@ class Device {
   Cb* find_cb(std::uint64_t handle, std::uint32_t ctx);
   void free_cb(std::uint64_t handle);
 
+  // A queue the driver has set up: its PQ ring in host memory and, for a host-facing one, its
+  // completion queue and MSI-X vector with the jobs still to complete.
+  struct Job {
+    std::uint32_t ctx;
+    std::uint64_t seq;
+    std::uint32_t slot;
+    std::uint64_t patched, patched_size;  // the driver's copy of the CB, host physical
+  };
+  struct Queue {
+    std::uint64_t qman = 0;
+    int stream = 0;
+    bool external = false;
+    std::uint64_t ring = 0, cq = 0;
+    std::uint32_t pi = 0;
+    int vector = -1;
+    std::deque<Job> pending;
+  };
+  struct Cs {
+    std::uint32_t remaining = 0;
+    core::TimePs completed = 0;
+    bool done = false;
+  };
+
   std::uint32_t read_register(std::uint64_t chip_address);
+  void write_register(std::uint64_t chip_address, std::uint32_t value);
   bool engine_busy(int gaudi_engine_id);
+  void enable_msix();
+  Queue* queue(std::uint32_t id);  // set up at first use; nullptr when the chip lacks it
+  // Jobs queue `q` holds that its QMAN has not fetched (internal) or completed (external).
+  std::uint32_t in_flight(const Queue& q);
+  int submit(std::uint32_t ctx, const hl_cs_in& in, hl_cs_out& out);
+  int wait(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out& out);
+  void on_completion(int vector);
+  std::uint64_t chip_view(std::uint64_t host_physical) const {
+    return props_.host_window + host_physical;
+  }
 
   host::HostCpu& cpu_;
   host::HostMemory& memory_;
@@ -93,6 +138,10 @@ class Device {
   std::uint64_t open_counter_ = 0;
   std::uint64_t last_open_ps_ = 0, last_period_ms_ = 0;
   std::uint32_t next_ctx_ = 1;
+  std::map<std::uint32_t, Queue> queues_;                     // by uAPI queue id
+  std::map<std::pair<std::uint32_t, std::uint64_t>, Cs> cs_;  // by context and sequence
+  std::map<std::uint32_t, std::uint64_t> next_seq_;           // by context, from 1
+  sc_core::sc_event completed_;
 };
 
 // An open node. Its calls return 0 or -errno, as the kernel's do.
@@ -112,6 +161,8 @@ class File {
       : device_(device), control_(control), ctx_(ctx) {}
   int info(void* arg);
   int cb(void* arg);
+  int cs(void* arg);
+  int wait_cs(void* arg);
   int write_info(const void* args, const void* data, std::size_t size);
 
   Device& device_;

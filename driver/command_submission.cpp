@@ -1,0 +1,262 @@
+// Command submission and completion: the driver's queues, CS and WAIT_CS (device.h says what is
+// captured).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <stdexcept>
+#include <vector>
+
+#include "driver/device.h"
+#include "drm/habanalabs_accel.h"
+#include "hw/chip/chip.h"
+#include "hw/chip/qman_ring.h"
+#include "hw/chip/spec/packet_codec.h"
+#include "hw/core/kernel.h"
+#include "hw/pcie/config_space.h"
+#include "podsim/spec/gaudi1.h"
+
+namespace podsim::driver {
+namespace {
+
+constexpr std::uint32_t kRingLog2 = 8;  // 256 jobs in flight per queue
+constexpr std::uint32_t kRingEntries = 1u << kRingLog2;
+constexpr std::uint32_t kCqReady = 1u << 31;
+constexpr std::uint64_t kPage = 4096;
+// External queues: DMA 0 and 1, four streams each, completion queue and vector i for queue i.
+constexpr std::uint32_t kExternalQueues = 8;
+constexpr std::uint32_t kMsiDataBase = 0x4000;  // + 0x100 x bus + vector: unique per device
+
+bool is_external(std::uint32_t id) { return id < kExternalQueues; }
+std::uint32_t msi_data(int bus, int vector) {
+  return kMsiDataBase + 0x100u * static_cast<std::uint32_t>(bus) +
+         static_cast<std::uint32_t>(vector);
+}
+
+std::vector<std::uint8_t> completion_packets(std::uint64_t cq_entry, std::uint32_t value,
+                                             std::uint64_t msi) {
+  chip::spec::Packet entry("MSG_PROT"), interrupt("MSG_PROT");
+  entry.set("addr", cq_entry).set("value", value);
+  entry.barriers(true, true, true);  // after everything the buffer started has finished
+  interrupt.set("addr", msi).set("value", 1);
+  interrupt.barriers(false, true, false);
+  return chip::spec::PacketCodec().encode({entry, interrupt});
+}
+
+}  // namespace
+
+// One MSI-X vector per completion queue, its data word unique to this device on the host.
+void Device::enable_msix() {
+  const std::uint64_t table = pci_.bar(pci_.msix_table_bar).address + pci_.msix_table_offset;
+  for (std::uint32_t v = 0; v < kExternalQueues && static_cast<int>(v) < pci_.msix_vectors; ++v) {
+    const std::uint32_t words[4] = {0xFEE00000u, 0, msi_data(pci_.bus, static_cast<int>(v)), 0};
+    for (int w = 0; w < 4; ++w) {  // the table takes dword accesses
+      if (cpu_.write(table + 16ull * v + 4ull * w, &words[w], 4) != tlm::TLM_OK_RESPONSE) {
+        throw std::runtime_error(fmt::format("PCI bus {}: the MSI-X table did not take a write",
+                                             pci_.bus));
+      }
+    }
+    cpu_.on_interrupt(words[2], [this, v] { on_completion(static_cast<int>(v)); });
+  }
+  std::uint32_t control = 0;
+  cpu_.config_read32(pci_.bus, pcie::reg::kMsixCapability, control);
+  cpu_.config_write32(pci_.bus, pcie::reg::kMsixCapability,
+                      control | std::uint32_t{pcie::reg::kMsixEnable} << 16);
+}
+
+// The queue's QMAN must be one the chip has: Gaudi1's queue ids name all of Gaudi1's QMANs,
+// and a preset may have fewer engines (or, like the NICs', QMANs the model does not have).
+Device::Queue* Device::queue(std::uint32_t id) {
+  if (auto it = queues_.find(id); it != queues_.end()) return &it->second;
+  const std::uint64_t qman = podsim_gaudi1_queue_qman_base(id);
+  bool present = false;
+  for (int i = 0; i < props_.dma_engines; ++i) present |= qman == chip::Chip::dma_qman_base(i);
+  for (int i = 0; i < props_.mme_engines; ++i) present |= qman == chip::Chip::mme_qman_base(i);
+  for (int i = 0; i < props_.tpc_cores; ++i) present |= qman == chip::Chip::tpc_qman_base(i);
+  if (id == GAUDI_QUEUE_ID_CPU_PQ || qman == 0 || !present) return nullptr;
+  Queue q;
+  q.qman = qman;
+  q.stream = static_cast<int>(podsim_gaudi1_queue_stream(id));
+  q.external = is_external(id);
+  const auto ring = kernel_.allocate(kRingEntries * PODSIM_GAUDI1_PQ_ENTRY_SIZE, kPage);
+  const auto cq = q.external ? kernel_.allocate(kRingEntries * 4, kPage) : ring;
+  if (!ring || !cq) return nullptr;
+  q.ring = *ring;
+  q.cq = *cq;
+  q.vector = q.external ? static_cast<int>(id) : -1;
+  if (q.external) {
+    const std::vector<std::uint8_t> zeros(kRingEntries * 4, 0);
+    memory_.backing().write(q.cq, zeros.data(), zeros.size());
+  }
+  write_register(PODSIM_GAUDI1_QMAN_PQ_BASE_LO(qman, q.stream),
+                 static_cast<std::uint32_t>(chip_view(q.ring)));
+  write_register(PODSIM_GAUDI1_QMAN_PQ_BASE_HI(qman, q.stream),
+                 static_cast<std::uint32_t>(chip_view(q.ring) >> 32));
+  write_register(PODSIM_GAUDI1_QMAN_PQ_SIZE(qman, q.stream), kRingLog2);
+  // LIN_DMA on a DMA QMAN writes its engine's registers at these offsets.
+  for (int cp = 0; cp < static_cast<int>(PODSIM_GAUDI1_QMAN_CPS); ++cp) {
+    write_register(PODSIM_GAUDI1_QMAN_CP_LDMA_TSIZE_OFFSET(qman, cp),
+                   PODSIM_GAUDI1_DMA_CORE_DST_TSIZE_0_OFFSET);
+    write_register(PODSIM_GAUDI1_QMAN_CP_LDMA_SRC_BASE_LO_OFFSET(qman, cp),
+                   PODSIM_GAUDI1_DMA_CORE_SRC_BASE_LO_OFFSET);
+    write_register(PODSIM_GAUDI1_QMAN_CP_LDMA_DST_BASE_LO_OFFSET(qman, cp),
+                   PODSIM_GAUDI1_DMA_CORE_DST_BASE_LO_OFFSET);
+  }
+  write_register(PODSIM_GAUDI1_QMAN_GLBL_CFG0(qman),
+                 podsim_gaudi1_make_qman_glbl_cfg0(0xF, 0x1F, 0x1F));
+  return &queues_.emplace(id, q).first->second;
+}
+
+std::uint32_t Device::in_flight(const Queue& q) {
+  if (q.external) return static_cast<std::uint32_t>(q.pending.size());
+  const std::uint32_t ci = read_register(PODSIM_GAUDI1_QMAN_PQ_CI(q.qman, q.stream));
+  return chip::pq_pending(q.pi, ci, kRingLog2);
+}
+
+int Device::submit(std::uint32_t ctx, const hl_cs_in& in, hl_cs_out& out) {
+  constexpr std::uint32_t kUnsupported =
+      HL_CS_FLAGS_SIGNAL | HL_CS_FLAGS_WAIT | HL_CS_FLAGS_COLLECTIVE_WAIT |
+      HL_CS_FLAGS_STAGED_SUBMISSION | HL_CS_FLAGS_STAGED_SUBMISSION_FIRST |
+      HL_CS_FLAGS_STAGED_SUBMISSION_LAST | HL_CS_FLAGS_ENCAP_SIGNALS |
+      HL_CS_FLAGS_RESERVE_SIGNALS_ONLY | HL_CS_FLAGS_UNRESERVE_SIGNALS_ONLY |
+      HL_CS_FLAGS_ENGINE_CORE_COMMAND | HL_CS_FLAGS_ENGINES_COMMAND;
+  if (std::any_of(std::begin(in.pad), std::end(in.pad), [](__u8 b) { return b != 0; })) {
+    return -EINVAL;
+  }
+  if (in.cs_flags & kUnsupported) return -EOPNOTSUPP;
+  const bool restore = (in.cs_flags & HL_CS_FLAGS_FORCE_RESTORE) || !next_seq_.count(ctx);
+  const std::uint32_t restores = restore ? in.num_chunks_restore : 0;
+  if (in.num_chunks_execute == 0 || restores + in.num_chunks_execute > HL_MAX_JOBS_PER_CS) {
+    return -EINVAL;
+  }
+  std::vector<hl_cs_chunk> chunks;
+  const auto take = [&](std::uint64_t array, std::uint32_t count) {
+    const auto* first = reinterpret_cast<const hl_cs_chunk*>(static_cast<std::uintptr_t>(array));
+    chunks.insert(chunks.end(), first, first + count);
+  };
+  if (restores > 0 && in.chunks_restore == 0) return -EFAULT;
+  if (in.chunks_execute == 0) return -EFAULT;
+  take(in.chunks_restore, restores);
+  take(in.chunks_execute, in.num_chunks_execute);
+
+  // Everything is checked before anything is queued: a bad CS changes nothing.
+  struct Planned {
+    Queue* queue;
+    std::uint64_t address;  // host physical (a kernel CB) or device address (a user CB)
+    std::uint32_t size;
+  };
+  std::vector<Planned> plan;
+  std::map<Queue*, std::uint32_t> per_queue;
+  std::uint32_t external = 0;
+  for (const hl_cs_chunk& c : chunks) {
+    Queue* q = c.queue_index < GAUDI_QUEUE_ID_SIZE ? queue(c.queue_index) : nullptr;
+    if (q == nullptr || c.cb_size == 0) return -EINVAL;
+    std::uint64_t address = c.cb_handle;
+    if (q->external) {
+      const Cb* cb = find_cb(c.cb_handle, ctx);
+      if (cb == nullptr || c.cb_size > cb->requested) return -EINVAL;
+      address = cb->address;
+      ++external;
+    }
+    if (in_flight(*q) + ++per_queue[q] > kRingEntries) return -EAGAIN;
+    plan.push_back({q, address, c.cb_size});
+  }
+  if (external == 0) return -EINVAL;  // nothing would say it completed
+
+  const std::uint64_t seq = next_seq_.count(ctx) ? next_seq_[ctx] : 1;
+  next_seq_[ctx] = seq + 1;
+  cs_[{ctx, seq}] = Cs{external, 0, false};
+  std::vector<Queue*> rung;
+  for (const Planned& p : plan) {
+    Queue& q = *p.queue;
+    const std::uint32_t slot = chip::pq_slot(q.pi, kRingLog2);
+    chip::PqEntry entry;
+    entry.address = p.address;
+    entry.length = p.size;
+    if (q.external) {
+      // The driver's copy: the user's packets, then the completion entry and the interrupt.
+      std::vector<std::uint8_t> bytes(p.size);
+      memory_.backing().read(p.address, bytes.data(), bytes.size());
+      const auto tail =
+          completion_packets(chip_view(q.cq + 4ull * slot), kCqReady | slot,
+                             PODSIM_GAUDI1_PCIE_MSI_BASE + 4ull * static_cast<unsigned>(q.vector));
+      bytes.insert(bytes.end(), tail.begin(), tail.end());
+      const std::uint64_t size = (bytes.size() + kPage - 1) / kPage * kPage;
+      const auto patched = kernel_.allocate(size, kPage);
+      if (!patched) return -ENOMEM;
+      memory_.backing().write(*patched, bytes.data(), bytes.size());
+      q.pending.push_back({ctx, seq, slot, *patched, size});
+      entry.address = chip_view(*patched);
+      entry.length = static_cast<std::uint32_t>(bytes.size());
+    }
+    std::uint8_t raw[PODSIM_GAUDI1_PQ_ENTRY_SIZE];
+    chip::encode_pq_entry(entry, raw);
+    memory_.backing().write(q.ring + sizeof raw * slot, raw, sizeof raw);
+    q.pi = chip::pq_next(q.pi, kRingLog2);
+    if (std::find(rung.begin(), rung.end(), &q) == rung.end()) rung.push_back(&q);
+  }
+  for (Queue* q : rung) write_register(PODSIM_GAUDI1_QMAN_PQ_PI(q->qman, q->stream), q->pi);
+  out = {};
+  out.seq = seq;
+  out.status = HL_CS_STATUS_SUCCESS;
+  return 0;
+}
+
+// The completion queue of `vector`'s queue: every entry marked ready completes its job.
+void Device::on_completion(int vector) {
+  Queue& q = queues_.at(static_cast<std::uint32_t>(vector));
+  while (!q.pending.empty()) {
+    const Job& job = q.pending.front();
+    std::uint32_t entry = 0;
+    memory_.backing().read(q.cq + 4ull * job.slot, &entry, 4);
+    if (!(entry & kCqReady)) break;
+    const std::uint32_t cleared = 0;
+    memory_.backing().write(q.cq + 4ull * job.slot, &cleared, 4);
+    kernel_.release(job.patched, job.patched_size);
+    Cs& cs = cs_.at({job.ctx, job.seq});
+    if (--cs.remaining == 0) {
+      cs.done = true;
+      cs.completed = core::now_ps();
+      completed_.notify();
+    }
+    q.pending.pop_front();
+  }
+}
+
+int Device::wait(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out& out) {
+  if (in.flags & HL_WAIT_CS_FLAGS_INTERRUPT) return -EPERM;  // Gaudi1 has no user interrupts
+  if (in.flags & HL_WAIT_CS_FLAGS_MULTI_CS) return -EOPNOTSUPP;
+  const auto next = next_seq_.find(ctx);
+  if (in.seq == 0 || next == next_seq_.end() || in.seq >= next->second) return -EINVAL;
+  const auto it = cs_.find({ctx, in.seq});
+  out = {};
+  if (it == cs_.end()) {  // completed long ago and forgotten
+    out.status = HL_WAIT_CS_STATUS_COMPLETED;
+    out.flags = HL_WAIT_CS_STATUS_FLAG_GONE;
+    return 0;
+  }
+  const core::TimePs deadline = core::now_ps() + in.timeout_us * 1000000ull;
+  while (!it->second.done && core::now_ps() < deadline) {
+    sc_core::wait(sc_core::sc_time::from_value(deadline - core::now_ps()), completed_);
+  }
+  out.status = it->second.done ? HL_WAIT_CS_STATUS_COMPLETED : HL_WAIT_CS_STATUS_BUSY;
+  if (it->second.done) {
+    out.timestamp_nsec = static_cast<__s64>(it->second.completed / 1000);
+    out.flags = HL_WAIT_CS_STATUS_FLAG_TIMESTAMP_VLD;
+  }
+  return 0;
+}
+
+int File::cs(void* arg) {
+  auto& args = *static_cast<hl_cs_args*>(arg);
+  const hl_cs_in in = args.in;
+  return device_.submit(ctx_, in, args.out);
+}
+
+int File::wait_cs(void* arg) {
+  auto& args = *static_cast<hl_wait_cs_args*>(arg);
+  const hl_wait_cs_in in = args.in;
+  return device_.wait(ctx_, in, args.out);
+}
+
+}  // namespace podsim::driver
