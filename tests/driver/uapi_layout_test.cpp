@@ -8,6 +8,7 @@
 #include <cstddef>
 
 #include "drm/habanalabs_accel.h"
+#include "podsim/spec/gaudi1.h"
 
 extern "C" {
 extern const std::size_t podsim_uapi_c_sizes[];
@@ -933,6 +934,51 @@ TEST(UapiLayout, CAndCxxAgree) {
   ASSERT_EQ(podsim_uapi_c_count, sizeof cxx / sizeof cxx[0]);
   for (std::size_t i = 0; i < podsim_uapi_c_count; ++i)
     EXPECT_EQ(podsim_uapi_c_sizes[i], cxx[i]) << "type " << i;
+}
+
+// The queue numbering is stated twice: by the uAPI header and by the chip's machine-readable
+// specification (hw/chip/spec/gaudi1.yaml, which the QMAN model and the driver route by).
+#define PODSIM_SAME_QUEUE(name)                              \
+  EXPECT_EQ(static_cast<int>(GAUDI_QUEUE_ID_##name),         \
+            static_cast<int>(PODSIM_GAUDI1_QUEUE_ID_##name)) \
+      << #name
+#define PODSIM_SAME_STREAMS(name) \
+  PODSIM_SAME_QUEUE(name##_0);    \
+  PODSIM_SAME_QUEUE(name##_1);    \
+  PODSIM_SAME_QUEUE(name##_2);    \
+  PODSIM_SAME_QUEUE(name##_3)
+
+TEST(UapiConstants, GaudiQueueIdsAreTheChipSpecificationsOwn) {
+  PODSIM_SAME_STREAMS(DMA_0);
+  PODSIM_SAME_STREAMS(DMA_1);
+  PODSIM_SAME_QUEUE(CPU_PQ);
+  PODSIM_SAME_STREAMS(DMA_2);
+  PODSIM_SAME_STREAMS(DMA_3);
+  PODSIM_SAME_STREAMS(DMA_4);
+  PODSIM_SAME_STREAMS(DMA_5);
+  PODSIM_SAME_STREAMS(DMA_6);
+  PODSIM_SAME_STREAMS(DMA_7);
+  PODSIM_SAME_STREAMS(MME_0);
+  PODSIM_SAME_STREAMS(MME_1);
+  PODSIM_SAME_STREAMS(TPC_0);
+  PODSIM_SAME_STREAMS(TPC_1);
+  PODSIM_SAME_STREAMS(TPC_2);
+  PODSIM_SAME_STREAMS(TPC_3);
+  PODSIM_SAME_STREAMS(TPC_4);
+  PODSIM_SAME_STREAMS(TPC_5);
+  PODSIM_SAME_STREAMS(TPC_6);
+  PODSIM_SAME_STREAMS(TPC_7);
+  PODSIM_SAME_STREAMS(NIC_0);
+  PODSIM_SAME_STREAMS(NIC_1);
+  PODSIM_SAME_STREAMS(NIC_2);
+  PODSIM_SAME_STREAMS(NIC_3);
+  PODSIM_SAME_STREAMS(NIC_4);
+  PODSIM_SAME_STREAMS(NIC_5);
+  PODSIM_SAME_STREAMS(NIC_6);
+  PODSIM_SAME_STREAMS(NIC_7);
+  PODSIM_SAME_STREAMS(NIC_8);
+  PODSIM_SAME_STREAMS(NIC_9);
+  PODSIM_SAME_QUEUE(SIZE);
 }
 
 }  // namespace
