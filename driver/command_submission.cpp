@@ -52,8 +52,8 @@ void Device::enable_msix() {
     const std::uint32_t words[4] = {0xFEE00000u, 0, msi_data(pci_.bus, static_cast<int>(v)), 0};
     for (int w = 0; w < 4; ++w) {  // the table takes dword accesses
       if (cpu_.write(table + 16ull * v + 4ull * w, &words[w], 4) != tlm::TLM_OK_RESPONSE) {
-        throw std::runtime_error(fmt::format("PCI bus {}: the MSI-X table did not take a write",
-                                             pci_.bus));
+        throw std::runtime_error(
+            fmt::format("PCI bus {}: the MSI-X table did not take a write", pci_.bus));
       }
     }
     cpu_.on_interrupt(words[2], [this, v] { on_completion(static_cast<int>(v)); });

@@ -89,6 +89,8 @@ File::~File() {
   Device& d = device_;
   d.compute_open_ = false;
   d.last_period_ms_ = (core::now_ps() - d.last_open_ps_) / 1000000000;
+  d.dram_used_ -= d.ctx_dram_[ctx_];
+  d.ctx_dram_.erase(ctx_);
   // The context's buffers go with it, mapped or not.
   for (auto it = d.cbs_.begin(); it != d.cbs_.end();) {
     if (it->second.ctx != ctx_) {
@@ -165,7 +167,8 @@ int File::ioctl(unsigned long request, void* arg) {
   if (request == HL_IOCTL_CB) return cb(arg);
   if (request == HL_IOCTL_CS) return cs(arg);
   if (request == HL_IOCTL_WAIT_CS) return wait_cs(arg);
-  if (request == HL_IOCTL_MEMORY || request == HL_IOCTL_DEBUG) return -EOPNOTSUPP;
+  if (request == HL_IOCTL_MEMORY) return memory(arg);
+  if (request == HL_IOCTL_DEBUG) return -EOPNOTSUPP;
   return -ENOTTY;  // the right number with the wrong size
 }
 
@@ -207,7 +210,8 @@ int File::info(void* arg) {
     }
     case HL_INFO_DRAM_USAGE: {
       if (no_buffer) return -EINVAL;
-      const hl_info_dram_usage usage{p.dram_size, 0};  // no device memory allocated yet
+      const std::uint64_t used = std::min(d.dram_used_, p.dram_size);
+      const hl_info_dram_usage usage{p.dram_size - used, d.ctx_dram_[ctx_]};
       return write_info(&a, &usage, sizeof usage);
     }
     case HL_INFO_HW_IDLE: {
@@ -338,6 +342,40 @@ int File::cb(void* arg) {
       a.out.usage_cnt = 0;  // no submission holds it yet
       return 0;
     }
+    default:
+      return -EINVAL;
+  }
+}
+
+// Gaudi1's driver keeps account of the DRAM user space says it takes, relying on its word
+// (FREE passes the size where other ASICs pass a handle) [C13].
+int File::memory(void* arg) {
+  auto& a = arg_as<hl_mem_args>(arg);
+  Device& d = device_;
+  const hl_mem_in in = a.in;
+  switch (in.op) {
+    case HL_MEM_OP_ALLOC:
+      if (in.alloc.mem_size == 0) return -EINVAL;
+      d.dram_used_ += in.alloc.mem_size;
+      d.ctx_dram_[ctx_] += in.alloc.mem_size;
+      a.out = {};
+      a.out.handle = 0;
+      return 0;
+    case HL_MEM_OP_FREE: {
+      std::uint64_t& mine = d.ctx_dram_[ctx_];
+      const std::uint64_t size = std::min<std::uint64_t>(in.alloc.mem_size, mine);
+      mine -= size;
+      d.dram_used_ -= size;
+      return 0;
+    }
+    case HL_MEM_OP_MAP:
+      return (in.flags & HL_MEM_USERPTR) ? -EOPNOTSUPP : -EINVAL;  // no device handles
+    case HL_MEM_OP_UNMAP:
+      return -EINVAL;  // nothing is ever mapped
+    case HL_MEM_OP_MAP_BLOCK:
+    case HL_MEM_OP_EXPORT_DMABUF_FD:
+    case HL_MEM_OP_TS_ALLOC:
+      return -EOPNOTSUPP;
     default:
       return -EINVAL;
   }

@@ -12,8 +12,11 @@
 // internal queues run the user's CB where it lies in device memory; a CS completes when its
 // host-facing jobs have, seen by the interrupt handler reading the completion queue; WAIT_CS
 // blocks the caller's thread until then or its timeout.
+// MEMORY: device-memory ALLOC and FREE only account (Gaudi1 has no DRAM MMU: user space places
+// its data itself), MAP of a device handle is refused.
 // Ignores (for now): signal/wait/collective-wait, staged and encapsulated-signal CSs, CS
-// timeouts and reset, multi-CS and interrupt waits, MEMORY and DEBUG (EOPNOTSUPP), and the INFO
+// timeouts and reset, multi-CS and interrupt waits, MAP USERPTR (host memory through the
+// device MMU), MAP_BLOCK, dma-buf export, timestamp buffers and DEBUG (EOPNOTSUPP), and the INFO
 // opcodes answered by firmware the model does not have (power, energy, PLLs, PCI counters,
 // clock throttling, attestation, DRAM row replacement, firmware requests, event fds, the
 // engine-status text): EOPNOTSUPP.
@@ -138,6 +141,10 @@ class Device {
   std::uint64_t open_counter_ = 0;
   std::uint64_t last_open_ps_ = 0, last_period_ms_ = 0;
   std::uint32_t next_ctx_ = 1;
+  // DRAM user space says it took (Gaudi1's driver only accounts: it has no DRAM MMU), in all
+  // and by context.
+  std::uint64_t dram_used_ = 0;
+  std::map<std::uint32_t, std::uint64_t> ctx_dram_;
   std::map<std::uint32_t, Queue> queues_;                     // by uAPI queue id
   std::map<std::pair<std::uint32_t, std::uint64_t>, Cs> cs_;  // by context and sequence
   std::map<std::uint32_t, std::uint64_t> next_seq_;           // by context, from 1
@@ -163,6 +170,7 @@ class File {
   int cb(void* arg);
   int cs(void* arg);
   int wait_cs(void* arg);
+  int memory(void* arg);
   int write_info(const void* args, const void* data, std::size_t size);
 
   Device& device_;

@@ -179,8 +179,8 @@ TEST(DriverDevice, BadArgumentsGetTheKernelsErrno) {
     EXPECT_EQ(events, 0u);
     hl_power_info power{};
     EXPECT_EQ(info(*file, HL_INFO_POWER, power), -EOPNOTSUPP);
-    union hl_mem_args memory {};
-    EXPECT_EQ(file->ioctl(HL_IOCTL_MEMORY, &memory), -EOPNOTSUPP);
+    struct hl_debug_args debug {};
+    EXPECT_EQ(file->ioctl(HL_IOCTL_DEBUG, &debug), -EOPNOTSUPP);
   });
 }
 
@@ -356,6 +356,47 @@ TEST(DriverDevice, BadSubmissionsAreRefusedAndChangeNothing) {
     EXPECT_EQ(cs.out.seq, 1u);  // nothing refused took a sequence number
     int rc = 0;
     EXPECT_EQ(wait_for(*file, 1, 1000000, rc).status, HL_WAIT_CS_STATUS_COMPLETED);
+  });
+}
+
+// Gaudi1's MEMORY: ALLOC and FREE only account (DRAM_USAGE shows it), device handles do not
+// exist, and a context's account closes with it.
+TEST(DriverDevice, DeviceMemoryIsAccountedAsGaudi1sDriverDoes) {
+  with_device([](Device& device, host::HostCpu&, system::SystemModel&) {
+    auto file = open_node(device, false);
+    hl_info_dram_usage usage{};
+    ASSERT_EQ(info(*file, HL_INFO_DRAM_USAGE, usage), 0);
+    const std::uint64_t total = usage.dram_free_mem;
+    hl_mem_args mem{};
+    mem.in.op = HL_MEM_OP_ALLOC;
+    mem.in.alloc.mem_size = 1ull << 30;
+    ASSERT_EQ(file->ioctl(HL_IOCTL_MEMORY, &mem), 0);
+    EXPECT_EQ(mem.out.handle, 0u);
+    ASSERT_EQ(info(*file, HL_INFO_DRAM_USAGE, usage), 0);
+    EXPECT_EQ(usage.dram_free_mem, total - (1ull << 30));
+    EXPECT_EQ(usage.ctx_dram_mem, 1ull << 30);
+    mem = {};
+    mem.in.op = HL_MEM_OP_FREE;
+    mem.in.alloc.mem_size = 512ull << 20;  // FREE carries the size
+    ASSERT_EQ(file->ioctl(HL_IOCTL_MEMORY, &mem), 0);
+    ASSERT_EQ(info(*file, HL_INFO_DRAM_USAGE, usage), 0);
+    EXPECT_EQ(usage.ctx_dram_mem, 512ull << 20);
+    mem = {};
+    mem.in.op = HL_MEM_OP_ALLOC;
+    EXPECT_EQ(file->ioctl(HL_IOCTL_MEMORY, &mem), -EINVAL);  // size 0
+    mem.in.op = HL_MEM_OP_MAP;
+    EXPECT_EQ(file->ioctl(HL_IOCTL_MEMORY, &mem), -EINVAL);  // no device handle exists
+    mem.in.flags = HL_MEM_USERPTR;
+    EXPECT_EQ(file->ioctl(HL_IOCTL_MEMORY, &mem), -EOPNOTSUPP);
+    mem = {};
+    mem.in.op = HL_MEM_OP_UNMAP;
+    EXPECT_EQ(file->ioctl(HL_IOCTL_MEMORY, &mem), -EINVAL);
+    mem.in.op = 9;
+    EXPECT_EQ(file->ioctl(HL_IOCTL_MEMORY, &mem), -EINVAL);
+    file.reset();
+    file = open_node(device, false);
+    ASSERT_EQ(info(*file, HL_INFO_DRAM_USAGE, usage), 0);
+    EXPECT_EQ(usage.dram_free_mem, total);
   });
 }
 
