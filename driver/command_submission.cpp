@@ -250,7 +250,30 @@ int Device::wait(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out& out
 int File::cs(void* arg) {
   auto& args = *static_cast<hl_cs_args*>(arg);
   const hl_cs_in in = args.in;
-  return device_.submit(ctx_, in, args.out);
+  const int rc = device_.submit(ctx_, in, args.out);
+  // What the kernel counts as dropped: by the reason, for the device and for the context.
+  std::uint64_t Device::Drops::*reason = nullptr;
+  if (rc == -EINVAL) reason = &Device::Drops::validation;
+  if (rc == -EAGAIN) reason = &Device::Drops::queue_full;
+  if (rc == -ENOMEM) reason = &Device::Drops::out_of_mem;
+  if (reason != nullptr) {
+    ++(device_.drops_.*reason);
+    ++(device_.ctx_drops_[ctx_].*reason);
+  }
+  return rc;
+}
+
+int File::cs_counters(void* args) {
+  const Device::Drops& all = device_.drops_;
+  const Device::Drops& mine = device_.ctx_drops_[ctx_];
+  hl_info_cs_counters c{};
+  c.total_out_of_mem_drop_cnt = all.out_of_mem;
+  c.ctx_out_of_mem_drop_cnt = mine.out_of_mem;
+  c.total_queue_full_drop_cnt = all.queue_full;
+  c.ctx_queue_full_drop_cnt = mine.queue_full;
+  c.total_validation_drop_cnt = all.validation;
+  c.ctx_validation_drop_cnt = mine.validation;
+  return write_info(args, &c, sizeof c);
 }
 
 int File::wait_cs(void* arg) {

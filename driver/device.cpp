@@ -269,8 +269,10 @@ int File::info(void* arg) {
     }
     // Counters and error records: nothing counted or captured yet, so zeros, as the kernel
     // returns before the first event.
-    case HL_INFO_RESET_COUNT:
     case HL_INFO_CS_COUNTERS:
+      if (no_buffer) return -EINVAL;
+      return cs_counters(&a);
+    case HL_INFO_RESET_COUNT:
     case HL_INFO_LAST_ERR_OPEN_DEV_TIME:
     case HL_INFO_CS_TIMEOUT_EVENT:
     case HL_INFO_RAZWI_EVENT:

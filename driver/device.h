@@ -144,6 +144,12 @@ class Device {
   // DRAM user space says it took (Gaudi1's driver only accounts: it has no DRAM MMU), in all
   // and by context.
   std::uint64_t dram_used_ = 0;
+  // Refused submissions, as INFO CS_COUNTERS reports them: the device's and each context's.
+  struct Drops {
+    std::uint64_t out_of_mem = 0, queue_full = 0, validation = 0;
+  };
+  Drops drops_;
+  std::map<std::uint32_t, Drops> ctx_drops_;
   std::map<std::uint32_t, std::uint64_t> ctx_dram_;
   std::map<std::uint32_t, Queue> queues_;                     // by uAPI queue id
   std::map<std::pair<std::uint32_t, std::uint64_t>, Cs> cs_;  // by context and sequence
@@ -170,6 +176,7 @@ class File {
   int cb(void* arg);
   int cs(void* arg);
   int wait_cs(void* arg);
+  int cs_counters(void* args);
   int memory(void* arg);
   int write_info(const void* args, const void* data, std::size_t size);
 

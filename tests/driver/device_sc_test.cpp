@@ -354,6 +354,11 @@ TEST(DriverDevice, BadSubmissionsAreRefusedAndChangeNothing) {
     EXPECT_EQ(file->ioctl(HL_IOCTL_WAIT_CS, &wait), -EPERM);
     ASSERT_EQ(submit(*file, one, cs), 0);
     EXPECT_EQ(cs.out.seq, 1u);  // nothing refused took a sequence number
+    hl_info_cs_counters counters{};
+    ASSERT_EQ(info(*file, HL_INFO_CS_COUNTERS, counters), 0);
+    EXPECT_EQ(counters.total_validation_drop_cnt, 10u);  // the EINVALs above
+    EXPECT_EQ(counters.ctx_validation_drop_cnt, 10u);
+    EXPECT_EQ(counters.total_queue_full_drop_cnt, 0u);
     int rc = 0;
     EXPECT_EQ(wait_for(*file, 1, 1000000, rc).status, HL_WAIT_CS_STATUS_COMPLETED);
   });
