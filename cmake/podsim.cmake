@@ -39,6 +39,9 @@ endfunction()
 # is most of a test file's cost), and the suite runs as fast (about 60 s either way).
 function(podsim_test_defaults target)
   podsim_target_defaults(${target})
+  # The same code model for the precompiled header and every test (the libraries are PIC for
+  # the driver shim; tests need not be).
+  set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE OFF)
   if(NOT PODSIM_SANITIZE)
     target_compile_options(${target} PRIVATE -O0)
   endif()

@@ -89,6 +89,7 @@ File::~File() {
   Device& d = device_;
   d.compute_open_ = false;
   d.last_period_ms_ = (core::now_ps() - d.last_open_ps_) / 1000000000;
+  if (d.debug_ctx_ == ctx_) d.debug_ctx_ = 0;  // closing leaves debug mode
   d.dram_used_ -= d.ctx_dram_[ctx_];
   d.ctx_dram_.erase(ctx_);
   // The context's buffers go with it, mapped or not.
@@ -168,7 +169,7 @@ int File::ioctl(unsigned long request, void* arg) {
   if (request == HL_IOCTL_CS) return cs(arg);
   if (request == HL_IOCTL_WAIT_CS) return wait_cs(arg);
   if (request == HL_IOCTL_MEMORY) return memory(arg);
-  if (request == HL_IOCTL_DEBUG) return -EOPNOTSUPP;
+  if (request == HL_IOCTL_DEBUG) return debug(arg);
   return -ENOTTY;  // the right number with the wrong size
 }
 
@@ -383,10 +384,24 @@ int File::memory(void* arg) {
   }
 }
 
+// Debug mode is one context's at a time; the trace components it opens are not modeled.
+int File::debug(void* arg) {
+  const auto& a = arg_as<hl_debug_args>(arg);
+  Device& d = device_;
+  if (a.op == HL_DEBUG_OP_SET_MODE) {
+    if (a.enable ? d.debug_ctx_ != 0 : d.debug_ctx_ != ctx_) return -EFAULT;
+    d.debug_ctx_ = a.enable ? ctx_ : 0;
+    return 0;
+  }
+  if (a.op > HL_DEBUG_OP_SET_MODE) return -EINVAL;
+  return d.debug_ctx_ == ctx_ ? -EOPNOTSUPP : -EFAULT;
+}
+
 int File::mmap(std::uint64_t offset, std::uint64_t length, std::uint64_t& address) {
   if (control_ || (offset & kHandleTypeMask) != kCbHandleType) return -EINVAL;
   Device::Cb* cb = device_.find_cb(offset, ctx_);
-  if (cb == nullptr || cb->mapped || length != cb->size) return -EINVAL;
+  // The mapping's pages must be the buffer's, as the kernel compares the VMA's size.
+  if (cb == nullptr || cb->mapped || pages(length) != cb->size) return -EINVAL;
   cb->mapped = true;
   address = cb->address;
   return 0;

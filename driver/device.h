@@ -16,7 +16,8 @@
 // its data itself), MAP of a device handle is refused.
 // Ignores (for now): signal/wait/collective-wait, staged and encapsulated-signal CSs, CS
 // timeouts and reset, multi-CS and interrupt waits, MAP USERPTR (host memory through the
-// device MMU), MAP_BLOCK, dma-buf export, timestamp buffers and DEBUG (EOPNOTSUPP), and the INFO
+// device MMU), MAP_BLOCK, dma-buf export, timestamp buffers and DEBUG's CoreSight components
+// (EOPNOTSUPP; its debug mode itself is kept), and the INFO
 // opcodes answered by firmware the model does not have (power, energy, PLLs, PCI counters,
 // clock throttling, attestation, DRAM row replacement, firmware requests, event fds, the
 // engine-status text): EOPNOTSUPP.
@@ -144,6 +145,7 @@ class Device {
   // DRAM user space says it took (Gaudi1's driver only accounts: it has no DRAM MMU), in all
   // and by context.
   std::uint64_t dram_used_ = 0;
+  std::uint32_t debug_ctx_ = 0;  // the context in debug mode, 0 for none
   // Refused submissions, as INFO CS_COUNTERS reports them: the device's and each context's.
   struct Drops {
     std::uint64_t out_of_mem = 0, queue_full = 0, validation = 0;
@@ -162,8 +164,8 @@ class File {
  public:
   ~File();
   int ioctl(unsigned long request, void* arg);
-  // The host physical address user space sees a CB at: `offset` the CB's handle, `length` its
-  // size rounded up to pages; each CB is mapped once at a time.
+  // The host physical address user space sees a CB at: `offset` the CB's handle, `length`
+  // covering the same pages as the buffer; each CB is mapped once at a time.
   int mmap(std::uint64_t offset, std::uint64_t length, std::uint64_t& address);
   int munmap(std::uint64_t offset);
   bool control() const { return control_; }
@@ -178,6 +180,7 @@ class File {
   int wait_cs(void* arg);
   int cs_counters(void* args);
   int memory(void* arg);
+  int debug(void* arg);
   int write_info(const void* args, const void* data, std::size_t size);
 
   Device& device_;

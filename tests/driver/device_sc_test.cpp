@@ -180,7 +180,15 @@ TEST(DriverDevice, BadArgumentsGetTheKernelsErrno) {
     hl_power_info power{};
     EXPECT_EQ(info(*file, HL_INFO_POWER, power), -EOPNOTSUPP);
     struct hl_debug_args debug {};
+    EXPECT_EQ(file->ioctl(HL_IOCTL_DEBUG, &debug), -EFAULT);  // not in debug mode
+    debug.op = HL_DEBUG_OP_SET_MODE;
+    debug.enable = 1;
+    EXPECT_EQ(file->ioctl(HL_IOCTL_DEBUG, &debug), 0);
+    EXPECT_EQ(file->ioctl(HL_IOCTL_DEBUG, &debug), -EFAULT);  // already
+    debug.op = HL_DEBUG_OP_ETR;
     EXPECT_EQ(file->ioctl(HL_IOCTL_DEBUG, &debug), -EOPNOTSUPP);
+    debug.op = 8;
+    EXPECT_EQ(file->ioctl(HL_IOCTL_DEBUG, &debug), -EINVAL);
   });
 }
 
@@ -195,8 +203,8 @@ TEST(DriverDevice, CommandBuffersAreCreatedMappedOnceAndDestroyed) {
     EXPECT_EQ(cb_call(*file, args), 0);
     EXPECT_EQ(args.out.usage_cnt, 0u);
     std::uint64_t address = 0;
-    EXPECT_EQ(file->mmap(handle, 5000, address), -EINVAL);  // not the page-rounded size
-    ASSERT_EQ(file->mmap(handle, 8192, address), 0);
+    EXPECT_EQ(file->mmap(handle, 4096, address), -EINVAL);  // fewer pages than the buffer
+    ASSERT_EQ(file->mmap(handle, 5000, address), 0);        // the same pages
     EXPECT_EQ(address, kKernelMemory.base);
     EXPECT_EQ(file->mmap(handle, 8192, address), -EINVAL);  // mapped already
     const std::uint32_t nop = 0x12345678;

@@ -1,0 +1,270 @@
+// libpodsim-accel.so: LD_PRELOAD it into a program built for the Linux accel driver and the
+// program's device nodes are served by the modeled Gaudi behind model_server.h instead of a
+// kernel. It serves the legacy node names a user library falls back to when /dev/accel does not
+// exist — /dev/hl0 (the compute node) and /dev/hl_controlD0 — and the sysfs file the library
+// reads a node's PCI address from (/sys/dev/char/<major>:<minor>/pci_addr); on those files it
+// answers open, close, ioctl, mmap, munmap and fstat, and passes every other file through.
+// Command buffers user space maps live in the process's memory; they are copied into the modeled
+// host memory before each submission, as a kernel's pages would already be there.
+// Ignores (for now): dup and fcntl(F_DUPFD) of a node, several devices, and fork.
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "driver/shim/model_server.h"
+#include "drm/habanalabs_accel.h"
+
+// libsystemc.so wants an sc_main; the client program has none, and the model never calls it.
+int sc_main(int, char*[]) { return 1; }
+
+namespace {
+
+using podsim::driver::Device;
+using podsim::driver::File;
+using podsim::driver::shim::ModelServer;
+
+constexpr unsigned kMajor = 510;  // what fstat reports for the nodes
+constexpr const char* kPrimary = "/dev/hl0";
+constexpr const char* kControl = "/dev/hl_controlD0";
+constexpr const char* kPciAddress = "0000:01:00.0\n";
+
+template <class F>
+F real(const char* name) {
+  return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
+}
+
+struct Mapping {
+  int fd;
+  std::uint64_t handle, address, length;
+};
+
+struct Node {
+  bool control;
+  std::unique_ptr<File> file;
+};
+
+std::mutex& lock() {
+  static std::mutex m;
+  return m;
+}
+std::map<int, Node>& nodes() {
+  static std::map<int, Node> n;
+  return n;
+}
+std::map<void*, Mapping>& mappings() {
+  static std::map<void*, Mapping> m;
+  return m;
+}
+
+int fail(int rc) {
+  errno = -rc;
+  return -1;
+}
+
+File* file_of(int fd) {
+  std::lock_guard<std::mutex> guard(lock());
+  const auto it = nodes().find(fd);
+  return it == nodes().end() ? nullptr : it->second.file.get();
+}
+
+int open_node(bool control, int flags) {
+  const int fd = real<int (*)(const char*, int, ...)>("open")("/dev/null", flags & O_CLOEXEC);
+  if (fd < 0) return -1;
+  std::unique_ptr<File> file;
+  const int rc = ModelServer::instance().run(
+      [&](Device& device, podsim::host::HostMemory&) { return device.open(control, file); });
+  if (rc != 0) {
+    real<int (*)(int)>("close")(fd);
+    return fail(rc);
+  }
+  std::lock_guard<std::mutex> guard(lock());
+  nodes()[fd] = Node{control, std::move(file)};
+  return fd;
+}
+
+// A sysfs file with fixed contents: a memory file the program reads as usual.
+int open_text(const char* text) {
+  const int fd = memfd_create("podsim-sysfs", MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  const ssize_t n = write(fd, text, std::strlen(text));
+  lseek(fd, 0, SEEK_SET);
+  return n < 0 ? -1 : fd;
+}
+
+// The sysfs class directory a library lists to find a device by its PCI address: a directory
+// of the shim's own with the entries the kernel would show.
+constexpr const char* kClassDir = "/sys/class/accel";
+
+const std::string& class_dir_copy() {
+  static const std::string dir = [] {
+    char name[] = "/tmp/podsim-accel-XXXXXX";
+    const char* made = mkdtemp(name);
+    const std::string d = made ? made : "/nonexistent";
+    mkdir((d + "/accel0").c_str(), 0755);
+    mkdir((d + "/accel_controlD0").c_str(), 0755);
+    return d;
+  }();
+  return dir;
+}
+
+bool is_class_dir(const char* path) {
+  return std::strcmp(path, kClassDir) == 0 || std::strcmp(path, "/sys/class/accel/") == 0;
+}
+
+int open_path(const char* path, int flags) {
+  if (std::strcmp(path, kPrimary) == 0) return open_node(false, flags);
+  if (std::strcmp(path, kControl) == 0) return open_node(true, flags);
+  const std::string by_number = "/sys/dev/char/" + std::to_string(kMajor) + ":0/pci_addr";
+  if (by_number == path || std::strcmp(path, "/sys/class/accel/accel0/pci_addr") == 0) {
+    return open_text(kPciAddress);
+  }
+  return -2;  // not ours
+}
+
+// What user space wrote into its mapped CBs reaches the model's host memory before a CS.
+void copy_buffers(int fd, podsim::host::HostMemory& memory) {
+  std::lock_guard<std::mutex> guard(lock());
+  for (const auto& [at, m] : mappings()) {
+    if (m.fd == fd) memory.backing().write(m.address, at, m.length);
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+int open(const char* path, int flags, ...) {
+  va_list args;
+  va_start(args, flags);
+  const mode_t mode = (flags & O_CREAT) ? va_arg(args, mode_t) : 0;
+  va_end(args);
+  const int ours = open_path(path, flags);
+  if (ours != -2) return ours;
+  return real<int (*)(const char*, int, ...)>("open")(path, flags, mode);
+}
+
+int open64(const char* path, int flags, ...) {
+  va_list args;
+  va_start(args, flags);
+  const mode_t mode = (flags & O_CREAT) ? va_arg(args, mode_t) : 0;
+  va_end(args);
+  const int ours = open_path(path, flags);
+  if (ours != -2) return ours;
+  return real<int (*)(const char*, int, ...)>("open64")(path, flags, mode);
+}
+
+DIR* opendir(const char* path) {
+  if (is_class_dir(path)) path = class_dir_copy().c_str();
+  return real<DIR* (*)(const char*)>("opendir")(path);
+}
+
+int close(int fd) {
+  std::unique_ptr<File> file;
+  {
+    std::lock_guard<std::mutex> guard(lock());
+    const auto it = nodes().find(fd);
+    if (it != nodes().end()) {
+      file = std::move(it->second.file);
+      nodes().erase(it);
+    }
+  }
+  if (file) {
+    ModelServer::instance().run([&](Device&, podsim::host::HostMemory&) {
+      file.reset();
+      return 0;
+    });
+  }
+  return real<int (*)(int)>("close")(fd);
+}
+
+int ioctl(int fd, unsigned long request, ...) {
+  va_list args;
+  va_start(args, request);
+  void* arg = va_arg(args, void*);
+  va_end(args);
+  File* file = file_of(fd);
+  if (file == nullptr) return real<int (*)(int, unsigned long, void*)>("ioctl")(fd, request, arg);
+  const int rc = ModelServer::instance().run([&](Device&, podsim::host::HostMemory& memory) {
+    if (request == HL_IOCTL_CS) copy_buffers(fd, memory);
+    return file->ioctl(request, arg);
+  });
+  return rc < 0 ? fail(rc) : rc;
+}
+
+void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
+  File* file = file_of(fd);
+  auto next = real<void* (*)(void*, size_t, int, int, int, off_t)>("mmap");
+  if (file == nullptr) return next(addr, length, prot, flags, fd, offset);
+  std::uint64_t address = 0;
+  const auto handle = static_cast<std::uint64_t>(offset);
+  const int rc = ModelServer::instance().run(
+      [&](Device&, podsim::host::HostMemory&) { return file->mmap(handle, length, address); });
+  if (rc < 0) {
+    errno = -rc;
+    return MAP_FAILED;
+  }
+  void* at = next(addr, length, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (at == MAP_FAILED) return at;
+  std::lock_guard<std::mutex> guard(lock());
+  mappings()[at] = Mapping{fd, handle, address, length};
+  return at;
+}
+
+void* mmap64(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
+  return mmap(addr, length, prot, flags, fd, offset);
+}
+
+int munmap(void* addr, size_t length) {
+  Mapping m{};
+  bool ours = false;
+  {
+    std::lock_guard<std::mutex> guard(lock());
+    const auto it = mappings().find(addr);
+    if (it != mappings().end()) {
+      m = it->second;
+      ours = true;
+      mappings().erase(it);
+    }
+  }
+  if (ours) {
+    if (File* file = file_of(m.fd)) {
+      ModelServer::instance().run(
+          [&](Device&, podsim::host::HostMemory&) { return file->munmap(m.handle); });
+    }
+  }
+  return real<int (*)(void*, size_t)>("munmap")(addr, length);
+}
+
+int fstat(int fd, struct stat* st) {
+  bool control = false;
+  {
+    std::lock_guard<std::mutex> guard(lock());
+    const auto it = nodes().find(fd);
+    if (it == nodes().end()) return real<int (*)(int, struct stat*)>("fstat")(fd, st);
+    control = it->second.control;
+  }
+  std::memset(st, 0, sizeof *st);
+  st->st_mode = S_IFCHR | 0666;
+  st->st_rdev = makedev(kMajor, control ? 1 : 0);
+  return 0;
+}
+
+int fstat64(int fd, struct stat64* st) {
+  static_assert(sizeof(struct stat64) == sizeof(struct stat), "LP64");
+  return fstat(fd, reinterpret_cast<struct stat*>(st));
+}
+
+}  // extern "C"

@@ -1,0 +1,22 @@
+// libpodsim-accel.so preloaded into a plain C program written for the Linux driver: it opens the
+// nodes, reads INFO, creates and maps a CB, submits it and waits, all served by the modeled Gaudi.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/support/test_support.h"
+
+namespace podsim {
+namespace {
+
+TEST(Shim, AProgramForTheLinuxDriverRunsOnTheModel) {
+  const auto r = test::run_program(
+      "/usr/bin/env",
+      {std::string("LD_PRELOAD=") + PODSIM_ACCEL_BINARY, "PODSIM_SYSTEM=hls1", SHIM_CLIENT_BINARY});
+  EXPECT_EQ(r.exit_status, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, ::testing::HasSubstr("device id 0x1000"));
+  EXPECT_THAT(r.out, ::testing::HasSubstr("CS 1 completed"));
+  EXPECT_THAT(r.out, ::testing::HasSubstr("ok"));
+}
+
+}  // namespace
+}  // namespace podsim
