@@ -108,16 +108,26 @@ int open_text(const char* text) {
 // of the shim's own with the entries the kernel would show.
 constexpr const char* kClassDir = "/sys/class/accel";
 
-const std::string& class_dir_copy() {
-  static const std::string dir = [] {
-    char name[] = "/tmp/podsim-accel-XXXXXX";
-    const char* made = mkdtemp(name);
-    const std::string d = made ? made : "/nonexistent";
+// Kept in a plain array: it must outlive the static destructors, since it is removed at exit.
+char class_dir[] = "/tmp/podsim-accel-XXXXXX";
+
+void remove_class_dir_copy() {
+  const std::string d = class_dir;
+  rmdir((d + "/accel0").c_str());
+  rmdir((d + "/accel_controlD0").c_str());
+  rmdir(d.c_str());
+}
+
+const char* class_dir_copy() {
+  static const bool made = [] {
+    if (mkdtemp(class_dir) == nullptr) return false;
+    const std::string d = class_dir;
     mkdir((d + "/accel0").c_str(), 0755);
     mkdir((d + "/accel_controlD0").c_str(), 0755);
-    return d;
+    std::atexit(remove_class_dir_copy);  // the process leaves no trace of its listing
+    return true;
   }();
-  return dir;
+  return made ? class_dir : "/nonexistent";
 }
 
 bool is_class_dir(const char* path) {
@@ -167,7 +177,7 @@ int open64(const char* path, int flags, ...) {
 }
 
 DIR* opendir(const char* path) {
-  if (is_class_dir(path)) path = class_dir_copy().c_str();
+  if (is_class_dir(path)) path = class_dir_copy();
   return real<DIR* (*)(const char*)>("opendir")(path);
 }
 
