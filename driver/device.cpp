@@ -260,8 +260,18 @@ int File::info(void* arg) {
     }
     case HL_INFO_DEV_MEM_ALLOC_PAGE_SIZES: {
       if (no_buffer) return -EINVAL;
-      const hl_info_dev_memalloc_page_sizes sizes{p.dram_page_size};
+      const hl_info_dev_memalloc_page_sizes sizes{0};  // Gaudi1 allocates no device pages
       return write_info(&a, &sizes, sizeof sizes);
+    }
+    // The model raises no firmware events (HW_IP_INFO says there are none to count) and never
+    // throttles its clocks.
+    case HL_INFO_HW_EVENTS:
+    case HL_INFO_HW_EVENTS_AGGREGATE:
+      return no_buffer ? -EINVAL : 0;
+    case HL_INFO_CLK_THROTTLE_REASON: {
+      if (no_buffer) return -EINVAL;
+      const hl_info_clk_throttle none{};
+      return write_info(&a, &none, sizeof none);
     }
     case HL_INFO_GET_EVENTS: {
       if (a.return_pointer == 0 || a.return_size < sizeof(__u64)) return -EINVAL;
@@ -290,11 +300,8 @@ int File::info(void* arg) {
       a.array_size = 0;
       return 0;
     // Answered by firmware the model does not have.
-    case HL_INFO_HW_EVENTS:
-    case HL_INFO_HW_EVENTS_AGGREGATE:
     case HL_INFO_DEVICE_UTILIZATION:
     case HL_INFO_PCI_COUNTERS:
-    case HL_INFO_CLK_THROTTLE_REASON:
     case HL_INFO_TOTAL_ENERGY:
     case HL_INFO_PLL_FREQUENCY:
     case HL_INFO_POWER:

@@ -19,7 +19,7 @@
 // device MMU), MAP_BLOCK, dma-buf export, timestamp buffers and DEBUG's CoreSight components
 // (EOPNOTSUPP; its debug mode itself is kept), and the INFO
 // opcodes answered by firmware the model does not have (power, energy, PLLs, PCI counters,
-// clock throttling, attestation, DRAM row replacement, firmware requests, event fds, the
+// utilization, attestation, DRAM row replacement, firmware requests, event fds, the
 // engine-status text): EOPNOTSUPP.
 #pragma once
 
