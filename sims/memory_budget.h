@@ -1,5 +1,7 @@
 // A run estimates the host memory it will hold before it builds anything, and is refused with
 // advice when that exceeds what the machine has free, so it never dies of memory without a word.
+// Captures: the bytes a run's buffers and models will hold. Ignores: allocator overhead and the
+// pages the kernel and libraries take (the estimate is a floor, not a ceiling).
 #pragma once
 
 #include <cstdint>

@@ -152,6 +152,13 @@ void copy_buffers(int fd, podsim::host::HostMemory& memory) {
   }
 }
 
+// Our files, or the C library's `name` (open or open64) for every other path.
+int open_or_pass(const char* name, const char* path, int flags, mode_t mode) {
+  const int ours = open_path(path, flags);
+  if (ours != -2) return ours;
+  return real<int (*)(const char*, int, ...)>(name)(path, flags, mode);
+}
+
 }  // namespace
 
 extern "C" {
@@ -161,9 +168,7 @@ int open(const char* path, int flags, ...) {
   va_start(args, flags);
   const mode_t mode = (flags & O_CREAT) ? va_arg(args, mode_t) : 0;
   va_end(args);
-  const int ours = open_path(path, flags);
-  if (ours != -2) return ours;
-  return real<int (*)(const char*, int, ...)>("open")(path, flags, mode);
+  return open_or_pass("open", path, flags, mode);
 }
 
 int open64(const char* path, int flags, ...) {
@@ -171,9 +176,7 @@ int open64(const char* path, int flags, ...) {
   va_start(args, flags);
   const mode_t mode = (flags & O_CREAT) ? va_arg(args, mode_t) : 0;
   va_end(args);
-  const int ours = open_path(path, flags);
-  if (ours != -2) return ours;
-  return real<int (*)(const char*, int, ...)>("open64")(path, flags, mode);
+  return open_or_pass("open64", path, flags, mode);
 }
 
 DIR* opendir(const char* path) {

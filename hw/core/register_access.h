@@ -1,6 +1,8 @@
 // A block of 32-bit registers as a TLM target serves it: an access is whole aligned words inside
 // the block, read or written one word at a time in address order (a WREG_BULK's pairs, a host's
 // burst). The block says what a word reads and what writing one does.
+// Captures: alignment, unmapped words and address order. Ignores: byte enables and partial words
+// (refused, as registers take whole words), and time (the block adds its own).
 #pragma once
 
 #include <cstdint>

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include "hw/chip/nic_doorbell.h"
 #include "hw/chip/spec/packet_codec.h"
@@ -54,6 +55,15 @@ ChipGeometry geometry() {
   g.engines = 4;
   g.min_slice = 64 << 10;
   return g;
+}
+
+// Two ranks' placements: objects from 1024 and 3000, everything else in one SRAM arena.
+std::pair<ChipPlacement, ChipPlacement> two_placements() {
+  ChipPlacement a, b;
+  a.first_sob = 1024;
+  b.first_sob = 3000;
+  a.arena = b.arena = a.desc_base = b.desc_base = a.wqe_base = b.wqe_base = 0x7FF0800000;
+  return {a, b};
 }
 
 TEST(CommandCompiler, ProgramsThatCannotFinishAreRefused) {
@@ -118,10 +128,7 @@ TEST(CommandCompiler, ImagesArePacketsAndWqesNameTheReceiversObjects) {
   receiver.signals = 3;
   receiver.streams = {{wait_for(2, 1)}};
   const CommandCompiler code({sender, receiver}, other, {geometry(), geometry()});
-  ChipPlacement a, b;
-  a.first_sob = 1024;
-  b.first_sob = 3000;
-  a.arena = b.arena = a.desc_base = b.desc_base = a.wqe_base = b.wqe_base = 0x7FF0800000;
+  const auto [a, b] = two_placements();
   const ChipImage image = code.encode(0, {a, b});
   ASSERT_EQ(image.buffers.size(), 8u);
   chip::spec::PacketCodec codec;
@@ -159,10 +166,7 @@ TEST(CommandCompiler, ReductionsOnTpcsWaitForTheirStreamAndRunTheKernelLibrarysA
   const auto n = code.counts(1);
   EXPECT_EQ(n.kernels, 2u);
   EXPECT_EQ(n.slices, 0u);  // no DMA reduction
-  ChipPlacement a, b;
-  a.first_sob = 1024;
-  b.first_sob = 3000;
-  a.arena = b.arena = a.desc_base = b.desc_base = a.wqe_base = b.wqe_base = 0x7FF0800000;
+  const auto [a, b] = two_placements();
   const ChipImage image = code.encode(1, {a, b});
   ASSERT_EQ(image.buffers.size(), 10u);
   const std::vector<std::uint8_t> binary = tpc::kernel_binary("add.f32");
