@@ -25,7 +25,14 @@ constexpr std::uint32_t kCqReady = 1u << 31;
 constexpr std::uint64_t kPage = 4096;
 // External queues: DMA 0 and 1, four streams each, completion queue and vector i for queue i.
 constexpr std::uint32_t kExternalQueues = 8;
-constexpr std::uint32_t kMsiDataBase = 0x4000;  // + 0x100 x bus + vector: unique per device
+constexpr std::uint32_t kMsiDataBase = 0x4000;
+// A CS's timeout unless it sets its own, and how long the context-switch (restore) CS may take:
+// Linux's default (the timeout_locked module parameter, 30 s) [C13].
+constexpr core::TimePs kSecondPs = 1000000000000ull;
+constexpr core::TimePs kCsTimeoutPs = 30 * kSecondPs;
+// A hard reset's duration: stopping the queues, resetting the engines, starting them again.
+constexpr core::TimePs kResetPs =
+    100000000000ull;  // 100 ms [U]  // + 0x100 x bus + vector: unique per device
 
 bool is_external(std::uint32_t id) { return id < kExternalQueues; }
 std::uint32_t msi_data(int bus, int vector) {
@@ -64,6 +71,51 @@ void Device::enable_msix() {
                       control | std::uint32_t{pcie::reg::kMsixEnable} << 16);
 }
 
+// Every QMAN as Linux's hardware init leaves it [C9]: MSG_SHORT bases 0 and 1 (E_N monitor
+// payloads and sync objects) on every CP, 2 and 3 (W_S) where sync streams run (the PCI DMA
+// QMANs 0 and 1, and DMA 5 and TPC 7 for collectives),
+// LIN_DMA's engine register offsets on the DMA QMANs, and all CPs enabled.
+void Device::init_qmans() {
+  std::vector<std::pair<std::uint64_t, bool>> qmans;  // base, a DMA engine's
+  for (int i = 0; i < props_.dma_engines; ++i)
+    qmans.emplace_back(chip::Chip::dma_qman_base(i), true);
+  for (int i = 0; i < props_.mme_engines; ++i)
+    qmans.emplace_back(chip::Chip::mme_qman_base(i), false);
+  for (int i = 0; i < props_.tpc_cores; ++i)
+    qmans.emplace_back(chip::Chip::tpc_qman_base(i), false);
+  const std::uint64_t sync_stream[] = {chip::Chip::dma_qman_base(0), chip::Chip::dma_qman_base(1),
+                                       chip::Chip::dma_qman_base(5), chip::Chip::tpc_qman_base(7)};
+  const auto set64 = [this](std::uint64_t lo, std::uint64_t hi, std::uint64_t value) {
+    write_register(lo, static_cast<std::uint32_t>(value));
+    write_register(hi, static_cast<std::uint32_t>(value >> 32));
+  };
+  for (const auto& [qman, dma] : qmans) {
+    const bool sync =
+        std::find(std::begin(sync_stream), std::end(sync_stream), qman) != std::end(sync_stream);
+    for (int cp = 0; cp < static_cast<int>(PODSIM_GAUDI1_QMAN_CPS); ++cp) {
+      set64(PODSIM_GAUDI1_QMAN_CP_MSG_BASE0_ADDR_LO(qman, cp),
+            PODSIM_GAUDI1_QMAN_CP_MSG_BASE0_ADDR_HI(qman, cp), PODSIM_GAUDI1_MSG_SHORT_BASE0);
+      set64(PODSIM_GAUDI1_QMAN_CP_MSG_BASE1_ADDR_LO(qman, cp),
+            PODSIM_GAUDI1_QMAN_CP_MSG_BASE1_ADDR_HI(qman, cp), PODSIM_GAUDI1_MSG_SHORT_BASE1);
+      if (sync) {
+        set64(PODSIM_GAUDI1_QMAN_CP_MSG_BASE2_ADDR_LO(qman, cp),
+              PODSIM_GAUDI1_QMAN_CP_MSG_BASE2_ADDR_HI(qman, cp), PODSIM_GAUDI1_MSG_SHORT_BASE2);
+        set64(PODSIM_GAUDI1_QMAN_CP_MSG_BASE3_ADDR_LO(qman, cp),
+              PODSIM_GAUDI1_QMAN_CP_MSG_BASE3_ADDR_HI(qman, cp), PODSIM_GAUDI1_MSG_SHORT_BASE3);
+      }
+      if (!dma) continue;
+      write_register(PODSIM_GAUDI1_QMAN_CP_LDMA_TSIZE_OFFSET(qman, cp),
+                     PODSIM_GAUDI1_DMA_CORE_DST_TSIZE_0_OFFSET);
+      write_register(PODSIM_GAUDI1_QMAN_CP_LDMA_SRC_BASE_LO_OFFSET(qman, cp),
+                     PODSIM_GAUDI1_DMA_CORE_SRC_BASE_LO_OFFSET);
+      write_register(PODSIM_GAUDI1_QMAN_CP_LDMA_DST_BASE_LO_OFFSET(qman, cp),
+                     PODSIM_GAUDI1_DMA_CORE_DST_BASE_LO_OFFSET);
+    }
+    write_register(PODSIM_GAUDI1_QMAN_GLBL_CFG0(qman),
+                   podsim_gaudi1_make_qman_glbl_cfg0(0xF, 0x1F, 0x1F));
+  }
+}
+
 // The queue's QMAN must be one the chip has: Gaudi1's queue ids name all of Gaudi1's QMANs,
 // and a preset may have fewer engines (or, like the NICs', QMANs the model does not have).
 Device::Queue* Device::queue(std::uint32_t id) {
@@ -93,17 +145,6 @@ Device::Queue* Device::queue(std::uint32_t id) {
   write_register(PODSIM_GAUDI1_QMAN_PQ_BASE_HI(qman, q.stream),
                  static_cast<std::uint32_t>(chip_view(q.ring) >> 32));
   write_register(PODSIM_GAUDI1_QMAN_PQ_SIZE(qman, q.stream), kRingLog2);
-  // LIN_DMA on a DMA QMAN writes its engine's registers at these offsets.
-  for (int cp = 0; cp < static_cast<int>(PODSIM_GAUDI1_QMAN_CPS); ++cp) {
-    write_register(PODSIM_GAUDI1_QMAN_CP_LDMA_TSIZE_OFFSET(qman, cp),
-                   PODSIM_GAUDI1_DMA_CORE_DST_TSIZE_0_OFFSET);
-    write_register(PODSIM_GAUDI1_QMAN_CP_LDMA_SRC_BASE_LO_OFFSET(qman, cp),
-                   PODSIM_GAUDI1_DMA_CORE_SRC_BASE_LO_OFFSET);
-    write_register(PODSIM_GAUDI1_QMAN_CP_LDMA_DST_BASE_LO_OFFSET(qman, cp),
-                   PODSIM_GAUDI1_DMA_CORE_DST_BASE_LO_OFFSET);
-  }
-  write_register(PODSIM_GAUDI1_QMAN_GLBL_CFG0(qman),
-                 podsim_gaudi1_make_qman_glbl_cfg0(0xF, 0x1F, 0x1F));
   return &queues_.emplace(id, q).first->second;
 }
 
@@ -124,21 +165,49 @@ int Device::submit(std::uint32_t ctx, const hl_cs_in& in, hl_cs_out& out) {
     return -EINVAL;
   }
   if (in.cs_flags & kUnsupported) return -EOPNOTSUPP;
+  // A context's first CS, or one that forces it, first runs the restore chunks as a CS of their
+  // own and waits for it, as Linux's context switch does [C13]; otherwise they are ignored.
   const bool restore = (in.cs_flags & HL_CS_FLAGS_FORCE_RESTORE) || !next_seq_.count(ctx);
   const std::uint32_t restores = restore ? in.num_chunks_restore : 0;
-  if (in.num_chunks_execute == 0 || restores + in.num_chunks_execute > HL_MAX_JOBS_PER_CS) {
+  if (in.num_chunks_execute == 0 || in.num_chunks_execute > HL_MAX_JOBS_PER_CS ||
+      restores > HL_MAX_JOBS_PER_CS) {
     return -EINVAL;
   }
-  std::vector<hl_cs_chunk> chunks;
-  const auto take = [&](std::uint64_t array, std::uint32_t count) {
+  if ((restores > 0 && in.chunks_restore == 0) || in.chunks_execute == 0) return -EFAULT;
+  const auto chunks = [](std::uint64_t array, std::uint32_t count) {
     const auto* first = reinterpret_cast<const hl_cs_chunk*>(static_cast<std::uintptr_t>(array));
-    chunks.insert(chunks.end(), first, first + count);
+    return std::vector<hl_cs_chunk>(first, first + count);
   };
-  if (restores > 0 && in.chunks_restore == 0) return -EFAULT;
-  if (in.chunks_execute == 0) return -EFAULT;
-  take(in.chunks_restore, restores);
-  take(in.chunks_execute, in.num_chunks_execute);
+  std::uint64_t seq = 0;
+  if (restores > 0) {
+    if (const int rc =
+            queue_jobs(ctx, chunks(in.chunks_restore, restores), kCsTimeoutPs, false, seq);
+        rc != 0) {
+      return rc;
+    }
+    const Cs& switched = cs_.at({ctx, seq});
+    const core::TimePs deadline = core::now_ps() + kCsTimeoutPs;
+    while (!switched.done && core::now_ps() < deadline) {
+      sc_core::wait(sc_core::sc_time::from_value(deadline - core::now_ps()), completed_);
+    }
+    if (!switched.done) return -EBUSY;
+  }
+  const core::TimePs timeout =
+      (in.cs_flags & HL_CS_FLAGS_CUSTOM_TIMEOUT) ? in.timeout * kSecondPs : kCsTimeoutPs;
+  const bool skip_reset = (in.cs_flags & HL_CS_FLAGS_SKIP_RESET_ON_TIMEOUT) != 0;
+  if (const int rc = queue_jobs(ctx, chunks(in.chunks_execute, in.num_chunks_execute), timeout,
+                                skip_reset, seq);
+      rc != 0) {
+    return rc;
+  }
+  out = {};
+  out.seq = seq;
+  out.status = HL_CS_STATUS_SUCCESS;
+  return 0;
+}
 
+int Device::queue_jobs(std::uint32_t ctx, const std::vector<hl_cs_chunk>& chunks,
+                       core::TimePs timeout, bool skip_reset, std::uint64_t& seq) {
   // Everything is checked before anything is queued: a bad CS changes nothing.
   struct Planned {
     Queue* queue;
@@ -163,9 +232,13 @@ int Device::submit(std::uint32_t ctx, const hl_cs_in& in, hl_cs_out& out) {
   }
   if (external == 0) return -EINVAL;  // nothing would say it completed
 
-  const std::uint64_t seq = next_seq_.count(ctx) ? next_seq_[ctx] : 1;
+  seq = next_seq_.count(ctx) ? next_seq_[ctx] : 1;
   next_seq_[ctx] = seq + 1;
-  cs_[{ctx, seq}] = Cs{external, 0, false};
+  Cs& cs = cs_[{ctx, seq}];
+  cs.remaining = external;
+  cs.skip_reset = skip_reset;
+  cs.deadline = deadlines_.emplace(core::now_ps() + timeout, std::make_pair(ctx, seq));
+  watchdog_->wake.notify(sc_core::SC_ZERO_TIME);
   std::vector<Queue*> rung;
   for (const Planned& p : plan) {
     Queue& q = *p.queue;
@@ -196,10 +269,78 @@ int Device::submit(std::uint32_t ctx, const hl_cs_in& in, hl_cs_out& out) {
     if (std::find(rung.begin(), rung.end(), &q) == rung.end()) rung.push_back(&q);
   }
   for (Queue* q : rung) write_register(PODSIM_GAUDI1_QMAN_PQ_PI(q->qman, q->stream), q->pi);
-  out = {};
-  out.seq = seq;
-  out.status = HL_CS_STATUS_SUCCESS;
   return 0;
+}
+
+// A CS ends (completed, timed out or aborted): its waiters wake and its deadline goes.
+void Device::end(Cs& cs) {
+  cs.done = true;
+  cs.completed = core::now_ps();
+  if (cs.deadline != deadlines_.end()) deadlines_.erase(cs.deadline);
+  cs.deadline = deadlines_.end();
+  completed_.notify();
+  watchdog_->wake.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Device::watch(const std::shared_ptr<Watchdog>& watchdog) {
+  while (Device* d = watchdog->device) {
+    if (d->deadlines_.empty()) {
+      sc_core::wait(watchdog->wake);
+      continue;
+    }
+    const auto first = d->deadlines_.begin();
+    const core::TimePs at = first->first, now = core::now_ps();
+    if (at > now) {
+      sc_core::wait(sc_core::sc_time::from_value(at - now), watchdog->wake);
+      continue;
+    }
+    const auto [ctx, seq] = first->second;
+    d->time_out(ctx, seq);
+  }
+}
+
+void Device::time_out(std::uint32_t ctx, std::uint64_t seq) {
+  Cs& cs = cs_.at({ctx, seq});
+  cs.timed_out = true;
+  last_timeout_.timestamp = static_cast<__s64>(core::now_ps() / 1000);
+  last_timeout_.seq = seq;
+  last_error_open_ = static_cast<std::int64_t>(last_open_ps_ / 1000);
+  // Its waiters learn of the timeout once the reset is over, as Linux completes the CS in the
+  // reset's rollback.
+  if (cs.skip_reset) return end(cs);
+  deadlines_.erase(cs.deadline);
+  cs.deadline = deadlines_.end();
+  hard_reset();
+}
+
+// As Linux's hard reset after a CS timeout, for the queues the model has: the QMANs are stopped
+// and flushed, every job still on a queue is dropped and its CS aborted, and the QMANs run again.
+void Device::hard_reset() {
+  status_ = HL_DEVICE_STATUS_IN_RESET;
+  std::vector<std::uint64_t> qmans;
+  for (const auto& [id, q] : queues_) {
+    if (std::find(qmans.begin(), qmans.end(), q.qman) == qmans.end()) qmans.push_back(q.qman);
+  }
+  const std::uint32_t halt = podsim_gaudi1_make_qman_glbl_cfg1(0xF, 0x1F, 0x1F, 0xF, 0x1F, 0x1F);
+  for (const std::uint64_t qman : qmans) write_register(PODSIM_GAUDI1_QMAN_GLBL_CFG1(qman), halt);
+  sc_core::wait(sc_core::sc_time::from_value(kResetPs));
+  for (auto& [id, q] : queues_) {
+    for (const Job& job : q.pending) kernel_.release(job.patched, job.patched_size);
+    q.pending.clear();
+    if (q.external) {
+      const std::vector<std::uint8_t> zeros(kRingEntries * 4, 0);
+      memory_.backing().write(q.cq, zeros.data(), zeros.size());
+    }
+  }
+  for (const std::uint64_t qman : qmans) write_register(PODSIM_GAUDI1_QMAN_GLBL_CFG1(qman), 0);
+  ++hard_resets_;
+  status_ = HL_DEVICE_STATUS_OPERATIONAL;
+  // Last, so that the waiters it wakes find the device working.
+  for (auto& [key, cs] : cs_) {
+    if (cs.done) continue;
+    cs.aborted = !cs.timed_out;
+    end(cs);
+  }
 }
 
 // The completion queue of `vector`'s queue: every entry marked ready completes its job.
@@ -214,11 +355,7 @@ void Device::on_completion(int vector) {
     memory_.backing().write(q.cq + 4ull * job.slot, &cleared, 4);
     kernel_.release(job.patched, job.patched_size);
     Cs& cs = cs_.at({job.ctx, job.seq});
-    if (--cs.remaining == 0) {
-      cs.done = true;
-      cs.completed = core::now_ps();
-      completed_.notify();
-    }
+    if (--cs.remaining == 0 && !cs.done) end(cs);
     q.pending.pop_front();
   }
 }
@@ -238,6 +375,14 @@ int Device::wait(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out& out
   const core::TimePs deadline = core::now_ps() + in.timeout_us * 1000000ull;
   while (!it->second.done && core::now_ps() < deadline) {
     sc_core::wait(sc_core::sc_time::from_value(deadline - core::now_ps()), completed_);
+  }
+  if (it->second.timed_out) {
+    out.status = HL_WAIT_CS_STATUS_TIMEDOUT;
+    return -ETIMEDOUT;
+  }
+  if (it->second.aborted) {
+    out.status = HL_WAIT_CS_STATUS_ABORTED;
+    return -EIO;
   }
   out.status = it->second.done ? HL_WAIT_CS_STATUS_COMPLETED : HL_WAIT_CS_STATUS_BUSY;
   if (it->second.done) {

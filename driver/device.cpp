@@ -47,14 +47,21 @@ DeviceProperties DeviceProperties::of(const chip::ChipConfig& chip, std::uint16_
   p.card_name = chip.name;
   p.sram_base = chip.address_map.sram.value;
   p.sram_size = chip.sram.size.bytes;
-  p.dram_base = chip.address_map.hbm.value;
-  p.dram_size = chip::memory_size(chip);
+  // The driver keeps the start of HBM for firmware and the MMU's tables [C14].
+  p.dram_base = chip.address_map.hbm.value + PODSIM_GAUDI1_DRAM_BASE_ADDR_USER;
+  p.dram_size = chip::memory_size(chip) - PODSIM_GAUDI1_DRAM_BASE_ADDR_USER;
+  p.page_tables = chip.address_map.hbm.value + PODSIM_GAUDI1_MMU_PAGE_TABLES_ADDR;
   p.dma_engines = chip.dma.engines;
   p.mme_engines = chip.mme.engines;
   p.tpc_cores = chip.tpc.cores;
   p.nic_ports = chip.nic.ports;
   p.clock_mhz = static_cast<std::uint32_t>(chip.tpc.core.clock.hertz / 1e6);
   p.host_window = chip.address_map.host.value;
+  if (chip::memory_size(chip) <= PODSIM_GAUDI1_DRAM_BASE_ADDR_USER) {
+    throw std::invalid_argument(fmt::format(
+        "{}: {} bytes of device memory; the Gaudi1 driver keeps the first {:#x} for itself",
+        chip.name, chip::memory_size(chip), PODSIM_GAUDI1_DRAM_BASE_ADDR_USER));
+  }
   if (p.dma_engines > kGaudiDma || p.mme_engines > kGaudiMmes || p.tpc_cores > kGaudiTpcs) {
     throw std::invalid_argument(fmt::format(
         "{}: {} DMA engines, {} MMEs and {} TPCs; the Gaudi1 driver serves at most {}, {} and {}",
@@ -67,10 +74,26 @@ Device::Device(host::HostCpu& cpu, host::HostMemory& memory, PciFunction pci,
                DeviceProperties props, KernelMemory kernel)
     : cpu_(cpu),
       memory_(memory),
+      identity_(memory.backing().size()),
       pci_(std::move(pci)),
       props_(std::move(props)),
-      kernel_(kernel.base, kernel.size) {
+      kernel_(kernel.base, kernel.size),
+      tables_(props_.page_tables, PODSIM_GAUDI1_MMU_PAGE_TABLES_SIZE, PODSIM_GAUDI1_MMU_MAX_ASID,
+              [this](std::uint64_t at, const void* data, std::uint32_t length) {
+                write_device(at, data, length);
+              }),
+      asids_(1, PODSIM_GAUDI1_MMU_MAX_ASID - 1),  // ASID 0 is the kernel's
+      watchdog_(std::make_shared<Watchdog>()) {
+  watchdog_->device = this;
+  sc_core::sc_spawn([w = watchdog_] { watch(w); }, nullptr);
   enable_msix();
+  init_qmans();
+  write_register(PODSIM_GAUDI1_MMU_UP_MMU_ENABLE(PODSIM_GAUDI1_MMU_UP_BASE), 1);
+}
+
+Device::~Device() {
+  watchdog_->device = nullptr;  // its process ends at its next wake
+  watchdog_->wake.notify(sc_core::SC_ZERO_TIME);
 }
 
 int Device::open(bool control, std::unique_ptr<File>& file) {
@@ -80,7 +103,14 @@ int Device::open(bool control, std::unique_ptr<File>& file) {
     ++open_counter_;
     last_open_ps_ = core::now_ps();
   }
-  file.reset(new File(*this, control, control ? 0 : next_ctx_++));
+  const std::uint32_t ctx = control ? 0 : next_ctx_++;
+  if (!control) {
+    if (const int rc = open_context(ctx); rc != 0) {
+      compute_open_ = false;
+      return rc;
+    }
+  }
+  file.reset(new File(*this, control, ctx));
   return 0;
 }
 
@@ -92,6 +122,7 @@ File::~File() {
   if (d.debug_ctx_ == ctx_) d.debug_ctx_ = 0;  // closing leaves debug mode
   d.dram_used_ -= d.ctx_dram_[ctx_];
   d.ctx_dram_.erase(ctx_);
+  d.close_context(ctx_);
   // The context's buffers go with it, mapped or not.
   for (auto it = d.cbs_.begin(); it != d.cbs_.end();) {
     if (it->second.ctx != ctx_) {
@@ -145,9 +176,9 @@ bool Device::engine_busy(int id) {
     qman = chip::Chip::tpc_qman_base(i);
     engine = read_register(PODSIM_GAUDI1_TPC_CFG_STATUS(chip::Chip::tpc_cfg_base(i))) &
              PODSIM_GAUDI1_TPC_STATUS_BUSY_MASK;
-  } else if ((id == GAUDI_ENGINE_ID_MME_0 || id == GAUDI_ENGINE_ID_MME_2) &&
-             (id - GAUDI_ENGINE_ID_MME_0) / 2 < props_.mme_engines) {
-    const int i = (id - GAUDI_ENGINE_ID_MME_0) / 2;  // the masters: MME 0 and 2
+  } else if ((id == GAUDI_ENGINE_ID_MME_2 && props_.mme_engines > 0) ||
+             (id == GAUDI_ENGINE_ID_MME_0 && props_.mme_engines > 1)) {
+    const int i = id == GAUDI_ENGINE_ID_MME_2 ? 0 : 1;  // the masters, in the chip's MME order
     qman = chip::Chip::mme_qman_base(i);
     engine = read_register(chip::Chip::mme_desc_base(i) + PODSIM_GAUDI1_MME_DESC_STATUS_OFFSET) &
              PODSIM_GAUDI1_TPC_STATUS_BUSY_MASK;
@@ -165,6 +196,7 @@ int File::ioctl(unsigned long request, void* arg) {
   if (arg == nullptr) return -EFAULT;
   if (request == HL_IOCTL_INFO) return info(arg);
   if (control_) return -ENOTTY;
+  if (device_.status_ != HL_DEVICE_STATUS_OPERATIONAL) return -EBUSY;
   if (request == HL_IOCTL_CB) return cb(arg);
   if (request == HL_IOCTL_CS) return cs(arg);
   if (request == HL_IOCTL_WAIT_CS) return wait_cs(arg);
@@ -229,7 +261,7 @@ int File::info(void* arg) {
     }
     case HL_INFO_DEVICE_STATUS: {
       if (no_buffer) return -EINVAL;
-      const hl_info_device_status status{HL_DEVICE_STATUS_OPERATIONAL, 0};
+      const hl_info_device_status status{d.status_, 0};
       return write_info(&a, &status, sizeof status);
     }
     case HL_INFO_CLK_RATE: {
@@ -283,9 +315,19 @@ int File::info(void* arg) {
     case HL_INFO_CS_COUNTERS:
       if (no_buffer) return -EINVAL;
       return cs_counters(&a);
-    case HL_INFO_RESET_COUNT:
-    case HL_INFO_LAST_ERR_OPEN_DEV_TIME:
+    case HL_INFO_RESET_COUNT: {
+      if (no_buffer) return -EINVAL;
+      const hl_info_reset_count count{d.hard_resets_, 0};
+      return write_info(&a, &count, sizeof count);
+    }
     case HL_INFO_CS_TIMEOUT_EVENT:
+      if (no_buffer) return -EINVAL;
+      return write_info(&a, &d.last_timeout_, sizeof d.last_timeout_);
+    case HL_INFO_LAST_ERR_OPEN_DEV_TIME: {
+      if (no_buffer) return -EINVAL;
+      const hl_info_last_err_open_dev_time open{d.last_error_open_};
+      return write_info(&a, &open, sizeof open);
+    }
     case HL_INFO_RAZWI_EVENT:
     case HL_INFO_UNDEFINED_OPCODE_EVENT:
     case HL_INFO_PAGE_FAULT_EVENT:
@@ -359,38 +401,6 @@ int File::cb(void* arg) {
 
 // Gaudi1's driver keeps account of the DRAM user space says it takes, relying on its word
 // (FREE passes the size where other ASICs pass a handle) [C13].
-int File::memory(void* arg) {
-  auto& a = arg_as<hl_mem_args>(arg);
-  Device& d = device_;
-  const hl_mem_in in = a.in;
-  switch (in.op) {
-    case HL_MEM_OP_ALLOC:
-      if (in.alloc.mem_size == 0) return -EINVAL;
-      d.dram_used_ += in.alloc.mem_size;
-      d.ctx_dram_[ctx_] += in.alloc.mem_size;
-      a.out = {};
-      a.out.handle = 0;
-      return 0;
-    case HL_MEM_OP_FREE: {
-      std::uint64_t& mine = d.ctx_dram_[ctx_];
-      const std::uint64_t size = std::min<std::uint64_t>(in.alloc.mem_size, mine);
-      mine -= size;
-      d.dram_used_ -= size;
-      return 0;
-    }
-    case HL_MEM_OP_MAP:
-      return (in.flags & HL_MEM_USERPTR) ? -EOPNOTSUPP : -EINVAL;  // no device handles
-    case HL_MEM_OP_UNMAP:
-      return -EINVAL;  // nothing is ever mapped
-    case HL_MEM_OP_MAP_BLOCK:
-    case HL_MEM_OP_EXPORT_DMABUF_FD:
-    case HL_MEM_OP_TS_ALLOC:
-      return -EOPNOTSUPP;
-    default:
-      return -EINVAL;
-  }
-}
-
 // Debug mode is one context's at a time; the trace components it opens are not modeled.
 int File::debug(void* arg) {
   const auto& a = arg_as<hl_debug_args>(arg);

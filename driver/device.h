@@ -13,10 +13,17 @@
 // host-facing jobs have, seen by the interrupt handler reading the completion queue; WAIT_CS
 // blocks the caller's thread until then or its timeout.
 // MEMORY: device-memory ALLOC and FREE only account (Gaudi1 has no DRAM MMU: user space places
-// its data itself), MAP of a device handle is refused.
-// Ignores (for now): signal/wait/collective-wait, staged and encapsulated-signal CSs, CS
-// timeouts and reset, multi-CS and interrupt waits, MAP USERPTR (host memory through the
-// device MMU), MAP_BLOCK, dma-buf export, timestamp buffers and DEBUG's CoreSight components
+// its data itself), MAP of a device handle is refused; MAP USERPTR pins the user's pages
+// (user_memory.h) and maps them into the context's host virtual range with the device MMU
+// (page_tables.h), at a hint when asked; UNMAP undoes it. Each context has its own ASID, page
+// tables and virtual range, and loses its mappings when its file closes.
+// CS timeouts: a CS still running at its deadline (30 s, or its own with CUSTOM_TIMEOUT) times
+// out, is recorded (INFO CS_TIMEOUT_EVENT) and, unless SKIP_RESET_ON_TIMEOUT, starts a hard
+// reset: every QMAN stopped and flushed, every CS in flight aborted, the reset counted, the
+// queues started again; the device is IN_RESET meanwhile. Unlike Linux, which kills the
+// processes holding the device, the model leaves their files usable.
+// Ignores (for now): signal/wait/collective-wait, staged and encapsulated-signal CSs, multi-CS and
+// interrupt waits, MAP_BLOCK, dma-buf export, timestamp buffers and DEBUG's CoreSight components
 // (EOPNOTSUPP; its debug mode itself is kept), and the INFO
 // opcodes answered by firmware the model does not have (power, energy, PLLs, PCI counters,
 // utilization, attestation, DRAM row replacement, firmware requests, event fds, the
@@ -29,8 +36,11 @@
 #include <memory>
 #include <string>
 #include <systemc>
+#include <vector>
 
+#include "driver/page_tables.h"
 #include "driver/pci_probe.h"
+#include "driver/user_memory.h"
 #include "drm/habanalabs_accel.h"
 #include "hw/chip/chip_config.h"
 #include "hw/core/kernel.h"
@@ -47,7 +57,8 @@ struct DeviceProperties {
   std::uint16_t server_type = 1;  // HL_SERVER_GAUDI_HLS1
   std::string card_name;
   std::uint64_t sram_base = 0, sram_size = 0;
-  std::uint64_t dram_base = 0, dram_size = 0;
+  std::uint64_t dram_base = 0, dram_size = 0;  // what user space may use
+  std::uint64_t page_tables = 0;               // the MMU's hop tables, in HBM
   std::uint64_t dram_page_size = 2u << 20;
   int dma_engines = 0, mme_engines = 0, tpc_cores = 0, nic_ports = 0;
   std::uint32_t clock_mhz = 0;    // the compute clock INFO CLK_RATE reports
@@ -71,12 +82,17 @@ class Device {
   // `pci` as probe() found it; `memory` the host memory the device's DMA reaches.
   Device(host::HostCpu& cpu, host::HostMemory& memory, PciFunction pci, DeviceProperties props,
          KernelMemory kernel);
+  ~Device();
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
 
   // Opens the compute node (`control` false) or the control node; -EBUSY when the compute node
   // is open already. 0 on success.
   int open(bool control, std::unique_ptr<File>& file);
+
+  // Where MAP USERPTR finds the pages of a user range; by default user addresses are host
+  // physical (IdentityUserMemory over the host memory).
+  void set_user_memory(UserMemory& user) { user_ = &user; }
 
   const DeviceProperties& properties() const { return props_; }
   const PciFunction& pci() const { return pci_; }
@@ -115,16 +131,52 @@ class Device {
     std::uint32_t remaining = 0;
     core::TimePs completed = 0;
     bool done = false;
+    bool timed_out = false, aborted = false;  // ended by its timeout, or by the reset
+    bool skip_reset = false;
+    std::multimap<core::TimePs, std::pair<std::uint32_t, std::uint64_t>>::iterator deadline;
   };
+  // The timeout detection: a process of its own that sleeps until the earliest deadline of a CS
+  // still running. It outlives the device by a little: the device leaves it `device` null.
+  struct Watchdog {
+    Device* device = nullptr;
+    sc_core::sc_event wake;
+  };
+  static void watch(const std::shared_ptr<Watchdog>& watchdog);
+  void time_out(std::uint32_t ctx, std::uint64_t seq);
+  void hard_reset();
+  void end(Cs& cs);
+
+  // A context's device address space: its ASID, its free host virtual range and its mappings by
+  // the address MAP returned.
+  struct Mapping {
+    std::uint64_t va = 0, size = 0, physical = 0;  // the page-aligned block
+  };
+  struct Context {
+    std::uint32_t asid = 0;
+    core::RangeAllocator va;
+    std::map<std::uint64_t, Mapping> mappings;
+  };
+  int open_context(std::uint32_t ctx);
+  void close_context(std::uint32_t ctx);
+  int map_host(std::uint32_t ctx, const hl_mem_in& in, std::uint64_t& device_va);
+  int unmap(std::uint32_t ctx, std::uint64_t device_va);
+  void drop(Context& context, const Mapping& m);
+  void invalidate_translations();
+  void write_device(std::uint64_t chip_address, const void* data, std::uint32_t length);
 
   std::uint32_t read_register(std::uint64_t chip_address);
   void write_register(std::uint64_t chip_address, std::uint32_t value);
   bool engine_busy(int gaudi_engine_id);
   void enable_msix();
+  void init_qmans();
   Queue* queue(std::uint32_t id);  // set up at first use; nullptr when the chip lacks it
   // Jobs queue `q` holds that its QMAN has not fetched (internal) or completed (external).
   std::uint32_t in_flight(const Queue& q);
   int submit(std::uint32_t ctx, const hl_cs_in& in, hl_cs_out& out);
+  // Checks the jobs of one CS, then queues them all under a new sequence number.
+  // `timeout`: from now until the CS counts as timed out.
+  int queue_jobs(std::uint32_t ctx, const std::vector<hl_cs_chunk>& chunks, core::TimePs timeout,
+                 bool skip_reset, std::uint64_t& seq);
   int wait(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out& out);
   void on_completion(int vector);
   std::uint64_t chip_view(std::uint64_t host_physical) const {
@@ -133,10 +185,15 @@ class Device {
 
   host::HostCpu& cpu_;
   host::HostMemory& memory_;
+  IdentityUserMemory identity_;
+  UserMemory* user_ = &identity_;
   PciFunction pci_;
   DeviceProperties props_;
   core::RangeAllocator kernel_;
-  std::map<std::uint64_t, Cb> cbs_;  // by handle
+  PageTables tables_;
+  core::RangeAllocator asids_;
+  std::map<std::uint32_t, Context> contexts_;  // by context id
+  std::map<std::uint64_t, Cb> cbs_;            // by handle
   std::uint64_t next_cb_id_ = 1;
   bool compute_open_ = false;
   std::uint64_t open_counter_ = 0;
@@ -156,7 +213,13 @@ class Device {
   std::map<std::uint32_t, Queue> queues_;                     // by uAPI queue id
   std::map<std::pair<std::uint32_t, std::uint64_t>, Cs> cs_;  // by context and sequence
   std::map<std::uint32_t, std::uint64_t> next_seq_;           // by context, from 1
+  std::multimap<core::TimePs, std::pair<std::uint32_t, std::uint64_t>> deadlines_;
   sc_core::sc_event completed_;
+  std::shared_ptr<Watchdog> watchdog_;
+  std::uint32_t status_ = HL_DEVICE_STATUS_OPERATIONAL;
+  std::uint32_t hard_resets_ = 0;
+  hl_info_cs_timeout_event last_timeout_{};
+  std::int64_t last_error_open_ = 0;  // when the device was opened, at the last error (ns)
 };
 
 // An open node. Its calls return 0 or -errno, as the kernel's do.

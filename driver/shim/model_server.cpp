@@ -1,6 +1,8 @@
 #include "driver/shim/model_server.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -9,8 +11,10 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "collectives/system_file.h"
+#include "driver/shim/process_memory.h"
 #include "drm/habanalabs_accel.h"
 #include "hw/system/host_side.h"
 #include "hw/system/system_model.h"
@@ -18,23 +22,60 @@
 namespace podsim::driver::shim {
 namespace {
 
-// Host memory the driver allocates its buffers from, above what a test might use.
+// Host memory the driver allocates its buffers from, above what a test might use, and where the
+// client's pages appear while the device maps them.
 constexpr KernelMemory kKernelMemory{64ull << 30, 4ull << 30};
+constexpr std::uint64_t kLentFirst = 128ull << 30, kLentSize = 256ull << 30;
+
+// The chip's error events since the last report, on stderr ($PODSIM_SHIM_ERRORS): why a
+// submission a program waits for never completes.
+void report_errors(chip::Chip& chip, std::uint64_t& reported) {
+  const std::uint64_t count = chip.error_count();
+  const auto& kept = chip.errors();
+  const std::uint64_t fresh = std::min<std::uint64_t>(count - reported, kept.size());
+  for (auto it = kept.end() - static_cast<std::ptrdiff_t>(fresh); it != kept.end(); ++it) {
+    std::fprintf(stderr, "podsim: %.3f us %s %s at %#llx: %s\n", it->time_ps / 1e6,
+                 it->block.c_str(), core::to_string(it->kind),
+                 static_cast<unsigned long long>(it->address), it->detail.c_str());
+  }
+  reported = count;
+}
 
 }  // namespace
+
+// How far ahead of its clients the simulation runs on its own: activity due within this much
+// simulated time is run at once. A longer gap (a wait's or a fence's timeout, a CS deadline) is
+// crossed only while a client waits in a call, and only after the clients have had kGrace of
+// wall-clock time to make another call, since another thread's next call may be what the wait
+// waits for.
+const sc_core::sc_time kNear(1, sc_core::SC_MS);
+constexpr auto kGrace = std::chrono::milliseconds(20);
 
 struct ModelServer::Impl {
   struct Request {
     Work work;
     std::promise<int> result;
   };
+  // A simulation thread that runs one request at a time; one per request under way (a blocked
+  // wait holds its worker), reused after.
+  struct Worker {
+    sc_core::sc_event go;
+    Request* request = nullptr;
+  };
   std::mutex mutex;
   std::condition_variable wake;
   std::deque<Request*> requests;
   bool failed = false;
+  // Simulation side, touched by the model thread only.
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<Worker*> idle;
+  std::size_t in_flight = 0;
 
   void serve();
   void fail_all(const std::string& why);
+  bool take(std::deque<Request*>& batch, bool block);
+  void assign(Request* request, Device& device, host::HostMemory& memory);
+  void advance();
 };
 
 void ModelServer::Impl::fail_all(const std::string& why) {
@@ -43,6 +84,60 @@ void ModelServer::Impl::fail_all(const std::string& why) {
   failed = true;
   for (Request* r : requests) r->result.set_value(-EIO);
   requests.clear();
+}
+
+// The requests made since the last take; waits for one when `block`.
+bool ModelServer::Impl::take(std::deque<Request*>& batch, bool block) {
+  std::unique_lock<std::mutex> lock(mutex);
+  if (block) wake.wait(lock, [this] { return !requests.empty(); });
+  batch.clear();
+  batch.swap(requests);
+  return !batch.empty();
+}
+
+void ModelServer::Impl::assign(Request* request, Device& device, host::HostMemory& memory) {
+  ++in_flight;
+  Worker* worker = nullptr;
+  if (idle.empty()) {
+    workers.push_back(std::make_unique<Worker>());
+    worker = workers.back().get();
+    sc_core::sc_spawn([this, worker, &device, &memory] {
+      for (;;) {
+        while (worker->request == nullptr) sc_core::wait(worker->go);
+        Request* r = worker->request;
+        worker->request = nullptr;
+        const int rc = r->work(device, memory);
+        idle.push_back(worker);
+        --in_flight;
+        r->result.set_value(rc);
+      }
+    });
+  } else {
+    worker = idle.back();
+    idle.pop_back();
+  }
+  worker->request = request;
+  worker->go.notify(sc_core::SC_ZERO_TIME);
+}
+
+// Runs the simulation while its next activity is near; at a gap it stops if no call is under
+// way, or gives other client threads their grace before crossing it. Returns when a call has come
+// in or nothing more is to be done without one.
+void ModelServer::Impl::advance() {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mutex);
+      if (!requests.empty()) return;
+    }
+    if (!sc_core::sc_pending_activity()) return;
+    const sc_core::sc_time next = sc_core::sc_time_to_pending_activity();
+    if (next > kNear) {
+      if (in_flight == 0) return;
+      std::unique_lock<std::mutex> lock(mutex);
+      if (wake.wait_for(lock, kGrace, [this] { return !requests.empty(); })) return;
+    }
+    sc_core::sc_start(next);
+  }
 }
 
 void ModelServer::Impl::serve() {
@@ -54,6 +149,7 @@ void ModelServer::Impl::serve() {
                               system::ModelOptions{1, true});
     system::HostSide& host = model.host(0);
     std::unique_ptr<Device> device;
+    ProcessMemory lent(host.memory(), kLentFirst, kLentSize);
     host.cpu().run([&](host::HostCpu& cpu) {
       const PciFunction pci = probe(cpu, host.bus(0), {host.window_base(0), host.window_size()});
       device = std::make_unique<Device>(
@@ -62,19 +158,18 @@ void ModelServer::Impl::serve() {
     });
     sc_core::sc_start();
     if (!device) throw std::runtime_error("the device was not probed");
+    device->set_user_memory(lent);
+    const char* log = std::getenv("PODSIM_SHIM_ERRORS");
+    const bool log_errors = log != nullptr && *log != '\0' && *log != '0';
+    std::uint64_t reported = 0;
     for (;;) {
       std::deque<Request*> batch;
-      {
-        std::unique_lock<std::mutex> lock(mutex);
-        wake.wait(lock, [this] { return !requests.empty(); });
-        batch.swap(requests);
-      }
-      for (Request* r : batch) {
-        host.cpu().run([&device, &host, r](host::HostCpu&) {
-          r->result.set_value(r->work(*device, host.memory()));
-        });
-      }
-      sc_core::sc_start();
+      take(batch, true);
+      do {
+        for (Request* r : batch) assign(r, *device, host.memory());
+        advance();
+        if (log_errors) report_errors(model.chip(0), reported);
+      } while (take(batch, false));
     }
   } catch (const std::exception& e) {
     fail_all(e.what());

@@ -1,11 +1,12 @@
 // The model a client process talks to through the LD_PRELOAD shim: a modeled system whose first
 // chip the driver probes and serves, in a thread of the process's own. Client threads hand it
-// work one call at a time; each runs as a program of the host CPU inside the simulation, which
-// then runs until nothing is left to do, so a blocking wait advances simulated time to its
-// completion or its timeout.
+// calls; each runs in a simulation thread of its own (kept for the next call), so a call that
+// blocks (WAIT_CS) holds only its own thread. Between calls the simulation runs the activity due
+// soon (within 1 ms of simulated time: the work just submitted) and stops at a longer gap; it
+// crosses a gap (a timeout) only while a call waits, and only after the other client threads
+// have had 20 ms of wall-clock time to make the call the waiter may be waiting for.
 // Captures: one device and the kernel's call semantics (results and errno) for any number of
-// client threads. Ignores (for now): several devices or processes, and the grace a wait should
-// give other client threads before simulated time moves on (docs/driver.md).
+// client threads. Ignores (for now): several devices or processes (docs/driver.md).
 #pragma once
 
 #include <functional>

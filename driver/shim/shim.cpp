@@ -6,6 +6,8 @@
 // answers open, close, ioctl, mmap, munmap and fstat, and passes every other file through.
 // Command buffers user space maps live in the process's memory; they are copied into the modeled
 // host memory before each submission, as a kernel's pages would already be there.
+// Anonymous MAP_HUGETLB memory the machine cannot give (no huge pages reserved) becomes ordinary
+// memory on a 2 MiB boundary, as a program testing huge-page mappings needs.
 // Ignores (for now): dup and fcntl(F_DUPFD) of a node, several devices, and fork.
 #include <dirent.h>
 #include <dlfcn.h>
@@ -17,6 +19,7 @@
 
 #include <cerrno>
 #include <cstdarg>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -152,6 +155,27 @@ void copy_buffers(int fd, podsim::host::HostMemory& memory) {
   }
 }
 
+// Anonymous huge-page memory where the machine has none reserved (most build and CI machines):
+// ordinary memory on a 2 MiB boundary, rounded to 2 MiB, so that a program testing the device's
+// huge-page mappings finds the alignment it asked for. Its munmap frees the length it names.
+using MmapFn = void* (*)(void*, size_t, int, int, int, off_t);
+void* huge_or_aligned(void* addr, size_t length, int prot, int flags, MmapFn next) {
+  void* huge = next(addr, length, prot, flags, -1, 0);
+  if (huge != MAP_FAILED) return huge;
+  constexpr size_t kHuge = 2u << 20;
+  const size_t rounded = (length + kHuge - 1) / kHuge * kHuge;
+  const int plain = flags & ~(MAP_HUGETLB | (MAP_HUGE_MASK << MAP_HUGE_SHIFT));
+  auto* area = static_cast<char*>(next(nullptr, rounded + kHuge, prot, plain, -1, 0));
+  if (area == MAP_FAILED) return MAP_FAILED;
+  char* aligned =
+      reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(area) + kHuge - 1) / kHuge * kHuge);
+  auto unmap = real<int (*)(void*, size_t)>("munmap");
+  if (aligned > area) unmap(area, static_cast<size_t>(aligned - area));
+  const size_t tail = static_cast<size_t>(area + rounded + kHuge - (aligned + rounded));
+  if (tail > 0) unmap(aligned + rounded, tail);
+  return aligned;
+}
+
 // Our files, or the C library's `name` (open or open64) for every other path.
 int open_or_pass(const char* name, const char* path, int flags, mode_t mode) {
   const int ours = open_path(path, flags);
@@ -220,6 +244,9 @@ int ioctl(int fd, unsigned long request, ...) {
 void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
   File* file = file_of(fd);
   auto next = real<void* (*)(void*, size_t, int, int, int, off_t)>("mmap");
+  if (file == nullptr && (flags & MAP_HUGETLB) != 0 && (flags & MAP_ANONYMOUS) != 0) {
+    return huge_or_aligned(addr, length, prot, flags, next);
+  }
   if (file == nullptr) return next(addr, length, prot, flags, fd, offset);
   std::uint64_t address = 0;
   const auto handle = static_cast<std::uint64_t>(offset);

@@ -16,8 +16,12 @@
 namespace podsim::chip {
 namespace {
 
-// Bytes of host physical address space the chip's host window reaches.
-constexpr std::uint64_t kHostWindow = 1ull << 48;
+// Bytes of host physical address space the chip's host window reaches: 48 bits, ending where
+// the MMU's virtual range starts so that no address is both physical and virtual.
+std::uint64_t host_window(std::uint64_t base) {
+  constexpr std::uint64_t kBits48 = 1ull << 48, kVirtual = PODSIM_GAUDI1_VA_HOST_SPACE_START;
+  return base < kVirtual ? std::min(kBits48, kVirtual - base) : kBits48;
+}
 
 // Gaudi1's blocks in configuration space, in the order the chip builds them ([C2]).
 constexpr std::uint64_t kSyncManagerBases[] = {
@@ -73,10 +77,13 @@ std::uint64_t tpc_section(int i) {
 
 // MME i's section: Gaudi1's for the first four (MMEn_CTRL, where podsim's descriptor sits, at
 // +0x7000 and the QMAN at +0x8000), podsim's after them.
+// MME i takes Gaudi1's sections in the order of the driver's MME queues: the masters first
+// (queue MME_0 is MME2's QMAN, MME_1 is MME0's [C9]), then the slaves.
 std::uint64_t mme_section(int i) {
+  constexpr int kGaudi1Order[] = {2, 0, 1, 3};
   constexpr int kGaudi1Mmes = 4;
   return i < kGaudi1Mmes ? PODSIM_GAUDI1_MME0_DESC_BASE - 0x7000 +
-                               PODSIM_GAUDI1_MME_SECTION * static_cast<unsigned>(i)
+                               PODSIM_GAUDI1_MME_SECTION * static_cast<unsigned>(kGaudi1Order[i])
                          : PODSIM_GAUDI1_MME_EXTRA_BASE +
                                PODSIM_GAUDI1_MME_SECTION * static_cast<unsigned>(i - kGaudi1Mmes);
 }
@@ -130,6 +137,7 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, int nic_ports
     map.add(blocks[port].name, blocks[port].base, blocks[port].size, static_cast<int>(port));
   }
   noc_ = std::make_unique<Noc>("noc", config.noc, std::move(map));
+  noc_->set_mmu(mmu_.get());
   for (const Mapped& block : blocks) noc_->initiator_socket.bind(*block.socket);
   noc_->connect("pcie", pcie_.to_chip);
   noc_->connect("nic", nic_.memory_socket);
@@ -173,7 +181,14 @@ std::vector<Chip::Mapped> Chip::build_blocks() {
   TargetSocket* memory = hbm_ ? static_cast<TargetSocket*>(&hbm_->target_socket)
                               : static_cast<TargetSocket*>(&host_memory_->target_socket);
   blocks.push_back({hbm_ ? "hbm" : "host_memory", at.hbm.value, memory_size_, memory});
-  blocks.push_back({"host", at.host.value, kHostWindow, &pcie_.from_chip});
+  blocks.push_back({"host", at.host.value, host_window(at.host.value), &pcie_.from_chip});
+  mmu_ = std::make_unique<Mmu>("mmu", config_.mmu, [this](std::uint64_t address) {
+    std::uint64_t pte = 0;
+    noc_->debug(tlm::TLM_READ_COMMAND, address, reinterpret_cast<std::uint8_t*>(&pte), 8);
+    return pte;
+  });
+  mmu_->set_error_sink(sink);
+  blocks.push_back({"mmu", PODSIM_GAUDI1_MMU_UP_BASE, Mmu::kRegisterSpan, &mmu_->target_socket});
   if (sram_)
     blocks.push_back({"sram", at.sram.value, config_.sram.size.bytes, &sram_->target_socket});
   for (int i = 0; i < 4; ++i) {

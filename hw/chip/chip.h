@@ -105,6 +105,7 @@ class Chip : public sc_core::sc_module {
   static std::uint64_t mme_desc_base(int i);
   static std::uint64_t mme_qman_base(int i);
   Noc& noc() { return *noc_; }
+  Mmu& mmu() { return *mmu_; }
   const AddressMap& address_map() const { return noc_->address_map(); }
   // Where the chip's memory starts in its address space, and its size.
   std::uint64_t memory_base() const { return config_.address_map.hbm.value; }
@@ -152,6 +153,7 @@ class Chip : public sc_core::sc_module {
   std::uint64_t memory_size_;
   std::unique_ptr<core::MemoryTarget> sram_;
   pcie::PcieEndpoint pcie_;
+  std::unique_ptr<Mmu> mmu_;
   std::vector<std::unique_ptr<SyncManager>> sync_managers_;
   std::vector<std::unique_ptr<dma::DmaCore>> dma_;
   std::vector<std::unique_ptr<Qman>> dma_qmans_;

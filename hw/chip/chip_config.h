@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "hw/chip/mmu.h"
 #include "hw/chip/noc.h"
 #include "hw/chip/qman.h"
 #include "hw/chip/sync_manager.h"
@@ -196,6 +197,7 @@ struct ChipConfig {
   DmaConfig dma;
   AddressMapConfig address_map;
   NocConfig noc;
+  MmuConfig mmu;
   QmanConfig qman;
   SyncManagerConfig sync_manager;
 
@@ -212,6 +214,8 @@ struct ChipConfig {
     v.section("dma", dma, core::Spec("DMA engines"));
     v.section("address_map", address_map, core::Spec("where the blocks sit in the address space"));
     v.section("noc", noc, core::Spec("the interconnect joining engines and blocks (docs/chip.md)"));
+    v.section("mmu", mmu,
+              core::Spec("the device MMU: host memory by virtual address (docs/chip.md)"));
     v.section("qman", qman,
               core::Spec("every queue manager (engine_base is set per engine by the chip)"));
     v.section("sync_manager", sync_manager, core::Spec("every sync manager"));

@@ -55,6 +55,42 @@ Noc::Crossing Noc::pass(Port& port, core::TimePs arrival, unsigned int bytes) {
 }
 
 void Noc::b_transport(int from, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+  if (mmu_ != nullptr && mmu_->translates(trans.get_address())) {
+    translate(from, trans, delay);
+  } else {
+    route(from, trans, delay);
+  }
+}
+
+// A virtual access goes out as one physical access per contiguous run of its pages, in order.
+void Noc::translate(int from, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+  const std::uint64_t va = trans.get_address();
+  const unsigned int length = trans.get_data_length();
+  std::uint8_t* data = trans.get_data_ptr();
+  std::vector<Mmu::Run> runs;
+  core::TimePs walk = 0;
+  if (!mmu_->translate(va, length, runs, walk)) {
+    stats_.address_errors.add();
+    trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  delay += core::to_sc_time(core::Duration{static_cast<std::int64_t>(walk)});
+  for (const Mmu::Run& run : runs) {
+    trans.set_address(run.physical);
+    trans.set_data_ptr(data == nullptr ? nullptr : data + run.offset);
+    trans.set_data_length(static_cast<unsigned int>(run.length));
+    trans.set_streaming_width(static_cast<unsigned int>(run.length));
+    trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    route(from, trans, delay);
+    if (!trans.is_response_ok()) break;
+  }
+  trans.set_address(va);
+  trans.set_data_ptr(data);
+  trans.set_data_length(length);
+  trans.set_streaming_width(length);
+}
+
+void Noc::route(int from, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
   const std::uint64_t address = trans.get_address();
   const Region* region = map_.decode(address, trans.get_data_length());
   if (region == nullptr) {

@@ -1,7 +1,8 @@
 // The chip's interconnect as its initiators see it: every engine (NIC, DMA engines and
 // their QMANs, the PCIe endpoint) binds to one target socket, and each access goes to the
 // block the chip's address map names, with the address made relative to that block.
-// Captures: routing by the address map for timed and debug transport, an address error (and a
+// Captures: translation of virtual addresses by the MMU (mmu.h), when the chip has one; routing by
+// the address map for timed and debug transport, an address error (and a
 // count of them) for an access outside the map or across two regions, a traversal latency on
 // every timed access, and a port per initiator and per target (region), each optionally limited
 // to a bandwidth: a transfer holds its initiator's port and then its target's, each served in
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "hw/chip/address_map.h"
+#include "hw/chip/mmu.h"
 #include "hw/core/bandwidth_server.h"
 #include "hw/core/config_binding.h"
 #include "hw/core/stats.h"
@@ -74,6 +76,8 @@ class Noc : public sc_core::sc_module {
   }
 
   const AddressMap& address_map() const { return map_; }
+  // Engines' accesses to the MMU's virtual range go through `mmu` first (docs/chip.md).
+  void set_mmu(Mmu* mmu) { mmu_ = mmu; }
   // Moves bytes outside simulated time, as a host loader or checker does; returns the bytes
   // moved (0 when the range is outside the map or the block keeps no contents).
   unsigned int debug(tlm::tlm_command command, std::uint64_t address, std::uint8_t* data,
@@ -99,6 +103,8 @@ class Noc : public sc_core::sc_module {
  private:
   void end_of_elaboration() override;
   void b_transport(int from, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  void route(int from, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  void translate(int from, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   unsigned int transport_dbg(int from, tlm::tlm_generic_payload& trans);
 
   struct Port {
@@ -116,6 +122,7 @@ class Noc : public sc_core::sc_module {
   Stats stats_;
   std::vector<Port> ports_;       // targets, by region port
   std::vector<Port> initiators_;  // by target-socket index
+  Mmu* mmu_ = nullptr;
 };
 
 }  // namespace podsim::chip

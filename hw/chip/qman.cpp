@@ -143,9 +143,37 @@ void Qman::write_register(std::uint64_t offset, std::uint32_t value) {
     return fence_changed(f->first, f->second);
   }
   reg(offset) = value;
-  if (offset == PODSIM_GAUDI1_QMAN_GLBL_CFG0_OFFSET) {
+  if (offset == PODSIM_GAUDI1_QMAN_GLBL_CFG1_OFFSET) {
+    const std::uint32_t flush = bits(value, PODSIM_GAUDI1_QMAN_GLBL_CFG1_PQF_FLUSH_MASK,
+                                     PODSIM_GAUDI1_QMAN_GLBL_CFG1_PQF_FLUSH_SHIFT) |
+                                bits(value, PODSIM_GAUDI1_QMAN_GLBL_CFG1_CP_FLUSH_MASK,
+                                     PODSIM_GAUDI1_QMAN_GLBL_CFG1_CP_FLUSH_SHIFT);
+    for (int s = 0; s < kStreams; ++s) {
+      if (flush >> s & 1u) this->flush(s);
+    }
+  }
+  if (offset == PODSIM_GAUDI1_QMAN_GLBL_CFG0_OFFSET ||
+      offset == PODSIM_GAUDI1_QMAN_GLBL_CFG1_OFFSET) {
     for (int s = 0; s < kStreams; ++s) kick(s);
   }
+}
+
+// The stream drops the buffer under way and every descriptor queued behind it, as a reset
+// needs: its consumer index catches up with the producer index.
+void Qman::flush(int s) {
+  Stream& st = streams_[s];
+  release_lower_cp(s);
+  lower_waiters_.erase(std::remove(lower_waiters_.begin(), lower_waiters_.end(), s),
+                       lower_waiters_.end());
+  st.frames.clear();
+  st.fence_timer = false;
+  st.fence_counted = false;
+  ++st.fence_gen;
+  ++st.wake_gen;
+  st.ci = st.pi;
+  st.phase = Phase::kIdle;
+  if (owner_ == s) locked_ = false;
+  release(s);
 }
 
 std::uint32_t& Qman::fence_counter(int cp, int id) { return reg(per_cp(kFenceCnt[id], cp)); }
@@ -165,7 +193,12 @@ bool Qman::stream_enabled(int s) const {
                                  PODSIM_GAUDI1_QMAN_GLBL_CFG0_PQF_EN_SHIFT);
   const std::uint32_t cp =
       bits(cfg, PODSIM_GAUDI1_QMAN_GLBL_CFG0_CP_EN_MASK, PODSIM_GAUDI1_QMAN_GLBL_CFG0_CP_EN_SHIFT);
-  return (pqf >> s & 1u) && (cp >> s & 1u);
+  const std::uint32_t stop = reg(PODSIM_GAUDI1_QMAN_GLBL_CFG1_OFFSET);
+  const std::uint32_t stopped = bits(stop, PODSIM_GAUDI1_QMAN_GLBL_CFG1_PQF_STOP_MASK,
+                                     PODSIM_GAUDI1_QMAN_GLBL_CFG1_PQF_STOP_SHIFT) |
+                                bits(stop, PODSIM_GAUDI1_QMAN_GLBL_CFG1_CP_STOP_MASK,
+                                     PODSIM_GAUDI1_QMAN_GLBL_CFG1_CP_STOP_SHIFT);
+  return (pqf >> s & 1u) && (cp >> s & 1u) && !(stopped >> s & 1u);
 }
 
 void Qman::fence_changed(int cp, int id) {
@@ -651,20 +684,26 @@ Qman::Outcome Qman::repeat(int s, const spec::Packet& p, std::size_t at) {
   return Outcome::kNext;
 }
 
-// load: one 32-bit word from src_addr; with dst 0 its bit i is predicate i (scalars, dst 1, are
-// read but not modeled). exe: starts the engine's work through the execute hook.
+// load with dst 0: Gaudi1's non-consecutive predicate map, 32 words of 32 bits from src_addr,
+// bit 0 of word i being predicate i; P0 is never loaded [C8] (scalars, dst 1, are read but not
+// modeled). exe: starts the engine's work through the execute hook.
 Qman::Outcome Qman::load_and_exe(int s, const spec::Packet& p) {
   const int cp = streams_[s].frames.back().cp;
   const core::TimePs now = core::now_ps();
   core::TimePs loaded = now;
   if (p.get("load") != 0) {
     const std::uint64_t address = p.get("src_addr");
-    std::uint32_t word = 0;
-    if (!read(s, address, reinterpret_cast<std::uint8_t*>(&word), 4, now, loaded)) {
+    std::array<std::uint32_t, 32> words{};
+    if (!read(s, address, reinterpret_cast<std::uint8_t*>(words.data()), sizeof words, now,
+              loaded)) {
       fail_buffer(s, Kind::kAddressError, address, "LOAD_AND_EXE read rejected");
       return Outcome::kFailed;
     }
-    if (p.get("dst") == 0) cps_[cp].predicates = word;
+    if (p.get("dst") == 0) {
+      std::uint32_t predicates = cps_[cp].predicates & 1u;
+      for (std::size_t i = 1; i < words.size(); ++i) predicates |= (words[i] & 1u) << i;
+      cps_[cp].predicates = predicates;
+    }
   }
   if (p.get("exe") != 0 && execute_) execute_(static_cast<std::uint32_t>(p.get("etype")));
   if (loaded <= now) return Outcome::kNext;

@@ -12,11 +12,12 @@
 // buffers complete (completion entries and MSIs are the driver's MSG_PROT packets); errors
 // (an undefined or truncated packet, a rejected access, a fence past its timeout) raised as
 // core::ErrorEvents while the faulting stream drops the rest of its buffer and goes on with its
-// next descriptor. Ignores: prefetching the next buffer while one executes, protection, the
-// credit and in-flight limits of PQ_CFG1, weighted and priority arbitration, GLBL_CFG1 stop and
-// flush, and the engines' own timing (an attached core::EngineStatus says when they are idle).
-// Needs a functional memory: command buffers are read for their bytes.
-// Runs on the shared core::EventQueue: no thread per stream (a system has thousands of QMANs).
+// next descriptor; GLBL_CFG1's stops (a stopped stream fetches nothing more) and flushes (the
+// stream drops its buffer and queued descriptors). Ignores: prefetching the next buffer while one
+// executes, protection, the credit and in-flight limits of PQ_CFG1, weighted and priority
+// arbitration, and the engines' own timing (an attached core::EngineStatus says when they are
+// idle). Needs a functional memory: command buffers are read for their bytes. Runs on the shared
+// core::EventQueue: no thread per stream (a system has thousands of QMANs).
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -176,6 +177,7 @@ class Qman : public sc_core::sc_module, private core::Timed {
   std::uint32_t pq_log2_size(int s) const;
   bool stream_enabled(int s) const;
   void fence_changed(int cp, int id);
+  void flush(int s);
 
   // Scheduling
   void fire(std::uint32_t tag) override;

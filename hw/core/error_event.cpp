@@ -16,6 +16,8 @@ const char* to_string(ErrorEvent::Kind kind) {
       return "kernel_fault";
     case ErrorEvent::Kind::kHazard:
       return "hazard";
+    case ErrorEvent::Kind::kPageFault:
+      return "page_fault";
   }
   return "unknown";
 }

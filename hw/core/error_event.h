@@ -17,6 +17,7 @@ struct ErrorEvent {
     kMalformed,        // a truncated packet, a bad register value, a queue misconfigured
     kKernelFault,      // a compute kernel stopped: a bad binary, an access outside a memory
     kHazard,           // a kernel read a register before its new value had landed (checking)
+    kPageFault,        // an access to a virtual address the MMU's tables do not map
   };
   Kind kind = Kind::kAddressError;
   std::string block;          // hierarchical name of the block that saw it

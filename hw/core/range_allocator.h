@@ -1,6 +1,6 @@
 // First-fit allocation of ranges of a numbered space (sync objects, SRAM bytes), for the launchers
-// to give each running collective or kernel its own. Plain C++; a sorted map of free ranges merged on
-// release is all it needs (Boost.Interval's containers would bring more than they save).
+// to give each running collective or kernel its own. Plain C++; a sorted map of free ranges merged
+// on release is all it needs (Boost.Interval's containers would bring more than they save).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +28,18 @@ class RangeAllocator {
       return at;
     }
     return std::nullopt;
+  }
+  // Takes exactly [start, start + size) if it is all free; false (nothing taken) otherwise.
+  bool take(std::uint64_t start, std::uint64_t size) {
+    auto it = free_.upper_bound(start);
+    if (it == free_.begin() || size == 0) return false;
+    --it;
+    const auto [first, length] = *it;
+    if (start + size < start || start + size > first + length) return false;
+    free_.erase(it);
+    if (start > first) free_[first] = start - first;
+    if (start + size < first + length) free_[start + size] = first + length - start - size;
+    return true;
   }
   // Gives back what allocate returned.
   void release(std::uint64_t start, std::uint64_t size) {

@@ -118,18 +118,50 @@ std::uint8_t* SparseMemory::find_page(std::uint64_t page_number) const {
   return page;
 }
 
-std::uint8_t* SparseMemory::find_or_allocate_page(std::uint64_t page_number) {
-  if (std::uint8_t* page = find_page(page_number)) return page;
+SparseMemory::Page& SparseMemory::slot(std::uint64_t page_number) {
   auto& mid = root_[page_number >> (2 * kLevelBits)];
   if (!mid) mid = std::make_unique<Mid>();
   auto& leaf = mid->leaves[(page_number >> kLevelBits) & kLevelMask];
   if (!leaf) leaf = std::make_unique<Leaf>();
-  auto& page = leaf->pages[page_number & kLevelMask];
-  page = std::make_unique<std::uint8_t[]>(page_size_);  // value-initialized: reads as zeros
+  return leaf->pages[page_number & kLevelMask];
+}
+
+std::uint8_t* SparseMemory::find_or_allocate_page(std::uint64_t page_number) {
+  if (std::uint8_t* page = find_page(page_number)) return page;
+  Page& page = slot(page_number);
+  page = Page(new std::uint8_t[page_size_](), PageDeleter{true});  // zeros
   ++pages_allocated_;
   cached_page_number_ = page_number;
   cached_page_ = page.get();
   return page.get();
+}
+
+void SparseMemory::check_pages(std::uint64_t addr, std::uint64_t len) const {
+  check_range(addr, len);
+  if (addr % page_size_ != 0 || len % page_size_ != 0) {
+    throw std::invalid_argument(fmt::format(
+        "SparseMemory: {:#x}+{:#x} is not a whole number of {}-byte pages", addr, len, page_size_));
+  }
+}
+
+void SparseMemory::attach(std::uint64_t addr, std::uint8_t* external, std::uint64_t len) {
+  check_pages(addr, len);
+  cached_page_number_ = ~std::uint64_t{0};
+  for (std::uint64_t done = 0; done < len; done += page_size_) {
+    Page& page = slot((addr + done) >> page_shift_);
+    if (page && page.get_deleter().owned) --pages_allocated_;
+    page = Page(external + done, PageDeleter{false});
+  }
+}
+
+void SparseMemory::detach(std::uint64_t addr, std::uint64_t len) {
+  check_pages(addr, len);
+  cached_page_number_ = ~std::uint64_t{0};
+  for (std::uint64_t done = 0; done < len; done += page_size_) {
+    Page& page = slot((addr + done) >> page_shift_);
+    if (page && page.get_deleter().owned) --pages_allocated_;
+    page.reset();
+  }
 }
 
 }  // namespace podsim::core

@@ -1,7 +1,8 @@
 // Sparse, page-granular backing store for every memory model (HBM, SRAM, host memory).
 // Captures: byte-exact contents of a large address space where a page costs memory only once it
-// is written; untouched memory reads as zeros. Ignores: timing (the models around it own that),
-// access permissions and concurrency (SystemC runs one process at a time; not thread-safe).
+// is written; untouched memory reads as zeros; ranges lent by a caller (a client process's pages
+// the driver shim maps for the device, docs/driver.md). Ignores: timing (the models around it own
+// that), access permissions and concurrency (SystemC runs one process at a time; not thread-safe).
 #pragma once
 
 #include <array>
@@ -37,6 +38,14 @@ class SparseMemory {
   // Drops every page: all memory reads as zero again.
   void clear();
 
+  // Makes the pages of [addr, addr + len) the caller's memory at `external` (both ends page
+  // aligned) until detach: reads and writes go there. What the store held there is dropped. The
+  // memory must outlive the attachment; it is never freed here. Throws std::invalid_argument on
+  // an unaligned range and std::out_of_range outside the store.
+  void attach(std::uint64_t addr, std::uint8_t* external, std::uint64_t len);
+  // Ends an attachment: those pages read as zero again.
+  void detach(std::uint64_t addr, std::uint64_t len);
+
   std::uint64_t size() const { return size_; }
   std::uint64_t page_size() const { return page_size_; }
   std::uint64_t pages_allocated() const { return pages_allocated_; }
@@ -54,7 +63,16 @@ class SparseMemory {
   static constexpr std::size_t kFanout = std::size_t{1} << kLevelBits;
   static constexpr std::uint64_t kLevelMask = kFanout - 1;
 
-  using Page = std::unique_ptr<std::uint8_t[]>;
+  // A page is the store's own or attached memory, which the store does not free.
+  struct PageDeleter {
+    PageDeleter() : owned(true) {}
+    explicit PageDeleter(bool own) : owned(own) {}
+    bool owned;
+    void operator()(std::uint8_t* page) const {
+      if (owned) delete[] page;
+    }
+  };
+  using Page = std::unique_ptr<std::uint8_t[], PageDeleter>;
   struct Leaf {
     std::array<Page, kFanout> pages;
   };
@@ -65,6 +83,8 @@ class SparseMemory {
   void check_range(std::uint64_t addr, std::uint64_t len) const;
   std::uint8_t* find_page(std::uint64_t page_number) const;
   std::uint8_t* find_or_allocate_page(std::uint64_t page_number);
+  Page& slot(std::uint64_t page_number);
+  void check_pages(std::uint64_t addr, std::uint64_t len) const;
 
   std::uint64_t size_;
   std::uint64_t page_size_;

@@ -519,8 +519,13 @@ TEST(Qman, LoadAndExeSetsPredicatesAndStartsTheEngine) {
   Bench b;
   std::vector<std::uint32_t> executed;
   b.qm[0]->set_execute([&](std::uint32_t etype) { executed.push_back(etype); });
-  const std::uint32_t predicates = 1u << 3;
-  b.memory.backing().write(kData + 0x100, reinterpret_cast<const std::uint8_t*>(&predicates), 4);
+  // Gaudi1's predicate map: one 32-bit word per predicate, its bit 0 (here P3 set; a set bit 4
+  // of word 0 is not P4, as it would be in a consecutive map).
+  std::uint32_t predicates[32] = {};
+  predicates[0] = 1u << 4;
+  predicates[3] = 1;
+  b.memory.backing().write(kData + 0x100, reinterpret_cast<const std::uint8_t*>(predicates),
+                           sizeof predicates);
   b.run([&] {
     b.init_qman(0);
     b.submit(
@@ -755,6 +760,33 @@ TEST(SyncManager, WritesWaitingForTheirTimeShareOneCallback) {
     for (std::uint32_t sob = 0; sob < 1000; ++sob) EXPECT_EQ(b.sync.sob(sob), sob % 7 + 1);
   });
   EXPECT_LE(pending, 1u);
+}
+
+// A reset's halt: GLBL_CFG1's flush drops the buffer waiting on a fence and the descriptors
+// queued behind it (CI catches up with PI); while stopped the stream fetches nothing, and once
+// the stop is lifted it runs what is queued next.
+TEST(Qman, StopAndFlushDropWhatIsQueuedAndTheStreamRunsAgain) {
+  Bench b;
+  b.run([&] {
+    b.init_qman(0);
+    b.queue(0, 0, kBuffers, {fence(0, 1, 1), sob_add(9, 1)});
+    b.queue(0, 0, kBuffers + 0x100, {sob_add(9, 1)});
+    b.doorbell(0, 0);
+    wait(10, sc_core::SC_US);
+    EXPECT_EQ(b.sync.sob(9), 0u);  // stuck on the fence
+    const std::uint64_t cfg1 = PODSIM_GAUDI1_QMAN_GLBL_CFG1(kQm[0]);
+    b.host.write32(cfg1, podsim_gaudi1_make_qman_glbl_cfg1(0xF, 0x1F, 0x1F, 0xF, 0x1F, 0x1F));
+    wait(1, sc_core::SC_US);
+    EXPECT_EQ(b.qm[0]->read_register(PODSIM_GAUDI1_QMAN_PQ_CI_OFFSET), 2u);
+    b.queue(0, 0, kBuffers + 0x200, {sob_add(9, 5)});
+    b.doorbell(0, 0);
+    wait(10, sc_core::SC_US);
+    EXPECT_EQ(b.sync.sob(9), 0u);  // stopped: nothing fetched
+    b.host.write32(cfg1, 0);
+    wait(10, sc_core::SC_US);
+  });
+  EXPECT_EQ(b.sync.sob(9), 5u);
+  EXPECT_EQ(b.qm[0]->read_register(PODSIM_GAUDI1_QMAN_PQ_CI_OFFSET), 3u);
 }
 
 TEST(Qman, APqEntryOutsideTheMapIsAnAddressError) {

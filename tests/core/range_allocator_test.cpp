@@ -21,5 +21,18 @@ TEST(RangeAllocator, FirstFitAlignedAndMergedOnRelease) {
   EXPECT_EQ(a.allocate(1), std::nullopt);
 }
 
+TEST(RangeAllocator, TakeClaimsAnExactFreeRangeOrNothing) {
+  RangeAllocator a(0, 100);
+  EXPECT_TRUE(a.take(40, 10));
+  EXPECT_FALSE(a.take(45, 10));  // overlaps what was taken
+  EXPECT_FALSE(a.take(95, 10));  // runs past the end
+  EXPECT_FALSE(a.take(0, 0));
+  EXPECT_TRUE(a.take(50, 50));  // the free range right after, to its end
+  EXPECT_EQ(a.allocate(41), std::nullopt);
+  EXPECT_EQ(a.allocate(40), 0u);
+  a.release(40, 10);
+  EXPECT_EQ(a.largest(), 10u);
+}
+
 }  // namespace
 }  // namespace podsim::core

@@ -265,5 +265,29 @@ TEST(SparseMemory, InterleavedAccessesToManyPagesStayConsistent) {
   EXPECT_EQ(memory.pages_allocated(), addrs.size());
 }
 
+// Lent memory is read and written in place, replaces what the store held there, is never freed
+// by the store, and reads as zero once detached.
+TEST(SparseMemoryTest, AttachedPagesAreTheCallersMemory) {
+  SparseMemory memory(1 << 20, 4096);
+  const std::uint32_t old = 0xDEADBEEF;
+  memory.write(8192, &old, 4);
+  std::vector<std::uint8_t> lent(3 * 4096, 5);
+  memory.attach(4096, lent.data(), lent.size());
+  EXPECT_EQ(memory.pages_allocated(), 0u);  // the store's own page was dropped
+  std::uint32_t word = 0;
+  memory.read(8192, &word, 4);
+  EXPECT_EQ(word, 0x05050505u);
+  const std::uint32_t value = 0x12345678;
+  memory.write(4096 + 4094, &value, 4);  // across two lent pages
+  EXPECT_EQ(lent[4094], 0x78);
+  EXPECT_EQ(lent[4097], 0x12);
+  memory.detach(4096, lent.size());
+  memory.read(8192, &word, 4);
+  EXPECT_EQ(word, 0u);
+  EXPECT_EQ(lent[0], 5);  // untouched by detach
+  EXPECT_THROW(memory.attach(100, lent.data(), 4096), std::invalid_argument);
+  EXPECT_THROW(memory.attach(1 << 20, lent.data(), 4096), std::out_of_range);
+}
+
 }  // namespace
 }  // namespace podsim::core

@@ -98,8 +98,9 @@ TEST(DriverDevice, HwIpInfoDescribesTheChipAndShortBuffersGetWhatFits) {
     ASSERT_EQ(info(*file, HL_INFO_HW_IP_INFO, ip), 0);
     EXPECT_EQ(ip.sram_base_address, chip.address_map.sram.value);
     EXPECT_EQ(ip.sram_size, chip.sram.size.bytes);
-    EXPECT_EQ(ip.dram_base_address, chip.address_map.hbm.value);
-    EXPECT_EQ(ip.dram_size, chip::memory_size(chip));
+    // The driver keeps HBM's first 512 MiB for firmware and page tables.
+    EXPECT_EQ(ip.dram_base_address, chip.address_map.hbm.value + 0x20000000);
+    EXPECT_EQ(ip.dram_size, chip::memory_size(chip) - 0x20000000);
     EXPECT_EQ(ip.dram_enabled, 1);
     EXPECT_EQ(ip.tpc_enabled_mask, 0xFF);
     EXPECT_EQ(ip.server_type, HL_SERVER_GAUDI_HLS1);
@@ -400,7 +401,7 @@ TEST(DriverDevice, DeviceMemoryIsAccountedAsGaudi1sDriverDoes) {
     mem.in.op = HL_MEM_OP_MAP;
     EXPECT_EQ(file->ioctl(HL_IOCTL_MEMORY, &mem), -EINVAL);  // no device handle exists
     mem.in.flags = HL_MEM_USERPTR;
-    EXPECT_EQ(file->ioctl(HL_IOCTL_MEMORY, &mem), -EOPNOTSUPP);
+    EXPECT_EQ(file->ioctl(HL_IOCTL_MEMORY, &mem), -EINVAL);  // size 0
     mem = {};
     mem.in.op = HL_MEM_OP_UNMAP;
     EXPECT_EQ(file->ioctl(HL_IOCTL_MEMORY, &mem), -EINVAL);
@@ -410,6 +411,161 @@ TEST(DriverDevice, DeviceMemoryIsAccountedAsGaudi1sDriverDoes) {
     file = open_node(device, false);
     ASSERT_EQ(info(*file, HL_INFO_DRAM_USAGE, usage), 0);
     EXPECT_EQ(usage.dram_free_mem, total);
+  });
+}
+
+// MEMORY MAP USERPTR of `bytes` at user address `address`; the device VA, or 0 with `rc` set.
+std::uint64_t map_user(File& file, std::uint64_t address, std::uint64_t bytes, int& rc,
+                       std::uint64_t hint = 0, std::uint32_t flags = 0) {
+  hl_mem_args mem{};
+  mem.in.op = HL_MEM_OP_MAP;
+  mem.in.flags = HL_MEM_USERPTR | flags;
+  mem.in.map_host.host_virt_addr = address;
+  mem.in.map_host.mem_size = bytes;
+  mem.in.map_host.hint_addr = hint;
+  rc = file.ioctl(HL_IOCTL_MEMORY, &mem);
+  return rc == 0 ? mem.out.device_virt_addr : 0;
+}
+
+int unmap_user(File& file, std::uint64_t va) {
+  hl_mem_args mem{};
+  mem.in.op = HL_MEM_OP_UNMAP;
+  mem.in.unmap.device_virt_addr = va;
+  return file.ioctl(HL_IOCTL_MEMORY, &mem);
+}
+
+// Runs `packets` as one host-facing job and waits for it.
+void run_job(File& file, system::SystemModel& model, std::uint32_t queue,
+             const std::vector<chip::spec::Packet>& packets) {
+  const auto [handle, size] = user_cb(file, model, packets);
+  hl_cs_args cs{};
+  ASSERT_EQ(submit(file, {chunk(handle, queue, size)}, cs), 0);
+  int rc = 0;
+  EXPECT_EQ(wait_for(file, cs.out.seq, 1000000, rc).status, HL_WAIT_CS_STATUS_COMPLETED);
+}
+
+constexpr std::uint64_t kVaStart = 0x1000000000000;  // Gaudi1's host virtual range [C14]
+
+// User memory mapped with MAP USERPTR is what the DMA engines reach by device virtual address,
+// through the MMU: down to HBM on DMA 0, back up into another buffer on DMA 1. The address keeps
+// the user address's offset in its page; a free, aligned hint is honoured; a taken one is
+// refused with FORCE_HINT and replaced without.
+TEST(DriverDevice, MappedHostMemoryIsReachedByVirtualAddress) {
+  with_device([](Device& device, host::HostCpu&, system::SystemModel& model) {
+    auto file = open_node(device, false);
+    chip::Chip& chip = model.chip(0);
+    const std::uint64_t hbm = device.properties().dram_base;
+    constexpr std::uint64_t kSource = 0x100010, kDestination = 0x300000;
+    constexpr std::uint32_t kBytes = 3 * 4096 + 100;
+    std::vector<std::uint8_t> data(kBytes);
+    std::iota(data.begin(), data.end(), 7);
+    model.host(0).memory().backing().write(kSource, data.data(), data.size());
+    int rc = 0;
+    const std::uint64_t source = map_user(*file, kSource, kBytes, rc);
+    ASSERT_EQ(rc, 0);
+    EXPECT_GE(source, kVaStart);
+    EXPECT_EQ(source % 4096, 0x10u);
+    constexpr std::uint64_t kHint = kVaStart + (1ull << 30);
+    const std::uint64_t destination =
+        map_user(*file, kDestination, kBytes, rc, kHint, HL_MEM_FORCE_HINT);
+    ASSERT_EQ(rc, 0);
+    EXPECT_EQ(destination, kHint);
+    run_job(*file, model, GAUDI_QUEUE_ID_DMA_0_0, {lin_dma(source, hbm, kBytes)});
+    run_job(*file, model, GAUDI_QUEUE_ID_DMA_1_0, {lin_dma(hbm, destination, kBytes)});
+    std::vector<std::uint8_t> got(kBytes);
+    model.host(0).memory().backing().read(kDestination, got.data(), got.size());
+    EXPECT_TRUE(got == data) << "the round trip through HBM differs";
+    EXPECT_EQ(map_user(*file, kDestination, 4096, rc, kHint, HL_MEM_FORCE_HINT), 0u);
+    EXPECT_EQ(rc, -ENOMEM);  // the hint is taken
+    EXPECT_EQ(map_user(*file, kDestination, 4096, rc, kHint + 1, HL_MEM_FORCE_HINT), 0u);
+    EXPECT_EQ(rc, -ENOMEM);  // not page aligned
+    const std::uint64_t elsewhere = map_user(*file, kDestination, 4096, rc, kHint);
+    EXPECT_EQ(rc, 0);
+    EXPECT_NE(elsewhere, kHint);
+    EXPECT_EQ(unmap_user(*file, elsewhere), 0);
+    EXPECT_EQ(chip.error_count(), 0u);
+  });
+}
+
+// After UNMAP, and in the next context, the old address faults: the DMA writes nothing, the MMU
+// counts a page fault, and the CS still completes.
+TEST(DriverDevice, UnmappedAndOtherContextsMemoryFaults) {
+  with_device([](Device& device, host::HostCpu&, system::SystemModel& model) {
+    chip::Chip& chip = model.chip(0);
+    const std::uint64_t hbm = device.properties().dram_base;
+    constexpr std::uint64_t kBuffer = 0x500000;
+    constexpr std::uint32_t kBytes = 8192;
+    const std::vector<std::uint8_t> ones(kBytes, 1);
+    chip.debug_write(hbm, ones.data(), ones.size());
+    auto file = open_node(device, false);
+    int rc = 0;
+    const std::uint64_t va = map_user(*file, kBuffer, kBytes, rc);
+    ASSERT_EQ(rc, 0);
+    EXPECT_EQ(unmap_user(*file, va), 0);
+    EXPECT_EQ(unmap_user(*file, va), -EINVAL);
+    run_job(*file, model, GAUDI_QUEUE_ID_DMA_1_0, {lin_dma(hbm, va, kBytes)});
+    EXPECT_EQ(chip.mmu().stats().faults.value(), 1u);
+    // A context's mappings end with it: the next context's tables do not have them.
+    const std::uint64_t kept = map_user(*file, kBuffer, kBytes, rc);
+    ASSERT_EQ(rc, 0);
+    file.reset();
+    file = open_node(device, false);
+    run_job(*file, model, GAUDI_QUEUE_ID_DMA_1_0, {lin_dma(hbm, kept, kBytes)});
+    EXPECT_EQ(chip.mmu().stats().faults.value(), 2u);
+    std::vector<std::uint8_t> got(kBytes, 9);
+    model.host(0).memory().backing().read(kBuffer, got.data(), got.size());
+    EXPECT_EQ(got, std::vector<std::uint8_t>(kBytes, 0)) << "a faulting DMA wrote host memory";
+    EXPECT_EQ(map_user(*file, 1ull << 62, 4096, rc), 0u);
+    EXPECT_EQ(rc, -EFAULT);  // not the user's memory
+  });
+}
+
+// A buffer that never ends (a FENCE nothing satisfies) times out at the CS's own timeout: its
+// wait says TIMEDOUT, the CS queued behind it is aborted by the hard reset that follows, the
+// reset and the timeout are recorded, and the device then runs work again.
+TEST(DriverDevice, AnEndlessBufferTimesOutAndTheDeviceWorksAfterTheReset) {
+  with_device([](Device& device, host::HostCpu&, system::SystemModel& model) {
+    auto file = open_node(device, false);
+    chip::spec::Packet fence("FENCE");
+    fence.set("id", 0).set("target_val", 1).set("dec_val", 1);
+    const auto [stuck, stuck_size] = user_cb(*file, model, {fence});
+    const auto [nop, nop_size] = user_cb(*file, model, {chip::spec::Packet("NOP")});
+    hl_cs_args cs{};
+    std::vector<hl_cs_chunk> chunks{chunk(stuck, GAUDI_QUEUE_ID_DMA_0_0, stuck_size)};
+    cs.in.chunks_execute = reinterpret_cast<std::uintptr_t>(chunks.data());
+    cs.in.num_chunks_execute = 1;
+    cs.in.cs_flags = HL_CS_FLAGS_CUSTOM_TIMEOUT;
+    cs.in.timeout = 3;  // seconds
+    ASSERT_EQ(file->ioctl(HL_IOCTL_CS, &cs), 0);
+    const std::uint64_t endless = cs.out.seq;
+    ASSERT_EQ(submit(*file, {chunk(nop, GAUDI_QUEUE_ID_DMA_0_0, nop_size)}, cs), 0);
+    const std::uint64_t behind = cs.out.seq;
+    int rc = 0;
+    EXPECT_EQ(wait_for(*file, endless, 1000000, rc).status, HL_WAIT_CS_STATUS_BUSY);
+    EXPECT_EQ(wait_for(*file, endless, 10000000, rc).status, HL_WAIT_CS_STATUS_TIMEDOUT);
+    EXPECT_EQ(rc, -ETIMEDOUT);
+    EXPECT_EQ(wait_for(*file, behind, 10000000, rc).status, HL_WAIT_CS_STATUS_ABORTED);
+    EXPECT_EQ(rc, -EIO);
+    hl_info_reset_count resets{};
+    EXPECT_EQ(info(*file, HL_INFO_RESET_COUNT, resets), 0);
+    EXPECT_EQ(resets.hard_reset_cnt, 1u);
+    hl_info_cs_timeout_event timeout{};
+    EXPECT_EQ(info(*file, HL_INFO_CS_TIMEOUT_EVENT, timeout), 0);
+    EXPECT_EQ(timeout.seq, endless);
+    EXPECT_GE(timeout.timestamp, 3000000000);  // ns: after its three seconds
+    hl_info_device_status status{};
+    EXPECT_EQ(info(*file, HL_INFO_DEVICE_STATUS, status), 0);
+    EXPECT_EQ(status.status, HL_DEVICE_STATUS_OPERATIONAL);
+    // The same queue runs a copy after the reset.
+    chip::Chip& chip = model.chip(0);
+    const std::uint64_t hbm = device.properties().dram_base;
+    const std::vector<std::uint8_t> data(4096, 0x5A);
+    model.host(0).memory().backing().write(0x100000, data.data(), data.size());
+    const std::uint64_t window = chip.config().address_map.host.value;
+    run_job(*file, model, GAUDI_QUEUE_ID_DMA_0_0, {lin_dma(window + 0x100000, hbm, 4096)});
+    std::vector<std::uint8_t> got(4096);
+    chip.debug_read(hbm, got.data(), got.size());
+    EXPECT_EQ(got, data);
   });
 }
 

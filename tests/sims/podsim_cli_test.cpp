@@ -56,7 +56,7 @@ TEST(PodsimInfo, ShowsTheChipsBlocksAndAddressMap) {
   EXPECT_THAT(r.out, HasSubstr("Gen4 x16, 24.83 GB/s DMA per direction"));
   EXPECT_THAT(r.out, HasSubstr("dma7_qman           0x007ffc5e8000"));
   EXPECT_THAT(r.out, HasSubstr("sync_manager_e_n    0x007ffc4f1000"));
-  EXPECT_THAT(r.out, HasSubstr("host                0x008000000000  256TiB"));
+  EXPECT_THAT(r.out, HasSubstr("host                0x008000000000  261632GiB"));
 }
 
 TEST(PodsimInfo, Hls1HasOneLinkPerPeer) {
