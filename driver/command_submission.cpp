@@ -35,6 +35,20 @@ constexpr core::TimePs kResetPs =
     100000000000ull;  // 100 ms [U]  // + 0x100 x bus + vector: unique per device
 
 bool is_external(std::uint32_t id) { return id < kExternalQueues; }
+
+// Blocks until a CS ends or `deadline`, in steps of at most an hour of simulated time (the
+// kernel's time must not overflow on a wait that means forever).
+void wait_until_event(sc_core::sc_event& event, core::TimePs deadline) {
+  constexpr core::TimePs kHour = 3600ull * 1000000000000ull;
+  sc_core::wait(sc_core::sc_time::from_value(std::min(deadline - core::now_ps(), kHour)), event);
+}
+
+// Now plus `count` units of `unit` picoseconds, saturating: a huge timeout means forever.
+core::TimePs later(std::uint64_t count, std::uint64_t unit) {
+  const core::TimePs now = core::now_ps(), never = ~core::TimePs{0};
+  if (count > (never - now) / unit) return never;
+  return now + count * unit;
+}
 std::uint32_t msi_data(int bus, int vector) {
   return kMsiDataBase + 0x100u * static_cast<std::uint32_t>(bus) +
          static_cast<std::uint32_t>(vector);
@@ -140,12 +154,16 @@ Device::Queue* Device::queue(std::uint32_t id) {
     const std::vector<std::uint8_t> zeros(kRingEntries * 4, 0);
     memory_.backing().write(q.cq, zeros.data(), zeros.size());
   }
-  write_register(PODSIM_GAUDI1_QMAN_PQ_BASE_LO(qman, q.stream),
-                 static_cast<std::uint32_t>(chip_view(q.ring)));
-  write_register(PODSIM_GAUDI1_QMAN_PQ_BASE_HI(qman, q.stream),
-                 static_cast<std::uint32_t>(chip_view(q.ring) >> 32));
-  write_register(PODSIM_GAUDI1_QMAN_PQ_SIZE(qman, q.stream), kRingLog2);
+  set_up_ring(q);
   return &queues_.emplace(id, q).first->second;
+}
+
+void Device::set_up_ring(const Queue& q) {
+  write_register(PODSIM_GAUDI1_QMAN_PQ_BASE_LO(q.qman, q.stream),
+                 static_cast<std::uint32_t>(chip_view(q.ring)));
+  write_register(PODSIM_GAUDI1_QMAN_PQ_BASE_HI(q.qman, q.stream),
+                 static_cast<std::uint32_t>(chip_view(q.ring) >> 32));
+  write_register(PODSIM_GAUDI1_QMAN_PQ_SIZE(q.qman, q.stream), kRingLog2);
 }
 
 std::uint32_t Device::in_flight(const Queue& q) {
@@ -156,21 +174,29 @@ std::uint32_t Device::in_flight(const Queue& q) {
 
 int Device::submit(std::uint32_t ctx, const hl_cs_in& in, hl_cs_out& out) {
   constexpr std::uint32_t kUnsupported =
-      HL_CS_FLAGS_SIGNAL | HL_CS_FLAGS_WAIT | HL_CS_FLAGS_COLLECTIVE_WAIT |
       HL_CS_FLAGS_STAGED_SUBMISSION | HL_CS_FLAGS_STAGED_SUBMISSION_FIRST |
       HL_CS_FLAGS_STAGED_SUBMISSION_LAST | HL_CS_FLAGS_ENCAP_SIGNALS |
       HL_CS_FLAGS_RESERVE_SIGNALS_ONLY | HL_CS_FLAGS_UNRESERVE_SIGNALS_ONLY |
       HL_CS_FLAGS_ENGINE_CORE_COMMAND | HL_CS_FLAGS_ENGINES_COMMAND;
+  constexpr std::uint32_t kTypes = HL_CS_FLAGS_SIGNAL | HL_CS_FLAGS_WAIT |
+                                   HL_CS_FLAGS_COLLECTIVE_WAIT | HL_CS_FLAGS_RESERVE_SIGNALS_ONLY |
+                                   HL_CS_FLAGS_UNRESERVE_SIGNALS_ONLY |
+                                   HL_CS_FLAGS_ENGINE_CORE_COMMAND | HL_CS_FLAGS_ENGINES_COMMAND;
   if (std::any_of(std::begin(in.pad), std::end(in.pad), [](__u8 b) { return b != 0; })) {
     return -EINVAL;
   }
+  const std::uint32_t type = in.cs_flags & kTypes;
+  if ((type & (type - 1)) != 0) return -EINVAL;  // one kind of CS at a time
   if (in.cs_flags & kUnsupported) return -EOPNOTSUPP;
+  // Collective waits need the NIC ports, which Linux 6.4's driver leaves disabled [C13].
+  if (type == HL_CS_FLAGS_COLLECTIVE_WAIT) return -EINVAL;
+  const bool sync_stream = type == HL_CS_FLAGS_SIGNAL || type == HL_CS_FLAGS_WAIT;
   // A context's first CS, or one that forces it, first runs the restore chunks as a CS of their
   // own and waits for it, as Linux's context switch does [C13]; otherwise they are ignored.
   const bool restore = (in.cs_flags & HL_CS_FLAGS_FORCE_RESTORE) || !next_seq_.count(ctx);
   const std::uint32_t restores = restore ? in.num_chunks_restore : 0;
   if (in.num_chunks_execute == 0 || in.num_chunks_execute > HL_MAX_JOBS_PER_CS ||
-      restores > HL_MAX_JOBS_PER_CS) {
+      restores > HL_MAX_JOBS_PER_CS || (sync_stream && in.num_chunks_execute != 1)) {
     return -EINVAL;
   }
   if ((restores > 0 && in.chunks_restore == 0) || in.chunks_execute == 0) return -EFAULT;
@@ -188,18 +214,18 @@ int Device::submit(std::uint32_t ctx, const hl_cs_in& in, hl_cs_out& out) {
     const Cs& switched = cs_.at({ctx, seq});
     const core::TimePs deadline = core::now_ps() + kCsTimeoutPs;
     while (!switched.done && core::now_ps() < deadline) {
-      sc_core::wait(sc_core::sc_time::from_value(deadline - core::now_ps()), completed_);
+      wait_until_event(completed_, deadline);
     }
     if (!switched.done) return -EBUSY;
   }
-  const core::TimePs timeout =
-      (in.cs_flags & HL_CS_FLAGS_CUSTOM_TIMEOUT) ? in.timeout * kSecondPs : kCsTimeoutPs;
+  const core::TimePs timeout = (in.cs_flags & HL_CS_FLAGS_CUSTOM_TIMEOUT)
+                                   ? later(in.timeout, kSecondPs) - core::now_ps()
+                                   : kCsTimeoutPs;
   const bool skip_reset = (in.cs_flags & HL_CS_FLAGS_SKIP_RESET_ON_TIMEOUT) != 0;
-  if (const int rc = queue_jobs(ctx, chunks(in.chunks_execute, in.num_chunks_execute), timeout,
-                                skip_reset, seq);
-      rc != 0) {
-    return rc;
-  }
+  const std::vector<hl_cs_chunk> execute = chunks(in.chunks_execute, in.num_chunks_execute);
+  if (type == HL_CS_FLAGS_SIGNAL) return signal(ctx, execute.front(), timeout, out);
+  if (type == HL_CS_FLAGS_WAIT) return wait_for_signal(ctx, execute.front(), timeout, out);
+  if (const int rc = queue_jobs(ctx, execute, timeout, skip_reset, seq); rc != 0) return rc;
   out = {};
   out.seq = seq;
   out.status = HL_CS_STATUS_SUCCESS;
@@ -207,7 +233,8 @@ int Device::submit(std::uint32_t ctx, const hl_cs_in& in, hl_cs_out& out) {
 }
 
 int Device::queue_jobs(std::uint32_t ctx, const std::vector<hl_cs_chunk>& chunks,
-                       core::TimePs timeout, bool skip_reset, std::uint64_t& seq) {
+                       core::TimePs timeout, bool skip_reset, std::uint64_t& seq,
+                       const std::vector<std::uint8_t>* driver_cb) {
   // Everything is checked before anything is queued: a bad CS changes nothing.
   struct Planned {
     Queue* queue;
@@ -219,14 +246,14 @@ int Device::queue_jobs(std::uint32_t ctx, const std::vector<hl_cs_chunk>& chunks
   std::uint32_t external = 0;
   for (const hl_cs_chunk& c : chunks) {
     Queue* q = c.queue_index < GAUDI_QUEUE_ID_SIZE ? queue(c.queue_index) : nullptr;
-    if (q == nullptr || c.cb_size == 0) return -EINVAL;
+    if (q == nullptr || (c.cb_size == 0 && driver_cb == nullptr)) return -EINVAL;
     std::uint64_t address = c.cb_handle;
-    if (q->external) {
+    if (q->external && driver_cb == nullptr) {
       const Cb* cb = find_cb(c.cb_handle, ctx);
       if (cb == nullptr || c.cb_size > cb->requested) return -EINVAL;
       address = cb->address;
-      ++external;
     }
+    external += q->external ? 1 : 0;
     if (in_flight(*q) + ++per_queue[q] > kRingEntries) return -EAGAIN;
     plan.push_back({q, address, c.cb_size});
   }
@@ -247,9 +274,14 @@ int Device::queue_jobs(std::uint32_t ctx, const std::vector<hl_cs_chunk>& chunks
     entry.address = p.address;
     entry.length = p.size;
     if (q.external) {
-      // The driver's copy: the user's packets, then the completion entry and the interrupt.
+      // The driver's copy: the user's packets (or the driver's own), then the completion entry
+      // and the interrupt.
       std::vector<std::uint8_t> bytes(p.size);
-      memory_.backing().read(p.address, bytes.data(), bytes.size());
+      if (driver_cb != nullptr) {
+        bytes = *driver_cb;
+      } else {
+        memory_.backing().read(p.address, bytes.data(), bytes.size());
+      }
       const auto tail =
           completion_packets(chip_view(q.cq + 4ull * slot), kCqReady | slot,
                              PODSIM_GAUDI1_PCIE_MSI_BASE + 4ull * static_cast<unsigned>(q.vector));
@@ -274,6 +306,8 @@ int Device::queue_jobs(std::uint32_t ctx, const std::vector<hl_cs_chunk>& chunks
 
 // A CS ends (completed, timed out or aborted): its waiters wake and its deadline goes.
 void Device::end(Cs& cs) {
+  for (const std::uint32_t sob : cs.sob_refs) release_sob(sob);
+  cs.sob_refs.clear();
   cs.done = true;
   cs.completed = core::now_ps();
   if (cs.deadline != deadlines_.end()) deadlines_.erase(cs.deadline);
@@ -317,6 +351,7 @@ void Device::time_out(std::uint32_t ctx, std::uint64_t seq) {
 // and flushed, every job still on a queue is dropped and its CS aborted, and the QMANs run again.
 void Device::hard_reset() {
   status_ = HL_DEVICE_STATUS_IN_RESET;
+  resetting_ = true;
   std::vector<std::uint64_t> qmans;
   for (const auto& [id, q] : queues_) {
     if (std::find(qmans.begin(), qmans.end(), q.qman) == qmans.end()) qmans.push_back(q.qman);
@@ -333,14 +368,22 @@ void Device::hard_reset() {
     }
   }
   for (const std::uint64_t qman : qmans) write_register(PODSIM_GAUDI1_QMAN_GLBL_CFG1(qman), 0);
+  // The hardware comes back as the driver's init leaves it, whatever a buffer wrote meanwhile.
+  init_qmans();
+  for (const auto& [id, q] : queues_) set_up_ring(q);
+  write_register(PODSIM_GAUDI1_MMU_UP_MMU_ENABLE(PODSIM_GAUDI1_MMU_UP_BASE), 1);
+  reset_sync_streams();
   ++hard_resets_;
   status_ = HL_DEVICE_STATUS_OPERATIONAL;
   // Last, so that the waiters it wakes find the device working.
   for (auto& [key, cs] : cs_) {
     if (cs.done) continue;
     cs.aborted = !cs.timed_out;
+    cs.sob_refs.clear();  // the sync streams started again
     end(cs);
   }
+  resetting_ = false;
+  reset_done_.notify();
 }
 
 // The completion queue of `vector`'s queue: every entry marked ready completes its job.
@@ -362,7 +405,7 @@ void Device::on_completion(int vector) {
 
 int Device::wait(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out& out) {
   if (in.flags & HL_WAIT_CS_FLAGS_INTERRUPT) return -EPERM;  // Gaudi1 has no user interrupts
-  if (in.flags & HL_WAIT_CS_FLAGS_MULTI_CS) return -EOPNOTSUPP;
+  if (in.flags & HL_WAIT_CS_FLAGS_MULTI_CS) return wait_any(ctx, in, out);
   const auto next = next_seq_.find(ctx);
   if (in.seq == 0 || next == next_seq_.end() || in.seq >= next->second) return -EINVAL;
   const auto it = cs_.find({ctx, in.seq});
@@ -372,9 +415,9 @@ int Device::wait(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out& out
     out.flags = HL_WAIT_CS_STATUS_FLAG_GONE;
     return 0;
   }
-  const core::TimePs deadline = core::now_ps() + in.timeout_us * 1000000ull;
+  const core::TimePs deadline = later(in.timeout_us, 1000000ull);
   while (!it->second.done && core::now_ps() < deadline) {
-    sc_core::wait(sc_core::sc_time::from_value(deadline - core::now_ps()), completed_);
+    wait_until_event(completed_, deadline);
   }
   if (it->second.timed_out) {
     out.status = HL_WAIT_CS_STATUS_TIMEDOUT;
@@ -388,6 +431,47 @@ int Device::wait(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out& out
   if (it->second.done) {
     out.timestamp_nsec = static_cast<__s64>(it->second.completed / 1000);
     out.flags = HL_WAIT_CS_STATUS_FLAG_TIMESTAMP_VLD;
+  }
+  return 0;
+}
+
+// MULTI_CS: until any of up to 32 CSs has ended, or the timeout; a bit per ended (or forgotten)
+// CS, the earliest completion time [C13].
+int Device::wait_any(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out& out) {
+  if (std::any_of(std::begin(in.pad), std::end(in.pad), [](__u8 b) { return b != 0; }) ||
+      in.seq_arr_len == 0 || in.seq_arr_len > HL_WAIT_MULTI_CS_LIST_MAX_LEN) {
+    return -EINVAL;
+  }
+  if (in.seq == 0) return -EFAULT;
+  const auto* first = reinterpret_cast<const std::uint64_t*>(static_cast<std::uintptr_t>(in.seq));
+  const std::vector<std::uint64_t> seqs(first, first + in.seq_arr_len);
+  const auto next = next_seq_.find(ctx);
+  for (const std::uint64_t seq : seqs) {
+    if (seq == 0 || next == next_seq_.end() || seq >= next->second) return -EINVAL;
+  }
+  const core::TimePs deadline = later(in.timeout_us, 1000000ull);
+  std::uint32_t map = 0;
+  core::TimePs earliest = ~core::TimePs{0};
+  for (;;) {
+    for (std::size_t i = 0; i < seqs.size(); ++i) {
+      const auto it = cs_.find({ctx, seqs[i]});
+      if (it != cs_.end() && !it->second.done) continue;
+      if (it != cs_.end() && it->second.timed_out) return -ETIMEDOUT;
+      if (it != cs_.end() && it->second.aborted) return -EIO;
+      map |= 1u << i;
+      if (it != cs_.end()) earliest = std::min(earliest, it->second.completed);
+    }
+    if (map != 0 || core::now_ps() >= deadline) break;
+    wait_until_event(completed_, deadline);
+  }
+  out = {};
+  out.status = map != 0 ? HL_WAIT_CS_STATUS_COMPLETED : HL_WAIT_CS_STATUS_BUSY;
+  out.cs_completion_map = map;
+  if (earliest != ~core::TimePs{0}) {
+    out.flags = HL_WAIT_CS_STATUS_FLAG_TIMESTAMP_VLD;
+    out.timestamp_nsec = static_cast<__s64>(earliest / 1000);
+  } else if (map != 0) {
+    out.flags = HL_WAIT_CS_STATUS_FLAG_GONE;
   }
   return 0;
 }

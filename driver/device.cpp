@@ -92,6 +92,9 @@ Device::Device(host::HostCpu& cpu, host::HostMemory& memory, PciFunction pci,
 }
 
 Device::~Device() {
+  // A reset under way finishes first: it waits on the device's registers (the destructor runs
+  // in a program of the host CPU, a thread that may wait).
+  while (resetting_) sc_core::wait(reset_done_);
   watchdog_->device = nullptr;  // its process ends at its next wake
   watchdog_->wake.notify(sc_core::SC_ZERO_TIME);
 }
@@ -153,6 +156,14 @@ std::uint32_t Device::read_register(std::uint64_t chip_address) {
     throw std::runtime_error(fmt::format("{:#x}: the device did not answer", chip_address));
   }
   return value;
+}
+
+void Device::write_registers(std::uint64_t chip_address, const std::uint32_t* values,
+                             std::uint32_t count) {
+  const std::uint64_t at = pci_.bar(2).address + (chip_address - kCfgBarBase);
+  if (cpu_.write(at, values, 4 * count) != tlm::TLM_OK_RESPONSE) {
+    throw std::runtime_error(fmt::format("{:#x}: the device did not take a write", chip_address));
+  }
 }
 
 void Device::write_register(std::uint64_t chip_address, std::uint32_t value) {

@@ -22,7 +22,10 @@
 // reset: every QMAN stopped and flushed, every CS in flight aborted, the reset counted, the
 // queues started again; the device is IN_RESET meanwhile. Unlike Linux, which kills the
 // processes holding the device, the model leaves their files usable.
-// Ignores (for now): signal/wait/collective-wait, staged and encapsulated-signal CSs, multi-CS and
+// Sync streams: SIGNAL and WAIT CSs on the host-facing queues (sync_stream.cpp). Collective
+// waits: EINVAL, as Linux 6.4 with its NIC ports disabled.
+// WAIT_CS with MULTI_CS: any of up to 32 CSs.
+// Ignores (for now): staged and encapsulated-signal CSs, and
 // interrupt waits, MAP_BLOCK, dma-buf export, timestamp buffers and DEBUG's CoreSight components
 // (EOPNOTSUPP; its debug mode itself is kept), and the INFO
 // opcodes answered by firmware the model does not have (power, energy, PLLs, PCI counters,
@@ -30,6 +33,7 @@
 // engine-status text): EOPNOTSUPP.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -133,6 +137,9 @@ class Device {
     bool done = false;
     bool timed_out = false, aborted = false;  // ended by its timeout, or by the reset
     bool skip_reset = false;
+    bool signal = false;                   // a SIGNAL CS: what a WAIT may wait for
+    std::uint32_t sob = 0, sob_value = 0;  // the W_S object it signals and the value it makes
+    std::vector<std::uint32_t> sob_refs;   // sync-stream objects held until it ends
     std::multimap<core::TimePs, std::pair<std::uint32_t, std::uint64_t>>::iterator deadline;
   };
   // The timeout detection: a process of its own that sleeps until the earliest deadline of a CS
@@ -142,6 +149,19 @@ class Device {
     sc_core::sc_event wake;
   };
   static void watch(const std::shared_ptr<Watchdog>& watchdog);
+  // A host-facing queue's sync stream (sync_stream.cpp): two reserved W_S sync objects signalled
+  // in turn, the next taken before a value passes the 15-bit limit, and a reserved monitor.
+  struct SyncStream {
+    std::uint32_t next_value = 1;
+    int current = 0;
+    std::array<int, 2> refs{1, 1};  // 1: free; a CS using an object holds one more
+  };
+  int signal(std::uint32_t ctx, const hl_cs_chunk& chunk, core::TimePs timeout, hl_cs_out& out);
+  int wait_for_signal(std::uint32_t ctx, const hl_cs_chunk& chunk, core::TimePs timeout,
+                      hl_cs_out& out);
+  void release_sob(std::uint32_t sob);
+  void clear_released_sobs();
+  void reset_sync_streams();
   void time_out(std::uint32_t ctx, std::uint64_t seq);
   void hard_reset();
   void end(Cs& cs);
@@ -166,18 +186,26 @@ class Device {
 
   std::uint32_t read_register(std::uint64_t chip_address);
   void write_register(std::uint64_t chip_address, std::uint32_t value);
+  // `count` consecutive registers in one access.
+  void write_registers(std::uint64_t chip_address, const std::uint32_t* values,
+                       std::uint32_t count);
+  void clear_sync_objects();
   bool engine_busy(int gaudi_engine_id);
   void enable_msix();
   void init_qmans();
   Queue* queue(std::uint32_t id);  // set up at first use; nullptr when the chip lacks it
+  void set_up_ring(const Queue& q);
   // Jobs queue `q` holds that its QMAN has not fetched (internal) or completed (external).
   std::uint32_t in_flight(const Queue& q);
   int submit(std::uint32_t ctx, const hl_cs_in& in, hl_cs_out& out);
   // Checks the jobs of one CS, then queues them all under a new sequence number.
   // `timeout`: from now until the CS counts as timed out.
+  // A host-facing job of `driver_cb` runs the driver's packets instead of a user CB.
   int queue_jobs(std::uint32_t ctx, const std::vector<hl_cs_chunk>& chunks, core::TimePs timeout,
-                 bool skip_reset, std::uint64_t& seq);
+                 bool skip_reset, std::uint64_t& seq,
+                 const std::vector<std::uint8_t>* driver_cb = nullptr);
   int wait(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out& out);
+  int wait_any(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out& out);
   void on_completion(int vector);
   std::uint64_t chip_view(std::uint64_t host_physical) const {
     return props_.host_window + host_physical;
@@ -216,8 +244,12 @@ class Device {
   std::multimap<core::TimePs, std::pair<std::uint32_t, std::uint64_t>> deadlines_;
   sc_core::sc_event completed_;
   std::shared_ptr<Watchdog> watchdog_;
+  std::array<SyncStream, 8> sync_streams_;    // by host-facing queue id
+  std::vector<std::uint32_t> released_sobs_;  // W_S objects to clear before the next CS
   std::uint32_t status_ = HL_DEVICE_STATUS_OPERATIONAL;
   std::uint32_t hard_resets_ = 0;
+  bool resetting_ = false;
+  sc_core::sc_event reset_done_;
   hl_info_cs_timeout_event last_timeout_{};
   std::int64_t last_error_open_ = 0;  // when the device was opened, at the last error (ns)
 };

@@ -48,8 +48,28 @@ int Device::open_context(std::uint32_t ctx) {
                  static_cast<std::uint32_t>(hop0 >> 44));
   write_register(PODSIM_GAUDI1_STLB_MMU_BUSY(PODSIM_GAUDI1_STLB_BASE), 1u << 31);
   write_register(PODSIM_GAUDI1_MMU_UP_ENGINE_ASID(PODSIM_GAUDI1_MMU_UP_BASE), c.asid);
+  clear_sync_objects();
   contexts_.emplace(ctx, std::move(c));
   return 0;
+}
+
+// What a context finds: the sync objects and monitors it may use cleared and disarmed, as
+// Linux's context switch leaves them — all of E_N, E_S and W_N, and W_S from the first user
+// object and monitor on (the driver's own below them keep their state) [C14].
+void Device::clear_sync_objects() {
+  const std::uint64_t managers[] = {
+      PODSIM_GAUDI1_SYNC_MNGR_E_N_BASE, PODSIM_GAUDI1_SYNC_MNGR_E_S_BASE,
+      PODSIM_GAUDI1_SYNC_MNGR_W_N_BASE, PODSIM_GAUDI1_SYNC_MNGR_W_S_BASE};
+  for (const std::uint64_t base : managers) {
+    const bool ws = base == PODSIM_GAUDI1_SYNC_MNGR_W_S_BASE;
+    const std::uint32_t sob = ws ? PODSIM_GAUDI1_FIRST_USER_SOB : 0;
+    const std::uint32_t mon = ws ? PODSIM_GAUDI1_FIRST_USER_MONITOR : 0;
+    const std::vector<std::uint32_t> zeros(PODSIM_GAUDI1_SOBS_PER_MANAGER, 0);
+    write_registers(PODSIM_GAUDI1_SYNC_MNGR_OBJS_SOB_OBJ(base, sob), zeros.data(),
+                    PODSIM_GAUDI1_SOBS_PER_MANAGER - sob);
+    write_registers(PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_STATUS(base, mon), zeros.data(),
+                    PODSIM_GAUDI1_MONITORS_PER_MANAGER - mon);
+  }
 }
 
 void Device::close_context(std::uint32_t ctx) {

@@ -45,11 +45,16 @@ void report_errors(chip::Chip& chip, std::uint64_t& reported) {
 
 // How far ahead of its clients the simulation runs on its own: activity due within this much
 // simulated time is run at once. A longer gap (a wait's or a fence's timeout, a CS deadline) is
-// crossed only while a client waits in a call, and only after the clients have had kGrace of
-// wall-clock time to make another call, since another thread's next call may be what the wait
-// waits for.
+// crossed only while a client waits in a call, and only after the clients have had as much
+// wall-clock time as the gap (at least kMinGrace, at most kMaxGrace) to make another call,
+// since another thread's next call may be what the wait waits for.
 const sc_core::sc_time kNear(1, sc_core::SC_MS);
-constexpr auto kGrace = std::chrono::milliseconds(20);
+constexpr std::chrono::microseconds kMinGrace(20000), kMaxGrace(1000000);
+
+std::chrono::microseconds grace(const sc_core::sc_time& gap) {
+  const auto us = std::chrono::microseconds(static_cast<std::int64_t>(gap.to_seconds() * 1e6));
+  return std::clamp(us, kMinGrace, kMaxGrace);
+}
 
 struct ModelServer::Impl {
   struct Request {
@@ -134,7 +139,7 @@ void ModelServer::Impl::advance() {
     if (next > kNear) {
       if (in_flight == 0) return;
       std::unique_lock<std::mutex> lock(mutex);
-      if (wake.wait_for(lock, kGrace, [this] { return !requests.empty(); })) return;
+      if (wake.wait_for(lock, grace(next), [this] { return !requests.empty(); })) return;
     }
     sc_core::sc_start(next);
   }

@@ -4,7 +4,8 @@
 // blocks (WAIT_CS) holds only its own thread. Between calls the simulation runs the activity due
 // soon (within 1 ms of simulated time: the work just submitted) and stops at a longer gap; it
 // crosses a gap (a timeout) only while a call waits, and only after the other client threads
-// have had 20 ms of wall-clock time to make the call the waiter may be waiting for.
+// have had as much wall-clock time as the gap (20 ms to 1 s) to make the call the waiter may be
+// waiting for.
 // Captures: one device and the kernel's call semantics (results and errno) for any number of
 // client threads. Ignores (for now): several devices or processes (docs/driver.md).
 #pragma once

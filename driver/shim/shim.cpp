@@ -8,7 +8,8 @@
 // host memory before each submission, as a kernel's pages would already be there.
 // Anonymous MAP_HUGETLB memory the machine cannot give (no huge pages reserved) becomes ordinary
 // memory on a 2 MiB boundary, as a program testing huge-page mappings needs.
-// Ignores (for now): dup and fcntl(F_DUPFD) of a node, several devices, and fork.
+// dup, dup2, dup3 and fcntl(F_DUPFD) give descriptors sharing the node's open file.
+// Ignores (for now): several devices, and fork.
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -54,9 +56,10 @@ struct Mapping {
   std::uint64_t handle, address, length;
 };
 
+// A node's open file; dup'ed descriptors share it, and it closes with the last of them.
 struct Node {
   bool control;
-  std::unique_ptr<File> file;
+  std::shared_ptr<File> file;
 };
 
 std::mutex& lock() {
@@ -77,10 +80,11 @@ int fail(int rc) {
   return -1;
 }
 
-File* file_of(int fd) {
+// Held for the length of a call, so that another thread's close cannot end the file under it.
+std::shared_ptr<File> file_of(int fd) {
   std::lock_guard<std::mutex> guard(lock());
   const auto it = nodes().find(fd);
-  return it == nodes().end() ? nullptr : it->second.file.get();
+  return it == nodes().end() ? nullptr : it->second.file;
 }
 
 int open_node(bool control, int flags) {
@@ -94,8 +98,35 @@ int open_node(bool control, int flags) {
     return fail(rc);
   }
   std::lock_guard<std::mutex> guard(lock());
-  nodes()[fd] = Node{control, std::move(file)};
+  nodes()[fd] = Node{control, std::shared_ptr<File>(std::move(file))};
   return fd;
+}
+
+// A new descriptor for the same open node, or -1 with errno as the C library's call gave.
+int duplicate(int fd, int copy) {
+  if (copy < 0) return copy;
+  std::lock_guard<std::mutex> guard(lock());
+  const auto it = nodes().find(fd);
+  if (it != nodes().end() && copy != fd) nodes()[copy] = it->second;
+  return copy;
+}
+
+// Forgets `fd` as a node; the file closes in the model when no descriptor holds it any more.
+void forget(int fd) {
+  std::shared_ptr<File> file;
+  {
+    std::lock_guard<std::mutex> guard(lock());
+    const auto it = nodes().find(fd);
+    if (it == nodes().end()) return;
+    file = std::move(it->second.file);
+    nodes().erase(it);
+  }
+  if (file.use_count() == 1) {
+    ModelServer::instance().run([&](Device&, podsim::host::HostMemory&) {
+      file.reset();
+      return 0;
+    });
+  }
 }
 
 // A sysfs file with fixed contents: a memory file the program reads as usual.
@@ -143,6 +174,12 @@ int open_path(const char* path, int flags) {
   const std::string by_number = "/sys/dev/char/" + std::to_string(kMajor) + ":0/pci_addr";
   if (by_number == path || std::strcmp(path, "/sys/class/accel/accel0/pci_addr") == 0) {
     return open_text(kPciAddress);
+  }
+  // The control node's device number, by which a library finds the primary node's sysfs entry
+  // (its minor less one), under the accel class and the legacy habanalabs class.
+  if (std::strcmp(path, "/sys/class/accel/accel_controlD0/dev") == 0 ||
+      std::strcmp(path, "/sys/class/habanalabs/hl_controlD0/dev") == 0) {
+    return open_text((std::to_string(kMajor) + ":1\n").c_str());
   }
   return -2;  // not ours
 }
@@ -203,28 +240,50 @@ int open64(const char* path, int flags, ...) {
   return open_or_pass("open64", path, flags, mode);
 }
 
+// The C library's fopen does not go through open: the sysfs files are served here too.
+FILE* fopen(const char* path, const char* mode) {
+  const int ours = open_path(path, O_RDONLY);
+  if (ours == -2) return real<FILE* (*)(const char*, const char*)>("fopen")(path, mode);
+  return ours < 0 ? nullptr : fdopen(ours, mode);
+}
+
+FILE* fopen64(const char* path, const char* mode) {
+  const int ours = open_path(path, O_RDONLY);
+  if (ours == -2) return real<FILE* (*)(const char*, const char*)>("fopen64")(path, mode);
+  return ours < 0 ? nullptr : fdopen(ours, mode);
+}
+
 DIR* opendir(const char* path) {
   if (is_class_dir(path)) path = class_dir_copy();
   return real<DIR* (*)(const char*)>("opendir")(path);
 }
 
 int close(int fd) {
-  std::unique_ptr<File> file;
-  {
-    std::lock_guard<std::mutex> guard(lock());
-    const auto it = nodes().find(fd);
-    if (it != nodes().end()) {
-      file = std::move(it->second.file);
-      nodes().erase(it);
-    }
-  }
-  if (file) {
-    ModelServer::instance().run([&](Device&, podsim::host::HostMemory&) {
-      file.reset();
-      return 0;
-    });
-  }
+  forget(fd);
   return real<int (*)(int)>("close")(fd);
+}
+
+int dup(int fd) { return duplicate(fd, real<int (*)(int)>("dup")(fd)); }
+
+int dup2(int fd, int copy) {
+  if (fd != copy) forget(copy);  // dup2 closes what `copy` was
+  return duplicate(fd, real<int (*)(int, int)>("dup2")(fd, copy));
+}
+
+int dup3(int fd, int copy, int flags) {
+  if (fd != copy) forget(copy);
+  return duplicate(fd, real<int (*)(int, int, int)>("dup3")(fd, copy, flags));
+}
+
+// F_DUPFD and F_DUPFD_CLOEXEC duplicate; every other command passes through.
+int fcntl(int fd, int command, ...) {
+  va_list args;
+  va_start(args, command);
+  void* arg = va_arg(args, void*);
+  va_end(args);
+  const int rc = real<int (*)(int, int, void*)>("fcntl")(fd, command, arg);
+  if (command == F_DUPFD || command == F_DUPFD_CLOEXEC) return duplicate(fd, rc);
+  return rc;
 }
 
 int ioctl(int fd, unsigned long request, ...) {
@@ -232,7 +291,7 @@ int ioctl(int fd, unsigned long request, ...) {
   va_start(args, request);
   void* arg = va_arg(args, void*);
   va_end(args);
-  File* file = file_of(fd);
+  const std::shared_ptr<File> file = file_of(fd);
   if (file == nullptr) return real<int (*)(int, unsigned long, void*)>("ioctl")(fd, request, arg);
   const int rc = ModelServer::instance().run([&](Device&, podsim::host::HostMemory& memory) {
     if (request == HL_IOCTL_CS) copy_buffers(fd, memory);
@@ -242,7 +301,7 @@ int ioctl(int fd, unsigned long request, ...) {
 }
 
 void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
-  File* file = file_of(fd);
+  const std::shared_ptr<File> file = file_of(fd);
   auto next = real<void* (*)(void*, size_t, int, int, int, off_t)>("mmap");
   if (file == nullptr && (flags & MAP_HUGETLB) != 0 && (flags & MAP_ANONYMOUS) != 0) {
     return huge_or_aligned(addr, length, prot, flags, next);
@@ -280,7 +339,7 @@ int munmap(void* addr, size_t length) {
     }
   }
   if (ours) {
-    if (File* file = file_of(m.fd)) {
+    if (const std::shared_ptr<File> file = file_of(m.fd)) {
       ModelServer::instance().run(
           [&](Device&, podsim::host::HostMemory&) { return file->munmap(m.handle); });
     }

@@ -147,6 +147,12 @@ void SyncManager::write_register(std::uint64_t offset, std::uint32_t value) {
       arm(reg->second, value);
       break;
     case MonitorRegister::kStatus:
+      // Clearing the valid bit disarms the monitor: how a driver cleans monitors up.
+      if ((value & PODSIM_GAUDI1_MON_STATUS_VALID_MASK) == 0 && m.armed) {
+        auto& list = armed_by_group_[m.arm.group];
+        list.erase(std::find(list.begin(), list.end(), reg->second));
+        m.armed = false;
+      }
       break;
   }
 }

@@ -7,7 +7,8 @@
 // effect at their time (the writer's time plus its delay); a monitor armed on objects that
 // already meet its condition fires at once; several monitors met by one write fire in index
 // order; a configurable time from the write that meets a monitor to its payload write; a
-// rejected payload write raises an error event. Ignores: protected monitors, trace_evict
+// rejected payload write raises an error event; a MON_STATUS write clearing the valid bit
+// disarms the monitor (how a driver cleans up). Ignores: protected monitors, trace_evict
 // events, and the long-SOB and 64-bit payload modes of later chips.
 // Runs on the shared core::EventQueue: no thread.
 #pragma once

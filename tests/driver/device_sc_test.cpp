@@ -356,7 +356,7 @@ TEST(DriverDevice, BadSubmissionsAreRefusedAndChangeNothing) {
     cs.in.pad[2] = 1;
     EXPECT_EQ(file->ioctl(HL_IOCTL_CS, &cs), -EINVAL);
     cs.in.pad[2] = 0;
-    cs.in.cs_flags = HL_CS_FLAGS_SIGNAL;
+    cs.in.cs_flags = HL_CS_FLAGS_STAGED_SUBMISSION | HL_CS_FLAGS_STAGED_SUBMISSION_FIRST;
     EXPECT_EQ(file->ioctl(HL_IOCTL_CS, &cs), -EOPNOTSUPP);
     hl_wait_cs_args wait{};
     wait.in.flags = HL_WAIT_CS_FLAGS_INTERRUPT;
@@ -566,6 +566,99 @@ TEST(DriverDevice, AnEndlessBufferTimesOutAndTheDeviceWorksAfterTheReset) {
     std::vector<std::uint8_t> got(4096);
     chip.debug_read(hbm, got.data(), got.size());
     EXPECT_EQ(got, data);
+  });
+}
+
+// A sync-stream CS with one chunk: SIGNAL on `queue`, or WAIT there for `signal`.
+int sync_stream(File& file, std::uint32_t flags, std::uint32_t queue, hl_cs_args& cs,
+                std::uint64_t* signal = nullptr) {
+  hl_cs_chunk c{};
+  c.queue_index = queue;
+  c.signal_seq_arr = reinterpret_cast<std::uintptr_t>(signal);
+  c.num_signal_seq_arr = signal != nullptr ? 1 : 0;
+  cs = {};
+  cs.in.chunks_execute = reinterpret_cast<std::uintptr_t>(&c);
+  cs.in.num_chunks_execute = 1;
+  cs.in.cs_flags = flags;
+  return file.ioctl(HL_IOCTL_CS, &cs);
+}
+
+// A WAIT on DMA 1 holds its queue until the SIGNAL queued on DMA 0 behind a long copy has run:
+// the copy back up reads what the copy down wrote. The signal reports its sync object (W_S 128,
+// queue 0's first) and value; a wait for a signal already seen queues nothing.
+TEST(DriverDevice, AWaitHoldsItsQueueUntilTheSignalBehindACopy) {
+  with_device([](Device& device, host::HostCpu&, system::SystemModel& model) {
+    auto file = open_node(device, false);
+    const std::uint64_t window = model.chip(0).config().address_map.host.value;
+    const std::uint64_t hbm = device.properties().dram_base;
+    constexpr std::uint64_t kFrom = 0x100000, kTo = 0x400000;
+    constexpr std::uint32_t kBytes = 1 << 20;
+    std::vector<std::uint8_t> data(kBytes);
+    std::iota(data.begin(), data.end(), 11);
+    model.host(0).memory().backing().write(kFrom, data.data(), data.size());
+    const auto [down, down_size] = user_cb(*file, model, {lin_dma(window + kFrom, hbm, kBytes)});
+    const auto [up, up_size] = user_cb(*file, model, {lin_dma(hbm, window + kTo, kBytes)});
+    hl_cs_args cs{};
+    ASSERT_EQ(submit(*file, {chunk(down, GAUDI_QUEUE_ID_DMA_0_0, down_size)}, cs), 0);
+    ASSERT_EQ(sync_stream(*file, HL_CS_FLAGS_SIGNAL, GAUDI_QUEUE_ID_DMA_0_0, cs), 0);
+    std::uint64_t signal = cs.out.seq;
+    EXPECT_EQ(cs.out.sob_base_addr_offset, 0x492000u + 4 * 128);
+    EXPECT_EQ(cs.out.sob_count_before_submission, 1u);
+    ASSERT_EQ(sync_stream(*file, HL_CS_FLAGS_WAIT, GAUDI_QUEUE_ID_DMA_1_0, cs, &signal), 0);
+    const std::uint64_t waited = cs.out.seq;
+    ASSERT_EQ(submit(*file, {chunk(up, GAUDI_QUEUE_ID_DMA_1_0, up_size)}, cs), 0);
+    int rc = 0;
+    EXPECT_EQ(wait_for(*file, cs.out.seq, 10000000, rc).status, HL_WAIT_CS_STATUS_COMPLETED);
+    EXPECT_EQ(wait_for(*file, waited, 0, rc).status, HL_WAIT_CS_STATUS_COMPLETED);
+    std::vector<std::uint8_t> got(kBytes);
+    model.host(0).memory().backing().read(kTo, got.data(), got.size());
+    EXPECT_TRUE(got == data) << "the copy up ran before the copy down had finished";
+    ASSERT_EQ(sync_stream(*file, HL_CS_FLAGS_WAIT, GAUDI_QUEUE_ID_DMA_1_0, cs, &signal), 0);
+    EXPECT_EQ(cs.out.seq, ~0ull);  // the signal has been seen: nothing to wait for
+    std::uint64_t not_a_signal = waited;
+    EXPECT_EQ(sync_stream(*file, HL_CS_FLAGS_WAIT, GAUDI_QUEUE_ID_DMA_1_0, cs, &not_a_signal),
+              -EINVAL);
+    EXPECT_EQ(sync_stream(*file, HL_CS_FLAGS_SIGNAL, GAUDI_QUEUE_ID_DMA_2_0, cs), -EINVAL);
+    EXPECT_EQ(sync_stream(*file, HL_CS_FLAGS_SIGNAL | HL_CS_FLAGS_WAIT, 0, cs, &signal), -EINVAL);
+    ASSERT_EQ(sync_stream(*file, HL_CS_FLAGS_SIGNAL, GAUDI_QUEUE_ID_DMA_0_0, cs), 0);
+    EXPECT_EQ(cs.out.sob_count_before_submission, 2u);  // the object's next value
+  });
+}
+
+// MULTI_CS waits for the first of several CSs: the one that completed has its bit, the one stuck
+// on a fence does not; a CS also gets a new context's sync objects cleared.
+TEST(DriverDevice, AMultiCsWaitReportsWhichCompletedAndContextsStartClean) {
+  with_device([](Device& device, host::HostCpu&, system::SystemModel& model) {
+    auto file = open_node(device, false);
+    chip::spec::Packet fence("FENCE");
+    fence.set("id", 0).set("target_val", 1).set("dec_val", 1);
+    chip::spec::Packet set_sob("MSG_SHORT");  // E_N object 5 = 7, through base 1
+    set_sob.set("base", 1).set("msg_addr_offset", 4 * 5).set("value", 7);
+    const auto [stuck, stuck_size] = user_cb(*file, model, {fence});
+    const auto [sob, sob_size] = user_cb(*file, model, {set_sob});
+    hl_cs_args cs{};
+    ASSERT_EQ(submit(*file, {chunk(stuck, GAUDI_QUEUE_ID_DMA_0_1, stuck_size)}, cs), 0);
+    std::uint64_t seqs[2] = {cs.out.seq, 0};
+    ASSERT_EQ(submit(*file, {chunk(sob, GAUDI_QUEUE_ID_DMA_0_0, sob_size)}, cs), 0);
+    seqs[1] = cs.out.seq;
+    hl_wait_cs_args wait{};
+    wait.in.seq = reinterpret_cast<std::uintptr_t>(seqs);
+    wait.in.seq_arr_len = 2;
+    wait.in.timeout_us = 1000000;
+    wait.in.flags = HL_WAIT_CS_FLAGS_MULTI_CS;
+    ASSERT_EQ(file->ioctl(HL_IOCTL_WAIT_CS, &wait), 0);
+    EXPECT_EQ(wait.out.status, HL_WAIT_CS_STATUS_COMPLETED);
+    EXPECT_EQ(wait.out.cs_completion_map, 0x2u);
+    wait = {};
+    wait.in.seq = reinterpret_cast<std::uintptr_t>(seqs);
+    wait.in.seq_arr_len = 33;
+    wait.in.flags = HL_WAIT_CS_FLAGS_MULTI_CS;
+    EXPECT_EQ(file->ioctl(HL_IOCTL_WAIT_CS, &wait), -EINVAL);
+    chip::SyncManager& e_n = model.chip(0).sync_manager(0);
+    EXPECT_EQ(e_n.sob(5), 7u);
+    file.reset();
+    file = open_node(device, false);
+    EXPECT_EQ(e_n.sob(5), 0u);  // cleared for the new context
   });
 }
 

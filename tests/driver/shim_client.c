@@ -19,6 +19,56 @@ static int failed(const char* what) {
   return 1;
 }
 
+/* Gaudi1's LIN_DMA packet: size, control (linear, opcode 9, register and message barriers),
+ * source, destination. */
+static void lin_dma(uint32_t* p, uint64_t src, uint64_t dst, uint32_t size) {
+  p[0] = size;
+  p[1] = (1u << 3) | (0x9u << 24) | (1u << 30) | (1u << 31);
+  memcpy(&p[2], &src, 8);
+  memcpy(&p[4], &dst, 8);
+}
+
+static uint64_t map_host(int fd, void* address, uint64_t size) {
+  union hl_mem_args mem;
+  memset(&mem, 0, sizeof mem);
+  mem.in.op = HL_MEM_OP_MAP;
+  mem.in.flags = HL_MEM_USERPTR;
+  mem.in.map_host.host_virt_addr = (uintptr_t)address;
+  mem.in.map_host.mem_size = size;
+  return ioctl(fd, HL_IOCTL_MEMORY, &mem) == 0 ? mem.out.device_virt_addr : 0;
+}
+
+/* Submits one chunk (a CB of `bytes`, or a sync-stream CS when `flags` says so) and waits. */
+static int run(int fd, uint64_t handle, uint32_t queue, uint32_t bytes, uint32_t flags,
+               uint64_t* signal_seq) {
+  struct hl_cs_chunk chunk;
+  union hl_cs_args cs;
+  union hl_wait_cs_args wait;
+  memset(&chunk, 0, sizeof chunk);
+  chunk.cb_handle = handle;
+  chunk.queue_index = queue;
+  chunk.cb_size = bytes;
+  if (flags & HL_CS_FLAGS_WAIT) {
+    chunk.signal_seq_arr = (uintptr_t)signal_seq;
+    chunk.num_signal_seq_arr = 1;
+  }
+  memset(&cs, 0, sizeof cs);
+  cs.in.chunks_execute = (uintptr_t)&chunk;
+  cs.in.num_chunks_execute = 1;
+  cs.in.cs_flags = flags;
+  if (ioctl(fd, HL_IOCTL_CS, &cs) != 0) return -1;
+  if (flags & HL_CS_FLAGS_SIGNAL) {
+    *signal_seq = cs.out.seq;
+    return 0;
+  }
+  if (cs.out.seq == ~0ull) return 0; /* a wait with nothing to wait for */
+  memset(&wait, 0, sizeof wait);
+  wait.in.seq = cs.out.seq;
+  wait.in.timeout_us = 1000000;
+  if (ioctl(fd, HL_IOCTL_WAIT_CS, &wait) != 0) return -1;
+  return wait.out.status == HL_WAIT_CS_STATUS_COMPLETED ? 0 : -1;
+}
+
 int main(void) {
   struct hl_info_hw_ip_info ip;
   struct hl_info_args info;
@@ -75,10 +125,53 @@ int main(void) {
   }
   printf("CS %llu completed\n", (unsigned long long)cs.out.seq);
 
+  /* The program's own memory, mapped for the device: down into SRAM on DMA 0, back up into
+   * another buffer on DMA 1 once a signal from DMA 0's stream has been seen. */
+  {
+    static uint8_t from[8192], to[8192];
+    uint64_t source, destination, signal_seq = 0;
+    for (unsigned i = 0; i < sizeof from; ++i) from[i] = (uint8_t)(i * 7 + 1);
+    source = map_host(compute, from, sizeof from);
+    destination = map_host(compute, to, sizeof to);
+    if (source == 0 || destination == 0) return failed("MEMORY MAP USERPTR");
+    lin_dma(buffer, source, ip.sram_base_address + 0x10000, sizeof from);
+    if (run(compute, cb.out.cb_handle, GAUDI_QUEUE_ID_DMA_0_0, 24, 0, NULL) != 0) {
+      return failed("DMA down");
+    }
+    if (run(compute, 0, GAUDI_QUEUE_ID_DMA_0_0, 0, HL_CS_FLAGS_SIGNAL, &signal_seq) != 0 ||
+        run(compute, 0, GAUDI_QUEUE_ID_DMA_1_0, 0, HL_CS_FLAGS_WAIT, &signal_seq) != 0) {
+      return failed("signal and wait");
+    }
+    lin_dma(buffer, ip.sram_base_address + 0x10000, destination, sizeof to);
+    if (run(compute, cb.out.cb_handle, GAUDI_QUEUE_ID_DMA_1_0, 24, 0, NULL) != 0) {
+      return failed("DMA up");
+    }
+    if (memcmp(from, to, sizeof to) != 0) {
+      errno = 0;
+      return failed("the round trip through SRAM changed the data");
+    }
+    puts("host memory round trip ok");
+  }
+
   memset(&cb, 0, sizeof cb);
   cb.in.op = 7;
   if (ioctl(compute, HL_IOCTL_CB, &cb) == 0 || errno != EINVAL) return failed("a bad CB op");
   if (munmap(buffer, 4096) != 0) return failed("munmap");
+  /* A duplicate shares the open file: it works after the original closes, and the node is
+   * free again only when both have closed. */
+  {
+    int copy = dup(compute);
+    if (copy < 0 || close(compute) != 0) return failed("dup");
+    memset(&info, 0, sizeof info);
+    info.return_pointer = (uintptr_t)&ip;
+    info.return_size = sizeof ip;
+    info.op = HL_INFO_HW_IP_INFO;
+    if (ioctl(copy, HL_IOCTL_INFO, &info) != 0) return failed("INFO through a duplicate");
+    if (open("/dev/hl0", O_RDWR) >= 0 || errno != EBUSY) return failed("open while a dup holds it");
+    if (close(copy) != 0) return failed("close the duplicate");
+    compute = open("/dev/hl0", O_RDWR);
+    if (compute < 0) return failed("open after the last close");
+  }
   if (close(compute) != 0 || close(control) != 0) return failed("close");
   puts("ok");
   return 0;

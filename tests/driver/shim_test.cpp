@@ -15,6 +15,7 @@ TEST(Shim, AProgramForTheLinuxDriverRunsOnTheModel) {
   EXPECT_EQ(r.exit_status, 0) << r.out << r.err;
   EXPECT_THAT(r.out, ::testing::HasSubstr("device id 0x1000"));
   EXPECT_THAT(r.out, ::testing::HasSubstr("CS 1 completed"));
+  EXPECT_THAT(r.out, ::testing::HasSubstr("host memory round trip ok"));
   EXPECT_THAT(r.out, ::testing::HasSubstr("ok"));
 }
 

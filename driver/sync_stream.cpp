@@ -1,0 +1,158 @@
+// Sync streams: SIGNAL and WAIT CSs on the host-facing queues, as Linux's Gaudi1 driver builds
+// them [C13, C14]. Queue q (DMA 0 and 1, streams 0-3: ids 0-7) signals W_S sync objects 128 + 2q
+// and 129 + 2q in turn and waits through W_S monitor 64 + q on fence counter 2 of its stream.
+// A signal CS's buffer adds 1 to the queue's current object, whose value after it is what a
+// WAIT waits for; before a value would reach 2^15 the queue moves to its other object, which
+// must be free (every CS that used it ended, so that it was cleared). A WAIT on a signal that has
+// completed, or on one too old to know, queues nothing: the call succeeds with sequence
+// ULLONG_MAX.
+#include <cerrno>
+#include <vector>
+
+#include "driver/device.h"
+#include "drm/habanalabs_accel.h"
+#include "hw/chip/chip.h"
+#include "hw/chip/spec/packet_codec.h"
+#include "hw/chip/spec/sync_values.h"
+#include "podsim/spec/gaudi1.h"
+
+namespace podsim::driver {
+namespace {
+
+constexpr std::uint32_t kSyncStreams = 8;
+constexpr std::uint32_t kFirstSob = 128, kFirstMonitor = 64;
+constexpr std::uint32_t kSobLimit = 1u << 15;
+// What MSG_SHORT's bases 2 and 3 reach on the host-facing QMANs: W_S monitors and objects.
+constexpr std::uint32_t kMonitorBase = 2, kSobBase = 3;
+constexpr std::uint32_t kWaitFence = 2;
+
+std::uint32_t sob_of(std::uint32_t queue, int which) {
+  return kFirstSob + 2 * queue + static_cast<std::uint32_t>(which);
+}
+
+chip::spec::Packet msg_short(std::uint32_t base, std::uint64_t offset, std::uint32_t value) {
+  chip::spec::Packet p("MSG_SHORT");
+  p.set("base", base).set("msg_addr_offset", offset).set("value", value);
+  return p;
+}
+
+// Monitor `mon` writes 1 to `fence` once `sob` reaches `value`; the FENCE then waits for it.
+std::vector<std::uint8_t> wait_packets(std::uint32_t mon, std::uint64_t fence, std::uint32_t sob,
+                                       std::uint32_t value) {
+  const auto array = [mon](std::uint64_t offset) {
+    return offset - PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_PAY_ADDRL_OFFSET + 4ull * mon;
+  };
+  std::vector<chip::spec::Packet> p{
+      msg_short(kMonitorBase, array(PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_PAY_ADDRL_OFFSET),
+                static_cast<std::uint32_t>(fence)),
+      msg_short(kMonitorBase, array(PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_PAY_ADDRH_OFFSET),
+                static_cast<std::uint32_t>(fence >> 32)),
+      msg_short(kMonitorBase, array(PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_PAY_DATA_OFFSET), 1),
+      msg_short(kMonitorBase, array(PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_ARM_OFFSET),
+                chip::spec::encode_monitor_arm(chip::spec::MonitorArm::single(
+                    sob, value, chip::spec::MonitorOp::kGreaterOrEqual))),
+      chip::spec::Packet("FENCE")};
+  for (int i = 0; i < 3; ++i) p[i].barriers(false, true, false);
+  p[3].barriers(false, true, true);
+  p[4].set("id", kWaitFence).set("target_val", 1).set("dec_val", 1).barriers(false, true, true);
+  return chip::spec::PacketCodec().encode(p);
+}
+
+}  // namespace
+
+int Device::signal(std::uint32_t ctx, const hl_cs_chunk& chunk, core::TimePs timeout,
+                   hl_cs_out& out) {
+  const std::uint32_t q = chunk.queue_index;
+  if (q >= kSyncStreams) return -EINVAL;
+  clear_released_sobs();
+  SyncStream& stream = sync_streams_[q];
+  const int used = stream.current;
+  const std::uint32_t value = stream.next_value;
+  if (value + 1 >= kSobLimit && stream.refs[1 - used] != 1) return -EINVAL;  // cannot switch
+  chip::spec::Packet add =
+      msg_short(kSobBase, 4ull * sob_of(q, used), chip::spec::encode_sob_write({1, true, false}));
+  add.barriers(true, true, true);
+  const std::vector<std::uint8_t> packets = chip::spec::PacketCodec().encode({add});
+  std::uint64_t seq = 0;
+  if (const int rc = queue_jobs(ctx, {chunk}, timeout, false, seq, &packets); rc != 0) return rc;
+  Cs& cs = cs_.at({ctx, seq});
+  cs.signal = true;
+  cs.sob = sob_of(q, used);
+  cs.sob_value = value;
+  if (value + 1 >= kSobLimit) {  // the next signal goes to the other object
+    stream.current = 1 - used;
+    stream.next_value = 1;
+    --stream.refs[used];  // this object is released once the CSs using it have ended
+  } else {
+    stream.next_value = value + 1;
+  }
+  ++stream.refs[used];
+  cs.sob_refs.push_back(sob_of(q, used));
+  out = {};
+  out.seq = seq;
+  out.status = HL_CS_STATUS_SUCCESS;
+  out.sob_base_addr_offset =
+      static_cast<__u32>(PODSIM_GAUDI1_SYNC_MNGR_OBJS_SOB_OBJ(PODSIM_GAUDI1_SYNC_MNGR_W_S_BASE,
+                                                              sob_of(q, stream.current)) -
+                         PODSIM_GAUDI1_CFG_BASE);
+  out.sob_count_before_submission = static_cast<__u16>(stream.next_value - 1);
+  return 0;
+}
+
+int Device::wait_for_signal(std::uint32_t ctx, const hl_cs_chunk& chunk, core::TimePs timeout,
+                            hl_cs_out& out) {
+  const std::uint32_t q = chunk.queue_index;
+  if (q >= kSyncStreams || chunk.num_signal_seq_arr != 1) return -EINVAL;
+  if (chunk.signal_seq_arr == 0) return -EFAULT;
+  const std::uint64_t signalled =
+      *reinterpret_cast<const std::uint64_t*>(static_cast<std::uintptr_t>(chunk.signal_seq_arr));
+  const auto next = next_seq_.find(ctx);
+  if (next == next_seq_.end() || signalled == 0 || signalled >= next->second) return -EINVAL;
+  const auto found = cs_.find({ctx, signalled});
+  out = {};
+  out.status = HL_CS_STATUS_SUCCESS;
+  out.seq = ~0ull;  // nothing to wait for
+  if (found == cs_.end()) return 0;
+  if (!found->second.signal) return -EINVAL;
+  if (found->second.done) return 0;
+  clear_released_sobs();
+  const std::uint32_t sob = found->second.sob, value = found->second.sob_value;
+  Queue* waiting = queue(q);
+  if (waiting == nullptr) return -EINVAL;
+  const std::uint64_t fence = PODSIM_GAUDI1_QMAN_CP_FENCE2_RDATA(waiting->qman, waiting->stream);
+  const std::vector<std::uint8_t> packets = wait_packets(kFirstMonitor + q, fence, sob, value);
+  std::uint64_t seq = 0;
+  if (queue_jobs(ctx, {chunk}, timeout, false, seq, &packets) != 0) return 0;
+  ++sync_streams_[(sob - kFirstSob) / 2].refs[(sob - kFirstSob) % 2];
+  cs_.at({ctx, seq}).sob_refs.push_back(sob);
+  out.seq = seq;
+  return 0;
+}
+
+// An object whose last user ended is cleared before the next submission (a register write
+// takes time, and the completion handler that ends a CS does not wait).
+void Device::release_sob(std::uint32_t sob) {
+  SyncStream& stream = sync_streams_[(sob - kFirstSob) / 2];
+  int& refs = stream.refs[(sob - kFirstSob) % 2];
+  if (--refs > 0) return;
+  refs = 1;
+  released_sobs_.push_back(sob);
+}
+
+void Device::clear_released_sobs() {
+  for (const std::uint32_t sob : released_sobs_) {
+    write_register(PODSIM_GAUDI1_SYNC_MNGR_OBJS_SOB_OBJ(PODSIM_GAUDI1_SYNC_MNGR_W_S_BASE, sob), 0);
+  }
+  released_sobs_.clear();
+}
+
+// After a reset every sync stream starts again on its first object, both cleared.
+void Device::reset_sync_streams() {
+  sync_streams_ = {};
+  released_sobs_.clear();
+  for (std::uint32_t q = 0; q < kSyncStreams; ++q) {
+    for (int which = 0; which < 2; ++which) released_sobs_.push_back(sob_of(q, which));
+  }
+}
+
+}  // namespace podsim::driver
