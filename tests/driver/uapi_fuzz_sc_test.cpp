@@ -186,7 +186,9 @@ class Fuzzer {
     a.in.num_chunks_execute = std::min<std::uint32_t>(a.in.num_chunks_execute, chunks.size());
     a.in.chunks_restore = rng_() % 4 == 0 ? reinterpret_cast<std::uintptr_t>(chunks.data()) : 0;
     a.in.num_chunks_restore =
-        a.in.chunks_restore != 0 || rng_() % 10 == 0 ? std::min<std::uint32_t>(any32(), 4) : 0;
+        a.in.chunks_restore != 0 || rng_() % 10 == 0
+            ? std::min<std::uint32_t>(any32(), static_cast<std::uint32_t>(chunks.size()))
+            : 0;
     a.in.cs_flags = rng_() % 3 ? 0 : 1u << (rng_() % 18);
     if (rng_() % 6 == 0) a.in.cs_flags = rng_() % 2 ? HL_CS_FLAGS_SIGNAL : HL_CS_FLAGS_WAIT;
     a.in.timeout = static_cast<std::uint32_t>(rng_() % 4);
