@@ -85,6 +85,12 @@ void Device::enable_msix() {
                       control | std::uint32_t{pcie::reg::kMsixEnable} << 16);
 }
 
+// What the driver sets up at probe and again after a reset: the QMANs and the MMU.
+void Device::init_hardware() {
+  init_qmans();
+  write_register(PODSIM_GAUDI1_MMU_UP_MMU_ENABLE(PODSIM_GAUDI1_MMU_UP_BASE), 1);
+}
+
 // Every QMAN as Linux's hardware init leaves it [C9]: MSG_SHORT bases 0 and 1 (E_N monitor
 // payloads and sync objects) on every CP, 2 and 3 (W_S) where sync streams run (the PCI DMA
 // QMANs 0 and 1, and DMA 5 and TPC 7 for collectives),
@@ -369,9 +375,8 @@ void Device::hard_reset() {
   }
   for (const std::uint64_t qman : qmans) write_register(PODSIM_GAUDI1_QMAN_GLBL_CFG1(qman), 0);
   // The hardware comes back as the driver's init leaves it, whatever a buffer wrote meanwhile.
-  init_qmans();
+  init_hardware();
   for (const auto& [id, q] : queues_) set_up_ring(q);
-  write_register(PODSIM_GAUDI1_MMU_UP_MMU_ENABLE(PODSIM_GAUDI1_MMU_UP_BASE), 1);
   reset_sync_streams();
   ++hard_resets_;
   status_ = HL_DEVICE_STATUS_OPERATIONAL;

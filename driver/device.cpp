@@ -87,8 +87,7 @@ Device::Device(host::HostCpu& cpu, host::HostMemory& memory, PciFunction pci,
   watchdog_->device = this;
   sc_core::sc_spawn([w = watchdog_] { watch(w); }, nullptr);
   enable_msix();
-  init_qmans();
-  write_register(PODSIM_GAUDI1_MMU_UP_MMU_ENABLE(PODSIM_GAUDI1_MMU_UP_BASE), 1);
+  init_hardware();
 }
 
 Device::~Device() {

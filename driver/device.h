@@ -192,6 +192,7 @@ class Device {
   void clear_sync_objects();
   bool engine_busy(int gaudi_engine_id);
   void enable_msix();
+  void init_hardware();
   void init_qmans();
   Queue* queue(std::uint32_t id);  // set up at first use; nullptr when the chip lacks it
   void set_up_ring(const Queue& q);

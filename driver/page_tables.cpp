@@ -21,10 +21,8 @@ PageTables::PageTables(std::uint64_t area, std::uint64_t size, std::uint32_t asi
 
 std::uint64_t PageTables::hop0(std::uint32_t asid) const { return area_ + asid * kTable; }
 
-PageTables::Table& PageTables::table(std::uint64_t address) { return tables_[address]; }
-
 void PageTables::set(std::uint64_t address, std::uint64_t index, std::uint64_t pte) {
-  Table& t = table(address);
+  Table& t = tables_[address];
   if (t.pte[index] == 0 && pte != 0) ++t.used;
   if (t.pte[index] != 0 && pte == 0) --t.used;
   t.pte[index] = pte;
@@ -34,13 +32,13 @@ void PageTables::set(std::uint64_t address, std::uint64_t index, std::uint64_t p
 
 std::uint64_t PageTables::next(std::uint64_t address, std::uint64_t va, int hop, bool make) {
   const std::uint64_t index = pt::index(va, hop);
-  const std::uint64_t pte = table(address).pte[index];
+  const std::uint64_t pte = tables_[address].pte[index];
   if (pte != 0) return pte & kAddressMask;
   if (!make) return 0;
   const auto fresh = free_.allocate(kTable, kTable);
   if (!fresh) return 0;
   ++allocated_;
-  Table& t = table(*fresh);
+  Table& t = tables_[*fresh];
   t = Table{};
   t.dirty_first = 0;  // a table from the pool may hold an old table's entries: written whole
   t.dirty_last = pt::kEntries - 1;
@@ -74,7 +72,7 @@ void PageTables::clear(std::uint32_t asid, std::uint64_t va) {
   }
   if (deepest == pt::kHops - 1) set(path[deepest], pt::index(va, deepest), 0);
   // Tables left empty go back to the pool, and their parents' entries with them.
-  for (int hop = deepest; hop > 0 && table(path[hop]).used == 0; --hop) {
+  for (int hop = deepest; hop > 0 && tables_[path[hop]].used == 0; --hop) {
     // Its copy in HBM stays as it was: unreachable now, and written whole when reused.
     tables_.erase(path[hop]);
     free_.release(path[hop], kTable);

@@ -39,7 +39,6 @@ class PageTables {
     std::uint32_t used = 0;
     std::uint32_t dirty_first = 512, dirty_last = 0;  // entries to write out
   };
-  Table& table(std::uint64_t address);
   // The table hop `hop` + 1 of `va` lies in, made if `make`; 0 when absent or no room.
   std::uint64_t next(std::uint64_t table, std::uint64_t va, int hop, bool make);
   void set(std::uint64_t table, std::uint64_t index, std::uint64_t pte);

@@ -220,6 +220,13 @@ int open_or_pass(const char* name, const char* path, int flags, mode_t mode) {
   return real<int (*)(const char*, int, ...)>(name)(path, flags, mode);
 }
 
+// Our sysfs files as streams, or the C library's `name` (fopen or fopen64) for every other path.
+FILE* fopen_or_pass(const char* name, const char* path, const char* mode) {
+  const int ours = open_path(path, O_RDONLY);
+  if (ours == -2) return real<FILE* (*)(const char*, const char*)>(name)(path, mode);
+  return ours < 0 ? nullptr : fdopen(ours, mode);
+}
+
 }  // namespace
 
 extern "C" {
@@ -241,17 +248,8 @@ int open64(const char* path, int flags, ...) {
 }
 
 // The C library's fopen does not go through open: the sysfs files are served here too.
-FILE* fopen(const char* path, const char* mode) {
-  const int ours = open_path(path, O_RDONLY);
-  if (ours == -2) return real<FILE* (*)(const char*, const char*)>("fopen")(path, mode);
-  return ours < 0 ? nullptr : fdopen(ours, mode);
-}
-
-FILE* fopen64(const char* path, const char* mode) {
-  const int ours = open_path(path, O_RDONLY);
-  if (ours == -2) return real<FILE* (*)(const char*, const char*)>("fopen64")(path, mode);
-  return ours < 0 ? nullptr : fdopen(ours, mode);
-}
+FILE* fopen(const char* path, const char* mode) { return fopen_or_pass("fopen", path, mode); }
+FILE* fopen64(const char* path, const char* mode) { return fopen_or_pass("fopen64", path, mode); }
 
 DIR* opendir(const char* path) {
   if (is_class_dir(path)) path = class_dir_copy();

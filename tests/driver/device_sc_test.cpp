@@ -17,31 +17,14 @@
 #include "hw/dma/dma_descriptor.h"
 #include "hw/system/host_side.h"
 #include "hw/system/system_model.h"
+#include "tests/driver/with_device.h"
 
 namespace podsim::driver {
 namespace {
 
 constexpr std::uint64_t kCfgBarBase = 0x7FF8000000;  // Gaudi1's BAR2 on chip [C7]
-constexpr KernelMemory kKernelMemory{1ull << 30, 1ull << 30};
-
-// Runs `body` in the host CPU's thread against chip 0 of an hls1 box, probed and opened.
-void with_device(const std::function<void(Device&, host::HostCpu&, system::SystemModel&)>& body) {
-  const auto loaded = collectives::load_system_file("hls1", {});
-  system::SystemModel model("system", loaded.config, system::build_topology(loaded.config),
-                            system::ModelOptions{1, true});
-  system::HostSide& host = model.host(0);
-  bool ran = false;
-  host.cpu().run([&](host::HostCpu& cpu) {
-    const PciFunction pci = probe(cpu, host.bus(0), {host.window_base(0), host.window_size()});
-    Device device(cpu, host.memory(), pci,
-                  DeviceProperties::of(model.chip(0).config(), HL_SERVER_GAUDI_HLS1),
-                  kKernelMemory);
-    body(device, cpu, model);
-    ran = true;
-  });
-  sc_core::sc_start();
-  EXPECT_TRUE(ran);
-}
+using test::kKernelMemory;
+using test::with_device;
 
 std::unique_ptr<File> open_node(Device& device, bool control) {
   std::unique_ptr<File> file;

@@ -22,13 +22,13 @@
 #include "hw/chip/spec/packet_codec.h"
 #include "hw/system/host_side.h"
 #include "hw/system/system_model.h"
+#include "tests/driver/with_device.h"
 
 namespace podsim::driver {
 namespace {
 
 constexpr int kIterations = 5000;
 constexpr std::uint64_t kSeed = 20261125;
-constexpr KernelMemory kKernelMemory{1ull << 30, 1ull << 30};
 
 const std::set<int> kErrnos = {0,       -EINVAL, -EFAULT, -ENOTTY,    -EBUSY,     -EAGAIN,
                                -ENOMEM, -EPERM,  -EIO,    -ETIMEDOUT, -EOPNOTSUPP};
@@ -253,16 +253,7 @@ class Fuzzer {
 };
 
 TEST(DriverFuzz, RandomCallsAreAnsweredAndTheDeviceStillWorks) {
-  const auto loaded = collectives::load_system_file("hls1", {});
-  system::SystemModel model("system", loaded.config, system::build_topology(loaded.config),
-                            system::ModelOptions{1, true});
-  system::HostSide& host = model.host(0);
-  bool ran = false;
-  host.cpu().run([&](host::HostCpu& cpu) {
-    const PciFunction pci = probe(cpu, host.bus(0), {host.window_base(0), host.window_size()});
-    Device device(cpu, host.memory(), pci,
-                  DeviceProperties::of(model.chip(0).config(), HL_SERVER_GAUDI_HLS1),
-                  kKernelMemory);
+  test::with_device([](Device& device, host::HostCpu&, system::SystemModel& model) {
     Fuzzer fuzzer(device, model);
     fuzzer.run();
     for (const auto& [rc, n] : fuzzer.answers()) std::printf("answer %d: %d calls\n", rc, n);
@@ -283,9 +274,9 @@ TEST(DriverFuzz, RandomCallsAreAnsweredAndTheDeviceStillWorks) {
     copy.set("tsize", 4096).set("lin", 1).set("src_addr", window + 0x200000).set("dst_addr", hbm);
     copy.barriers(false, true, false);
     const auto bytes = chip::spec::PacketCodec().encode({copy});
-    host.memory().backing().write(address, bytes.data(), bytes.size());
+    model.host(0).memory().backing().write(address, bytes.data(), bytes.size());
     const std::vector<std::uint8_t> data(4096, 0xC3);
-    host.memory().backing().write(0x200000, data.data(), data.size());
+    model.host(0).memory().backing().write(0x200000, data.data(), data.size());
     hl_cs_chunk chunk{};
     chunk.cb_handle = cb.out.cb_handle;
     chunk.queue_index = GAUDI_QUEUE_ID_DMA_0_3;
@@ -307,10 +298,7 @@ TEST(DriverFuzz, RandomCallsAreAnsweredAndTheDeviceStillWorks) {
     std::vector<std::uint8_t> got(4096);
     model.chip(0).debug_read(hbm, got.data(), got.size());
     EXPECT_EQ(got, data);
-    ran = true;
   });
-  sc_core::sc_start();
-  EXPECT_TRUE(ran);
 }
 
 }  // namespace
