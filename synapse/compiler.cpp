@@ -1,0 +1,391 @@
+#include "synapse/compiler.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <boost/dynamic_bitset.hpp>
+#include <map>
+#include <stdexcept>
+
+#include "drm/habanalabs_accel.h"
+#include "hw/chip/spec/sync_values.h"
+#include "hw/mme/mme_registers.h"
+#include "hw/tpc/kernels/functional.h"
+#include "hw/tpc/tpc_registers.h"
+#include "podsim/spec/gaudi1.h"
+
+namespace podsim::synapse {
+namespace {
+
+constexpr std::uint64_t kAlign = 256;
+// Relocatable addresses are offsets below 2^40 in their section: the second placement moves
+// section s by (s + 1) << 40, which changes only the high register of each address.
+constexpr int kSectionShift = 40;
+constexpr int kEngineClasses = 3;
+
+std::uint64_t align(std::uint64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+std::uint32_t tpc_queue(int core) {
+  return GAUDI_QUEUE_ID_TPC_0_0 + 4u * static_cast<std::uint32_t>(core);
+}
+std::uint32_t mme_queue(int engine) {
+  return GAUDI_QUEUE_ID_MME_0_0 + 4u * static_cast<std::uint32_t>(engine);
+}
+
+std::uint64_t sob_address(std::uint32_t sob) {
+  return PODSIM_GAUDI1_SYNC_MNGR_OBJS_SOB_OBJ(PODSIM_GAUDI1_SYNC_MNGR_W_S_BASE, sob);
+}
+
+// A node writes its outputs and its scratch buffers (which are in no read list).
+bool writes(const Node& n, std::uint32_t id) {
+  const auto t = static_cast<TensorId>(id);
+  return std::find(n.writes.begin(), n.writes.end(), t) != n.writes.end() ||
+         std::find(n.reads.begin(), n.reads.end(), t) == n.reads.end();
+}
+
+// One stage before encoding: which node, and which of its launches (kernel nodes).
+struct Pending {
+  std::size_t node = 0;
+  int launch = 0;
+  Engine engine = Engine::kTpc;
+  std::vector<std::uint32_t> waits;
+};
+
+class Compiler {
+ public:
+  Compiler(const Graph& graph, const Target& target) : graph_(graph), target_(target) {}
+  Recipe run();
+
+ private:
+  void lower();
+  void schedule();
+  void place();
+  void encode();
+  std::uint64_t address(std::uint32_t tensor, int variant) const;
+  std::uint32_t section(std::uint32_t tensor) const;
+  std::uint64_t binary_address(const std::string& key, int variant);
+  EngineJob relocate(std::uint32_t queue, std::vector<core::RegisterRun> fixed,
+                     const std::vector<core::RegisterRun>& moved, std::uint32_t execute) const;
+  void encode_kernel(const Pending& p, Stage& stage);
+  void encode_mme(const Pending& p, Stage& stage);
+  void encode_copy(const Pending& p, Stage& stage);
+
+  const Graph& graph_;
+  const Target& target_;
+  Recipe recipe_;
+  std::vector<tpc::KernelPlan> plans_;               // by node (kernel nodes)
+  std::vector<std::vector<std::uint32_t>> buffers_;  // by node: recipe tensor per plan buffer
+  std::vector<std::vector<std::uint32_t>> touched_;  // by node: every tensor it reads or writes
+  std::vector<Pending> stages_;
+  std::map<std::string, std::size_t> binaries_;  // key -> index in recipe_.program
+};
+
+std::uint32_t Compiler::section(std::uint32_t tensor) const {
+  const RecipeTensor& t = recipe_.tensors[tensor];
+  if (!t.persistent) return kWorkspaceSection;
+  const auto it = std::find(recipe_.persistent.begin(), recipe_.persistent.end(), tensor);
+  return kFirstTensorSection + static_cast<std::uint32_t>(it - recipe_.persistent.begin());
+}
+
+std::uint64_t Compiler::address(std::uint32_t tensor, int variant) const {
+  const std::uint64_t base =
+      variant == 0 ? 0 : static_cast<std::uint64_t>(section(tensor) + 1) << kSectionShift;
+  return base + recipe_.tensors[tensor].offset;
+}
+
+// 1. The graph's tensors keep their indices; scratch buffers follow as workspace tensors.
+void Compiler::lower() {
+  for (const Tensor& t : graph_.tensors()) {
+    const bool persistent = t.kind == TensorKind::kPersistent;
+    recipe_.tensors.push_back(RecipeTensor{t.name, t.dtype, t.shape, persistent, 0, t.bytes()});
+    if (persistent)
+      recipe_.persistent.push_back(static_cast<std::uint32_t>(recipe_.tensors.size() - 1));
+  }
+  const auto& nodes = graph_.nodes();
+  plans_.resize(nodes.size());
+  buffers_.resize(nodes.size());
+  touched_.resize(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const Node& n = nodes[i];
+    for (TensorId id : n.reads) touched_[i].push_back(static_cast<std::uint32_t>(id));
+    for (TensorId id : n.writes) touched_[i].push_back(static_cast<std::uint32_t>(id));
+    if (n.kind != NodeKind::kKernel) continue;
+    plans_[i] = tpc::plan_kernel(n.kernel);
+    std::size_t next = 0;
+    for (const tpc::BufferSpec& b : plans_[i].buffers) {
+      if (b.role != tpc::BufferSpec::Role::kScratch) {
+        buffers_[i].push_back(static_cast<std::uint32_t>(n.operands[next++]));
+        continue;
+      }
+      recipe_.tensors.push_back(
+          RecipeTensor{n.name + "." + b.name, b.dtype, b.dims, false, 0, b.bytes()});
+      buffers_[i].push_back(static_cast<std::uint32_t>(recipe_.tensors.size() - 1));
+      touched_[i].push_back(buffers_[i].back());
+    }
+  }
+}
+
+// 2. Stages in program order with their waits, pruned to the latest stage of each engine class.
+void Compiler::schedule() {
+  const auto& nodes = graph_.nodes();
+  std::vector<int> last_writer(recipe_.tensors.size(), -1);
+  std::vector<std::vector<int>> readers(recipe_.tensors.size());
+  std::array<int, kEngineClasses> last_of{-1, -1, -1};
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const Node& n = nodes[i];
+    const Engine engine = n.kind == NodeKind::kMme      ? Engine::kMme
+                          : n.kind == NodeKind::kKernel ? Engine::kTpc
+                                                        : Engine::kDma;
+    std::vector<int> deps{last_of[static_cast<int>(engine)]};
+    for (TensorId id : n.reads) {
+      const int w = last_writer[static_cast<std::size_t>(id)];
+      if (w < 0 && graph_.tensor(id).kind == TensorKind::kWorkspace) {
+        throw std::invalid_argument(
+            fmt::format("node {}: reads workspace tensor {} before any node writes it", n.name,
+                        graph_.tensor(id).name));
+      }
+      deps.push_back(w);
+    }
+    for (std::uint32_t id : touched_[i]) {
+      if (!writes(n, id)) continue;
+      deps.push_back(last_writer[id]);
+      deps.insert(deps.end(), readers[id].begin(), readers[id].end());
+    }
+    const int launches =
+        n.kind == NodeKind::kKernel ? static_cast<int>(plans_[i].launches.size()) : 1;
+    for (int l = 0; l < launches; ++l) {
+      Pending p{i, l, engine, {}};
+      std::array<int, kEngineClasses> latest{-1, -1, -1};
+      for (int d : deps) {
+        if (d < 0) continue;
+        int& slot = latest[static_cast<int>(stages_[static_cast<std::size_t>(d)].engine)];
+        slot = std::max(slot, d);
+      }
+      for (int d : latest) {
+        if (d >= 0) p.waits.push_back(static_cast<std::uint32_t>(d));
+      }
+      std::sort(p.waits.begin(), p.waits.end());
+      stages_.push_back(std::move(p));
+      deps = {static_cast<int>(stages_.size() - 1)};  // later launches follow the first
+    }
+    const int last = static_cast<int>(stages_.size() - 1);
+    last_of[static_cast<int>(engine)] = last;
+    for (TensorId id : n.reads) readers[static_cast<std::size_t>(id)].push_back(last);
+    for (std::uint32_t id : touched_[i]) {
+      if (!writes(n, id)) continue;
+      last_writer[id] = last;
+      readers[id].clear();
+    }
+  }
+  if (stages_.size() > target_.sobs) {
+    throw std::invalid_argument(
+        fmt::format("the graph compiles to {} stages; the device leaves {} "
+                    "sync objects to user space (one per stage)",
+                    stages_.size(), target_.sobs));
+  }
+}
+
+// 3. Workspace tensors first-fit, sharing bytes only with tensors whose every user has ended
+// (by the stage graph) before their own first user starts.
+void Compiler::place() {
+  const std::size_t n = stages_.size();
+  std::vector<boost::dynamic_bitset<>> before(n, boost::dynamic_bitset<>(n));
+  for (std::size_t k = 0; k < n; ++k) {
+    for (std::uint32_t w : stages_[k].waits) {
+      before[k] |= before[w];
+      before[k].set(w);
+    }
+  }
+  std::vector<std::vector<std::size_t>> users(recipe_.tensors.size());
+  for (std::size_t k = 0; k < n; ++k) {
+    for (std::uint32_t id : touched_[stages_[k].node]) users[id].push_back(k);
+  }
+  struct Block {
+    std::uint64_t offset, bytes;
+    std::uint32_t tensor;
+  };
+  std::vector<Block> blocks;
+  std::vector<std::uint32_t> order;
+  for (std::uint32_t id = 0; id < recipe_.tensors.size(); ++id) {
+    if (!recipe_.tensors[id].persistent && !users[id].empty()) order.push_back(id);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return users[a][0] < users[b][0]; });
+  for (std::uint32_t id : order) {
+    const std::size_t first = users[id][0];
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> taken;
+    for (const Block& b : blocks) {
+      const bool dead = std::all_of(users[b.tensor].begin(), users[b.tensor].end(),
+                                    [&](std::size_t u) { return before[first].test(u); });
+      if (!dead) taken.emplace_back(b.offset, b.offset + b.bytes);
+    }
+    std::sort(taken.begin(), taken.end());
+    const std::uint64_t bytes = align(recipe_.tensors[id].bytes);
+    std::uint64_t at = 0;
+    for (const auto& [begin, end] : taken) {
+      if (at + bytes <= begin) break;
+      at = std::max(at, end);
+    }
+    blocks.push_back(Block{at, bytes, id});
+    recipe_.tensors[id].offset = at;
+    recipe_.workspace_bytes = std::max(recipe_.workspace_bytes, at + bytes);
+  }
+  if (recipe_.workspace_bytes >= (1ull << kSectionShift))
+    throw std::invalid_argument(
+        fmt::format("the workspace needs {} bytes, beyond 1 TiB", recipe_.workspace_bytes));
+}
+
+std::uint64_t Compiler::binary_address(const std::string& key, int variant) {
+  auto it = binaries_.find(key);
+  if (it == binaries_.end()) {
+    KernelBinary b{key, recipe_.program_bytes, tpc::kernel_binary(key)};
+    recipe_.program_bytes = align(recipe_.program_bytes + b.code.size());
+    it = binaries_.emplace(key, recipe_.program.size()).first;
+    recipe_.program.push_back(std::move(b));
+  }
+  const std::uint64_t base =
+      variant == 0 ? 0 : static_cast<std::uint64_t>(kProgramSection + 1) << kSectionShift;
+  return base + recipe_.program[it->second].offset;
+}
+
+// The words that differ between the two placements are the high halves of addresses, moved
+// by (section + 1) << 40; their low halves sit just before them.
+EngineJob Compiler::relocate(std::uint32_t queue, std::vector<core::RegisterRun> fixed,
+                             const std::vector<core::RegisterRun>& moved,
+                             std::uint32_t execute) const {
+  EngineJob job;
+  job.queue = queue;
+  job.execute = execute;
+  for (std::uint32_t r = 0; r < fixed.size(); ++r) {
+    const auto& a = fixed[r].values;
+    const auto& b = moved.at(r).values;
+    for (std::uint32_t i = 0; i < a.size(); ++i) {
+      if (a[i] == b[i]) continue;
+      const std::uint32_t shift = b[i] - a[i];
+      const std::uint32_t section = (shift >> (kSectionShift - 32)) - 1;
+      if (i == 0 || shift % (1u << (kSectionShift - 32)) != 0 ||
+          static_cast<std::uint64_t>(section + 1) << (kSectionShift - 32) != shift) {
+        throw std::logic_error(fmt::format(
+            "register {:#x} moves by {:#x} between placements: not an address's high half",
+            fixed[r].offset + 4 * i, shift));
+      }
+      job.relocations.push_back(Relocation{r, i - 1, section});
+    }
+  }
+  job.registers = std::move(fixed);
+  return job;
+}
+
+void Compiler::encode_kernel(const Pending& p, Stage& stage) {
+  const tpc::KernelPlan& plan = plans_[p.node];
+  const tpc::LaunchSpec& launch = plan.launches[static_cast<std::size_t>(p.launch)];
+  const std::vector<tpc::Slice> slices = tpc::partition(launch.index_space, target_.tpcs);
+  const auto k = static_cast<std::uint32_t>(&stage - recipe_.stages.data());
+  stage.flops = plan.flops / static_cast<double>(plan.launches.size());
+  for (std::size_t t = 0; t < slices.size(); ++t) {
+    std::array<std::vector<core::RegisterRun>, 2> image;
+    for (int v = 0; v < 2; ++v) {
+      std::vector<std::uint64_t> addresses;
+      for (std::uint32_t id : buffers_[p.node]) addresses.push_back(address(id, v));
+      tpc::KernelRegisters regs;
+      regs.state = tpc::launch_state(launch, addresses, slices[t]);
+      regs.access_scale = launch.access_scale;
+      regs.binary = binary_address(launch.binary, v);
+      regs.sync_object = sob_address(recipe_.first_sob + k);
+      regs.sync_message = chip::spec::encode_sob_write({1, true, false});
+      regs.kernel_id = k;
+      image[static_cast<std::size_t>(v)] = tpc::register_image(regs);
+    }
+    stage.jobs.push_back(relocate(tpc_queue(static_cast<int>(t)), std::move(image[0]), image[1],
+                                  PODSIM_GAUDI1_TPC_CFG_TPC_EXECUTE_OFFSET));
+  }
+}
+
+// The implicit GEMM's rows dealt out to the MMEs in whole array tiles.
+void Compiler::encode_mme(const Pending& p, Stage& stage) {
+  const Node& n = graph_.nodes()[p.node];
+  const auto k = static_cast<std::uint32_t>(&stage - recipe_.stages.data());
+  const std::uint64_t rows = mme::GemmView(n.mme).m();
+  const std::uint64_t tile = target_.mme_rows;
+  const std::uint64_t engines = static_cast<std::uint64_t>(target_.mmes);
+  const std::uint64_t share = (rows + tile * engines - 1) / (tile * engines) * tile;
+  stage.flops = n.mme.flops();
+  for (std::uint64_t e = 0; e < engines && share * e < rows; ++e) {
+    std::array<std::vector<core::RegisterRun>, 2> image;
+    for (int v = 0; v < 2; ++v) {
+      mme::OperationRegisters regs;
+      regs.op = n.mme;
+      regs.op.a = address(static_cast<std::uint32_t>(n.operands[0]), v);
+      regs.op.b = address(static_cast<std::uint32_t>(n.operands[1]), v);
+      regs.op.c = address(static_cast<std::uint32_t>(n.operands[2]), v);
+      regs.op.m_start = static_cast<std::uint32_t>(share * e);
+      regs.op.m_count = static_cast<std::uint32_t>(std::min(share, rows - share * e));
+      regs.sync_object = sob_address(recipe_.first_sob + k);
+      regs.sync_message = chip::spec::encode_sob_write({1, true, false});
+      image[static_cast<std::size_t>(v)] = mme::register_image(regs);
+    }
+    stage.jobs.push_back(relocate(mme_queue(static_cast<int>(e)), std::move(image[0]), image[1],
+                                  PODSIM_GAUDI1_MME_DESC_EXECUTE_OFFSET));
+  }
+}
+
+void Compiler::encode_copy(const Pending& p, Stage& stage) {
+  const Node& n = graph_.nodes()[p.node];
+  const auto src = static_cast<std::uint32_t>(n.operands[0]);
+  const auto dst = static_cast<std::uint32_t>(n.operands[1]);
+  EngineJob job;
+  job.queue = GAUDI_QUEUE_ID_DMA_2_0;
+  job.src = SectionAddress{section(src), recipe_.tensors[src].offset};
+  job.dst = SectionAddress{section(dst), recipe_.tensors[dst].offset};
+  job.bytes = recipe_.tensors[src].bytes;
+  stage.jobs.push_back(std::move(job));
+}
+
+void Compiler::encode() {
+  recipe_.stages.reserve(stages_.size());
+  for (const Pending& p : stages_) {
+    recipe_.stages.push_back(Stage{graph_.nodes()[p.node].name, p.engine, {}, p.waits, 0});
+    Stage& stage = recipe_.stages.back();
+    switch (p.engine) {
+      case Engine::kTpc:
+        encode_kernel(p, stage);
+        break;
+      case Engine::kMme:
+        encode_mme(p, stage);
+        break;
+      case Engine::kDma:
+        encode_copy(p, stage);
+        break;
+    }
+  }
+}
+
+Recipe Compiler::run() {
+  if (graph_.nodes().empty()) throw std::invalid_argument("the graph has no nodes");
+  if (target_.tpcs < 1 || target_.mmes < 1 || target_.mme_rows < 1)
+    throw std::invalid_argument("the target needs at least one TPC and one MME");
+  recipe_.signature = graph_.signature();
+  recipe_.first_sob = target_.first_sob;
+  recipe_.first_monitor = target_.first_monitor;
+  lower();
+  schedule();
+  place();
+  encode();
+  return std::move(recipe_);
+}
+
+}  // namespace
+
+Target Target::gaudi1() {
+  Target t;
+  t.first_sob = PODSIM_GAUDI1_FIRST_USER_SOB;
+  t.first_monitor = PODSIM_GAUDI1_FIRST_USER_MONITOR;
+  t.sobs = PODSIM_GAUDI1_SYNC_MNGR_OBJS_SOB_OBJ_COUNT - t.first_sob;
+  t.monitors = PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_ARM_COUNT - t.first_monitor;
+  return t;
+}
+
+Recipe compile(const Graph& graph, const Target& target) { return Compiler(graph, target).run(); }
+
+}  // namespace podsim::synapse

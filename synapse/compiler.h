@@ -1,0 +1,48 @@
+// The graph compiler: a graph (graph.h) becomes a recipe (recipe.h) for a device described by a
+// Target. Passes, in order:
+//  1. lowering: an MME node to one operation split by rows over the MMEs in whole array tiles;
+//     a kernel node to its plan's launches (hw/tpc/kernels), each split over the TPCs; a copy
+//     to a linear DMA on an internal DMA queue; a plan's scratch buffers become workspace
+//     tensors of the node;
+//  2. scheduling: one stage per launch, in program order; a stage waits for the last stage that
+//     wrote what it reads, the stages that read or wrote what it writes, and the previous stage
+//     of its engine class (an engine runs one job at a time); waits are pruned to the latest
+//     stage of each class, so the TPCs, the MMEs and the DMA run side by side where the data
+//     lets them;
+//  3. memory planning: workspace tensors placed first-fit by lifetime: two tensors may share
+//     bytes only when every stage using one ends before the first stage using the other starts
+//     (by the stage graph, not just program order, since engines run in parallel);
+//  4. encoding: each job's registers with addresses relative to their sections, found by
+//     building the image at two placements and keeping the words that move (so the register
+//     layouts stay written once, in hw/).
+// Ignores: fusing element-wise chains into one kernel (each node is its own launch), tiling a
+// node across engine classes, and ops without a device kernel (the graph API only takes nodes
+// the device runs).
+#pragma once
+
+#include <cstdint>
+
+#include "synapse/graph.h"
+#include "synapse/recipe.h"
+
+namespace podsim::synapse {
+
+// The device a recipe is compiled for: what its runtime reports (INFO HW_IP and SYNC_MANAGER)
+// and the MME geometry.
+struct Target {
+  int tpcs = 8;                  // enabled TPCs
+  int mmes = 2;                  // master MMEs the driver exposes as queues
+  std::uint32_t mme_rows = 128;  // rows of one MME's array: GEMM rows are dealt out in these
+  std::uint32_t first_sob = 0, first_monitor = 0;  // the first the driver leaves to user space
+  std::uint32_t sobs = 0, monitors = 0;            // how many from there
+
+  // Gaudi1 as Linux's driver leaves it to user space [C1].
+  static Target gaudi1();
+};
+
+// Throws std::invalid_argument naming the node or tensor when the graph cannot run on the
+// target: a workspace tensor read before anything writes it, more stages than sync objects, a
+// workspace beyond what relocations reach.
+Recipe compile(const Graph& graph, const Target& target);
+
+}  // namespace podsim::synapse

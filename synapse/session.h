@@ -1,0 +1,91 @@
+// Eager and lazy execution on the runtime, as a framework's bridge drives Synapse: operations
+// on tensors that live on the device.
+//  - eager: each operation is compiled as a graph of its own (recipes cached by the graph's
+//    signature, so a loop compiles each distinct operation once) and launched at once;
+//  - lazy: operations are recorded until mark_step() (or a read of a result), then compiled as
+//    one graph, whose temporaries become workspace the compiler plans, and launched; recipes
+//    are cached by the step graph's signature, so a training loop compiles once.
+// Captures: persistent tensors (device memory for the session's life), temporaries (until the
+// step ends: device memory in eager mode, workspace in lazy mode), host reads and writes
+// through pinned buffers and DMA. Ignores: views, in-graph host operations, dynamic shapes.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "synapse/graph.h"
+#include "synapse/runtime.h"
+
+namespace podsim::synapse {
+
+enum class Mode : std::uint8_t { kEager, kLazy };
+const char* to_string(Mode m);
+
+struct SessionStats {
+  std::uint64_t compiles = 0, cache_hits = 0, launches = 0;
+  core::TimePs device_time = 0;  // from each launch's first CS to its completion
+};
+
+class Session {
+ public:
+  Session(Runtime& runtime, Mode mode);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  struct Value {
+    int id = -1;
+  };
+  Value persistent(const std::string& name, Dtype dtype, std::vector<std::uint32_t> shape);
+  Value temporary(const std::string& name, Dtype dtype, std::vector<std::uint32_t> shape);
+
+  // As Graph's (names need only be unique within a step).
+  void gemm(const std::string& name, Value a, Value b, Value c, mme::GemmDesc gemm,
+            bool accumulate = false);
+  void kernel(const std::string& name, const tpc::KernelRequest& request,
+              const std::vector<Value>& tensors);
+
+  // Host values of a persistent tensor, converted to and from its type. A read runs what is
+  // recorded first.
+  void write(Value v, const std::vector<double>& values);
+  std::vector<double> read(Value v);
+  // Ends a step: lazy mode compiles and runs what was recorded; both free the temporaries.
+  void mark_step();
+
+  const SessionStats& stats() const { return stats_; }
+  Mode mode() const { return mode_; }
+
+ private:
+  struct Slot {
+    Tensor tensor;
+    std::uint64_t address = 0;  // device memory (persistent; eager temporaries)
+    bool temporary = false;
+  };
+  struct Op {
+    std::string name;
+    bool mme = false;
+    mme::GemmDesc gemm;
+    bool accumulate = false;
+    tpc::KernelRequest request;
+    std::vector<int> operands;
+  };
+  Slot& slot(Value v);
+  void record(Op op);
+  // Builds the graph of `ops`, compiles it (or finds it cached) and launches it.
+  void run(const std::vector<Op>& ops);
+  const Recipe& recipe_for(const Graph& g);
+
+  Runtime& rt_;
+  Mode mode_;
+  StreamId compute_, h2d_, d2h_;
+  std::vector<Slot> slots_;
+  std::vector<Op> pending_;
+  std::map<std::string, std::unique_ptr<Recipe>> cache_;
+  std::uint64_t workspace_ = 0, workspace_bytes_ = 0;
+  SessionStats stats_;
+};
+
+}  // namespace podsim::synapse

@@ -1,0 +1,201 @@
+// The graph API's checks, the compiler's passes and the recipe format, without a device.
+#include "synapse/recipe.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "synapse/compiler.h"
+
+namespace podsim::synapse {
+namespace {
+
+tpc::KernelRequest elementwise(const char* kernel, std::vector<std::uint32_t> shape) {
+  return tpc::KernelRequest{kernel, Dtype::kF32, {}, std::move(shape), {}};
+}
+
+// x -> relu -> t1 -> relu -> t2 -> relu -> t3 -> relu -> y, all temporaries the same size.
+Graph chain(int links) {
+  Graph g;
+  TensorId in = g.tensor("x", Dtype::kF32, {1024, 4}, TensorKind::kPersistent);
+  for (int i = 0; i < links; ++i) {
+    const bool last = i + 1 == links;
+    const TensorId out = g.tensor(last ? "y" : "t" + std::to_string(i), Dtype::kF32, {1024, 4},
+                                  last ? TensorKind::kPersistent : TensorKind::kWorkspace);
+    g.kernel("relu" + std::to_string(i), elementwise("relu", {1024, 4}), {in, out});
+    in = out;
+  }
+  return g;
+}
+
+TEST(SynapseGraph, RefusesWhatDoesNotFitWithTheNodeAndTensorNamed) {
+  Graph g;
+  const TensorId a = g.tensor("a", Dtype::kF32, {16, 16});
+  const TensorId b = g.tensor("b", Dtype::kBf16, {16, 16});
+  const TensorId small = g.tensor("small", Dtype::kF32, {4});
+  const auto message = [](auto f) {
+    try {
+      f();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message([&] { g.tensor("a", Dtype::kF32, {1}); }), "tensor a: defined twice");
+  EXPECT_EQ(message([&] {
+              g.tensor("z", Dtype::kF32, {4, 0});
+            }),
+            "tensor z: sizes [4, 0] (each must be at least 1)");
+  EXPECT_EQ(message([&] {
+              g.kernel("n", elementwise("relu", {16, 16}), {a, b});
+            }),
+            "node n: out (b) is bf16, the operation needs f32");
+  EXPECT_EQ(message([&] {
+              g.kernel("n", elementwise("relu", {16, 16}), {a});
+            }),
+            "node n: relu takes more tensors than the 1 given (out has none)");
+  EXPECT_EQ(message([&] {
+              g.kernel("n", elementwise("relu", {16, 16}), {a, a, a});
+            }),
+            "node n: relu takes 2 tensors, 3 given");
+  EXPECT_NE(message([&] {
+              g.kernel("n", elementwise("nope", {16}), {a, a});
+            }).find("node n: "),
+            std::string::npos);
+  mme::GemmDesc gemm;
+  gemm.m = gemm.n = gemm.k = 16;
+  EXPECT_EQ(message([&] { g.gemm("mm", a, a, small, gemm); }),
+            "node mm: c (small) holds 4 elements, the operation spans 256");
+  EXPECT_EQ(message([&] { g.copy("cp", a, small); }),
+            "node cp: copies a (1024 bytes) to small (16 bytes)");
+  EXPECT_EQ(message([&] { g.copy("cp", a, 7); }), "node cp: tensor id 7 is not in the graph");
+}
+
+TEST(SynapseCompiler, RefusesAWorkspaceTensorReadBeforeItIsWritten) {
+  Graph g;
+  const TensorId t = g.tensor("t", Dtype::kF32, {64});
+  const TensorId y = g.tensor("y", Dtype::kF32, {64}, TensorKind::kPersistent);
+  g.kernel("relu", elementwise("relu", {64}), {t, y});
+  try {
+    compile(g, Target::gaudi1());
+    FAIL() << "compiled";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "node relu: reads workspace tensor t before any node writes it");
+  }
+}
+
+// Temporaries of a chain run one after another, so the planner reuses their bytes: two slots
+// serve any length of chain.
+TEST(SynapseCompiler, PlansTheWorkspaceByLifetime) {
+  const Recipe r = compile(chain(6), Target::gaudi1());
+  const std::uint64_t one = 1024 * 4 * 4;
+  EXPECT_EQ(r.workspace_bytes, 2 * one);
+  for (std::size_t i = 1; i < r.stages.size(); ++i)
+    EXPECT_EQ(r.stages[i].waits, std::vector<std::uint32_t>{static_cast<std::uint32_t>(i - 1)});
+}
+
+// An MME GEMM and a TPC kernel that share no data run side by side: neither waits for the
+// other, and their temporaries do not share bytes; the node that needs both waits for both.
+TEST(SynapseCompiler, IndependentEnginesRunSideBySideWithSeparateMemory) {
+  Graph g;
+  const TensorId a = g.tensor("a", Dtype::kF32, {128, 128}, TensorKind::kPersistent);
+  const TensorId mm = g.tensor("mm", Dtype::kF32, {128, 128});
+  const TensorId r = g.tensor("r", Dtype::kF32, {128, 128});
+  const TensorId y = g.tensor("y", Dtype::kF32, {128, 128}, TensorKind::kPersistent);
+  mme::GemmDesc gemm;
+  gemm.m = gemm.n = gemm.k = 128;
+  g.gemm("mm", a, a, mm, gemm);
+  g.kernel("relu", elementwise("relu", {128, 128}), {a, r});
+  g.kernel("add", elementwise("add", {128, 128}), {mm, r, y});
+  const Recipe rec = compile(g, Target::gaudi1());
+  ASSERT_EQ(rec.stages.size(), 3u);
+  EXPECT_TRUE(rec.stages[1].waits.empty());
+  EXPECT_EQ(rec.stages[2].waits, (std::vector<std::uint32_t>{0, 1}));
+  const RecipeTensor& t_mm = rec.tensors[static_cast<std::size_t>(mm)];
+  const RecipeTensor& t_r = rec.tensors[static_cast<std::size_t>(r)];
+  EXPECT_TRUE(t_mm.offset + t_mm.bytes <= t_r.offset || t_r.offset + t_r.bytes <= t_mm.offset);
+  // The GEMM is dealt out to both MMEs (128 rows each... here one tile of rows: one engine).
+  EXPECT_EQ(rec.stages[0].jobs.size(), 1u);
+  EXPECT_EQ(rec.stages[0].jobs[0].relocations.size(), 3u);  // a, b, c
+  // Every TPC job relocates its binary and its tensors.
+  for (const EngineJob& j : rec.stages[2].jobs) {
+    EXPECT_EQ(j.relocations.size(), 4u);
+    EXPECT_TRUE(std::any_of(j.relocations.begin(), j.relocations.end(),
+                            [](const Relocation& x) { return x.section == kProgramSection; }));
+  }
+}
+
+// In-place updates keep program order: the update waits for the GEMM that read the weights.
+TEST(SynapseCompiler, AnInPlaceUpdateWaitsForEarlierReaders) {
+  Graph g;
+  const TensorId w = g.tensor("w", Dtype::kF32, {64, 64}, TensorKind::kPersistent);
+  const TensorId v = g.tensor("v", Dtype::kF32, {64, 64}, TensorKind::kPersistent);
+  const TensorId y = g.tensor("y", Dtype::kF32, {64, 64}, TensorKind::kPersistent);
+  mme::GemmDesc gemm;
+  gemm.m = gemm.n = gemm.k = 64;
+  g.gemm("use", w, w, y, gemm);
+  g.kernel("update", tpc::KernelRequest{"sgd_momentum", Dtype::kF32, {}, {64, 64}, {}}, {w, y, v});
+  const Recipe r = compile(g, Target::gaudi1());
+  EXPECT_EQ(r.stages[1].waits, std::vector<std::uint32_t>{0});
+}
+
+TEST(SynapseRecipe, SerializesAndReadsBackTheSameRecipe) {
+  const Recipe r = compile(chain(3), Target::gaudi1());
+  const std::vector<std::uint8_t> bytes = serialize(r);
+  const Recipe back = deserialize(bytes);
+  EXPECT_EQ(serialize(back), bytes);
+  EXPECT_EQ(back.signature, r.signature);
+  EXPECT_EQ(back.stages.size(), r.stages.size());
+  EXPECT_EQ(back.program.size(), 1u);  // relu's binary, once
+}
+
+std::string refusal(const std::vector<std::uint8_t>& bytes) {
+  try {
+    deserialize(bytes);
+  } catch (const RecipeError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST(SynapseRecipe, RefusesBytesThatAreNotARecipeOfThisVersion) {
+  const std::vector<std::uint8_t> good = serialize(compile(chain(2), Target::gaudi1()));
+  EXPECT_EQ(refusal({}), "recipe: not a podsim recipe (no PODRECPE header)");
+  std::vector<std::uint8_t> b = good;
+  b[8] = 9;  // the version
+  EXPECT_EQ(refusal(b), "recipe: version 9, this build reads version 1: compile the graph again");
+  b = good;
+  b.resize(b.size() - 5);
+  EXPECT_NE(refusal(b).find("truncated or extended"), std::string::npos);
+  b = good;
+  b[b.size() / 2] ^= 0x40;
+  EXPECT_EQ(refusal(b), "recipe: checksum mismatch (corrupt data)");
+}
+
+// A recipe whose checksum holds but whose contents point outside it (a bad writer) is refused
+// too, before the runtime would use it.
+TEST(SynapseRecipe, RefusesReferencesOutOfRange) {
+  Recipe r = compile(chain(2), Target::gaudi1());
+  r.stages[0].jobs[0].relocations[0].section = 99;
+  EXPECT_EQ(refusal(serialize(r)), "recipe: stage 0 has a relocation out of range");
+  r = compile(chain(2), Target::gaudi1());
+  r.stages[0].waits = {1};
+  EXPECT_EQ(refusal(serialize(r)),
+            "recipe: stage 0 waits for stage 1, which does not come before it");
+  r = compile(chain(2), Target::gaudi1());
+  r.tensors[1].offset = r.workspace_bytes;
+  EXPECT_EQ(refusal(serialize(r)), "recipe: tensor t0 lies outside the workspace");
+}
+
+// Every byte of a recipe flipped in turn: each is refused or read back whole (never a crash).
+TEST(SynapseRecipe, EveryCorruptByteIsRefusedCleanly) {
+  const std::vector<std::uint8_t> good = serialize(compile(chain(2), Target::gaudi1()));
+  for (std::size_t i = 0; i < good.size(); i += 7) {
+    std::vector<std::uint8_t> b = good;
+    b[i] ^= 0xA5;
+    EXPECT_NE(refusal(b), "accepted") << "byte " << i;
+  }
+}
+
+}  // namespace
+}  // namespace podsim::synapse
