@@ -13,6 +13,7 @@
 #include "hw/chip/qman_ring.h"
 #include "hw/chip/spec/packet_codec.h"
 #include "hw/core/kernel.h"
+#include "hw/core/trace.h"
 #include "hw/pcie/config_space.h"
 #include "podsim/spec/gaudi1.h"
 
@@ -268,6 +269,8 @@ int Device::queue_jobs(std::uint32_t ctx, const std::vector<hl_cs_chunk>& chunks
   seq = next_seq_.count(ctx) ? next_seq_[ctx] : 1;
   next_seq_[ctx] = seq + 1;
   Cs& cs = cs_[{ctx, seq}];
+  cs.seq = seq;
+  cs.submitted = core::now_ps();
   cs.remaining = external;
   cs.skip_reset = skip_reset;
   cs.deadline = deadlines_.emplace(core::now_ps() + timeout, std::make_pair(ctx, seq));
@@ -316,6 +319,15 @@ void Device::end(Cs& cs) {
   cs.sob_refs.clear();
   cs.done = true;
   cs.completed = core::now_ps();
+  if (core::trace_writer().enabled()) {
+    const core::TrackId track = core::trace_writer().track("driver.command_submissions");
+    core::trace_writer().span(track,
+                              fmt::format("CS {}{}", cs.seq,
+                                          cs.timed_out ? " (timed out)"
+                                          : cs.aborted ? " (aborted)"
+                                                       : ""),
+                              cs.submitted, cs.completed);
+  }
   if (cs.deadline != deadlines_.end()) deadlines_.erase(cs.deadline);
   cs.deadline = deadlines_.end();
   completed_.notify();

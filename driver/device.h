@@ -132,6 +132,8 @@ class Device {
     std::deque<Job> pending;
   };
   struct Cs {
+    std::uint64_t seq = 0;
+    core::TimePs submitted = 0;  // for the trace's span
     std::uint32_t remaining = 0;
     core::TimePs completed = 0;
     bool done = false;

@@ -127,7 +127,7 @@ int run_podsim(int argc, char** argv) {
   add_global_options(app, options);
   std::vector<std::unique_ptr<Command>> commands;
   for (auto add : {add_info_command, add_config_command, add_selftest_command, add_net_command,
-                   add_collective_command, add_kernel_command}) {
+                   add_collective_command, add_kernel_command, add_run_command}) {
     commands.push_back(add(app));
     commands.back()->subcommand->fallthrough()->footer(
         "Global options, accepted before or after the command (see podsim --help):\n"
@@ -139,6 +139,7 @@ int run_podsim(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kExitBadInput;
   }
+  options.system_given = app.get_option("--system")->count() > 0;
   try {
     return run_parsed(app, options, commands);
   } catch (const core::ConfigError& e) {

@@ -22,7 +22,8 @@ struct GlobalOptions {
   std::string log_spec;
   std::string json_file;
   bool quiet = false;
-  bool lock_step = false;  // keep the event queue in step with the SystemC kernel
+  bool lock_step = false;     // keep the event queue in step with the SystemC kernel
+  bool system_given = false;  // --system was on the command line
 
   collectives::LoadedSystemFile load_system(
       core::BindChecks checks = core::BindChecks::kAll) const {
@@ -54,6 +55,7 @@ std::unique_ptr<Command> add_selftest_command(CLI::App& app);
 std::unique_ptr<Command> add_net_command(CLI::App& app);
 std::unique_ptr<Command> add_collective_command(CLI::App& app);
 std::unique_ptr<Command> add_kernel_command(CLI::App& app);
+std::unique_ptr<Command> add_run_command(CLI::App& app);
 
 // Writes `text` to `path` whole or not at all; a failure is reported as a UsageError.
 void write_output_file(const std::string& path, const std::string& text);

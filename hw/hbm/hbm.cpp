@@ -60,6 +60,16 @@ Hbm::Rate Hbm::rate_of(const HbmConfig& config) {
               {}};
 }
 
+std::uint64_t Hbm::bytes_moved() const {
+  if (rate_) return rate_->bytes_read.value() + rate_->bytes_written.value();
+  std::uint64_t bytes = 0;
+  for (int c = 0; c < engine_.config().geometry.channel_count(); ++c) {
+    const ChannelStats& s = engine_.channel_stats(c);
+    bytes += s.bytes_read.value() + s.bytes_written.value();
+  }
+  return bytes;
+}
+
 // One group per channel ("<hbm>.ch07.reads"); the counters live in the engine, beside what they
 // count. The rate model counts for the whole HBM.
 void Hbm::register_stats() {

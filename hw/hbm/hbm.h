@@ -41,6 +41,8 @@ class Hbm : public sc_core::sc_module {
   // The contents, for loaders and tests; throws std::logic_error in timing-only mode.
   core::SparseMemory& backing();
   const BulkEngine& engine() const { return engine_; }
+  // Bytes read and written so far, over every channel (for reports).
+  std::uint64_t bytes_moved() const;
 
  private:
   void b_transport(int initiator, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);

@@ -1,0 +1,115 @@
+// `podsim run` end to end: the MLP trained through the driver and the Synapse-like stack in lazy
+// and eager modes, checked against the CPU, its trace, determinism and bad arguments.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "tests/support/chrome_trace_check.h"
+#include "tests/support/test_support.h"
+
+namespace podsim {
+namespace {
+
+using ::testing::HasSubstr;
+
+class RunCli : public ::testing::Test {
+ protected:
+  nlohmann::json run(std::vector<std::string> args) {
+    const auto json = dir_ / "run.json";
+    args.insert(args.begin(), "run");
+    args.insert(args.end(), {"--json", json.string(), "-q"});
+    last_ = test::run_program(PODSIM_BINARY, args);
+    EXPECT_EQ(last_.exit_status, 0) << last_.out << last_.err;
+    return nlohmann::json::parse(test::read_text(json));
+  }
+  test::RunResult fails(std::vector<std::string> args) {
+    args.insert(args.begin(), "run");
+    return test::run_program(PODSIM_BINARY, args);
+  }
+
+  test::TempDir dir_;
+  test::RunResult last_;
+};
+
+TEST_F(RunCli, LazyModeCompilesTheStepOnceAndMatchesTheCpu) {
+  const auto j = run({"--steps", "3", "--layers", "64,128,10", "--batch", "32", "--check"});
+  ASSERT_EQ(j["steps"].size(), 3u);
+  EXPECT_EQ(j["compiles"], 1);
+  EXPECT_EQ(j["launches"], 3);
+  for (const auto& s : j["steps"]) {
+    EXPECT_NEAR(s["loss"].get<double>(), s["reference_loss"].get<double>(),
+                2e-2 * s["reference_loss"].get<double>());
+    EXPECT_GT(s["device_ps"].get<double>(), 0);
+    EXPECT_GT(s["tpc_busy_ps"].get<double>(), 0);
+    EXPECT_GT(s["mme_busy_ps"].get<double>(), 0);
+    EXPECT_GT(s["hbm_bytes"].get<double>(), 0);
+  }
+  EXPECT_THAT(last_.out, HasSubstr("within the bf16 tolerance"));
+  EXPECT_THAT(last_.out, HasSubstr("on hls1 chip 0 (gaudi1) through the driver"));
+}
+
+// Eager mode launches every operation on its own and compiles each distinct one once; it
+// computes the same losses.
+TEST_F(RunCli, EagerModeRunsOpByOpToTheSameLosses) {
+  const auto lazy = run({"--steps", "2", "--layers", "64,128,10", "--batch", "32"});
+  const auto eager =
+      run({"--steps", "2", "--layers", "64,128,10", "--batch", "32", "--mode", "eager"});
+  EXPECT_GT(eager["launches"].get<int>(), 20);
+  EXPECT_GT(eager["compiles"].get<int>(), 5);
+  EXPECT_GE(eager["cache_hits"].get<int>(), eager["compiles"].get<int>());  // step 2: all hits
+  for (int s = 0; s < 2; ++s)
+    EXPECT_EQ(eager["steps"][s]["loss"], lazy["steps"][s]["loss"]) << "step " << s;
+}
+
+std::set<std::string> trace_names(const nlohmann::json& trace, const char* kind) {
+  std::set<std::string> names;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == kind) names.insert(e["args"]["name"].get<std::string>());
+  return names;
+}
+
+// Driver submissions, QMANs, TPCs, MMEs, DMA and HBM on one timeline.
+TEST_F(RunCli, TheTraceShowsDriverSubmissionsAndTheEngines) {
+  const auto trace = dir_ / "run.trace.json";
+  run({"--steps", "1", "--layers", "64,128,10", "--batch", "32", "--trace", trace.string()});
+  const auto t = nlohmann::json::parse(test::read_text(trace));
+  EXPECT_THAT(test::check_chrome_trace(t), ::testing::IsEmpty());
+  const auto threads = trace_names(t, "thread_name");
+  const auto processes = trace_names(t, "process_name");
+  EXPECT_TRUE(processes.count("driver")) << "driver track";
+  EXPECT_TRUE(threads.count("tpc0")) << "TPC track";
+  EXPECT_TRUE(threads.count("mme0")) << "MME track";
+  EXPECT_TRUE(processes.count("system.box0.chip0.tpc0_qman")) << "QMAN";
+}
+
+TEST_F(RunCli, TheSameSeedGivesTheSameResults) {
+  auto strip = [](nlohmann::json j) {
+    j.erase("simulation_cpu_s");
+    return j.dump();
+  };
+  const auto a = run({"--steps", "2", "--layers", "64,96,10", "--batch", "16", "--seed", "3"});
+  const auto b = run({"--steps", "2", "--layers", "64,96,10", "--batch", "16", "--seed", "3"});
+  EXPECT_EQ(strip(a), strip(b));
+}
+
+TEST_F(RunCli, BadArgumentsAreRefusedWithTheirReason) {
+  auto r = fails({"--system", "hls2"});
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_THAT(r.err, HasSubstr("the driver serves Gaudi1-class chips"));
+  r = fails({"--steps", "0"});
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_THAT(r.err, HasSubstr("--steps must be at least 1"));
+  r = fails({"--layers", "64"});
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_THAT(r.err, HasSubstr("at least inputs and classes"));
+  r = fails({"--dtype", "i32"});
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_THAT(r.err, HasSubstr("type i32: f32, bf16 or f16"));
+  r = fails({"--workload", "resnet"});
+  EXPECT_EQ(r.exit_status, 2);
+}
+
+}  // namespace
+}  // namespace podsim
