@@ -1,11 +1,14 @@
 // `podsim run`: a workload on chip 0 of a system, run the way an application runs it: the
 // Synapse-like stack (synapse/) compiles its graphs to recipes and launches them through the
-// driver (driver/), which reaches the chip only through PCIe. Prints each step's loss and
-// simulated time, the engines' busy time and utilisation, HBM traffic, what the compiler did,
-// and, with --check, the losses against the CPU reference.
+// driver (driver/), which reaches the chip only through PCIe. Workloads: an MLP trained with SGD
+// (workloads/mlp.h) and one transformer layer's forward and backward (workloads/transformer.h).
+// Prints each step's loss and simulated time, the engines' busy time and utilisation, HBM
+// traffic, what the compiler did (and what ran on the host), and, with --check, the results
+// against the CPU reference.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "driver/device.h"
 #include "driver/pci_probe.h"
@@ -20,6 +23,7 @@
 #include "sims/memory_budget.h"
 #include "synapse/session.h"
 #include "workloads/mlp.h"
+#include "workloads/transformer.h"
 
 namespace podsim::sims {
 namespace {
@@ -61,40 +65,116 @@ double percent(std::uint64_t busy, core::TimePs span, int engines) {
              : 0.0;
 }
 
+// What --check found: the worst difference from the CPU reference, relative to the reference's
+// magnitude, and the reference's loss per step.
+struct Check {
+  double worst = 0, tolerance = 0;
+  std::string compared;
+  std::vector<double> losses;
+};
+
+// Five steps of rounding in the type: f32 to 1e-4, bf16 and f16 to 2% (5% for a transformer
+// layer's gradients, which sum long products of rounded values).
+double tolerance_of(tpc::Dtype t, double low_precision) {
+  return t == tpc::Dtype::kF32 ? 1e-4 : low_precision;
+}
+
+// A workload as the command drives it, inside the host program.
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual double step(int step) = 0;
+  virtual Check check(int steps, const std::vector<double>& losses) = 0;
+};
+
+class MlpWorkload : public Workload {
+ public:
+  MlpWorkload(synapse::Session& s, const workloads::MlpConfig& c) : config_(c), mlp_(s, c) {}
+  double step(int step) override { return mlp_.step(step); }
+  Check check(int steps, const std::vector<double>& losses) override {
+    Check c{0, tolerance_of(config_.dtype, 2e-2), "losses",
+            workloads::reference_losses(config_, steps)};
+    for (std::size_t i = 0; i < losses.size(); ++i)
+      c.worst = std::max(c.worst, std::abs(losses[i] - c.losses[i]) / std::abs(c.losses[i]));
+    return c;
+  }
+
+ private:
+  workloads::MlpConfig config_;
+  workloads::Mlp mlp_;
+};
+
+class TransformerWorkload : public Workload {
+ public:
+  TransformerWorkload(synapse::Session& s, const workloads::TransformerConfig& c)
+      : config_(c), block_(s, c) {}
+  double step(int) override { return block_.step(); }
+  // Every output and gradient, each relative to its largest element.
+  Check check(int steps, const std::vector<double>& losses) override {
+    const workloads::Tensors want =
+        workloads::transformer_reference(config_, workloads::transformer_inputs(config_));
+    Check c{0, tolerance_of(config_.dtype, 5e-2), "the output, dx and every parameter gradient",
+            std::vector<double>(static_cast<std::size_t>(steps), want.at("loss")[0])};
+    for (const auto& [name, got] : block_.results()) {
+      const std::vector<double>& w = want.at(name);
+      double scale = 0, worst = 0;
+      for (std::size_t i = 0; i < w.size(); ++i) {
+        scale = std::max(scale, std::abs(w[i]));
+        worst = std::max(worst, std::abs(got[i] - w[i]));
+      }
+      if (scale > 0) c.worst = std::max(c.worst, worst / scale);
+    }
+    for (std::size_t i = 0; i < losses.size(); ++i)
+      c.worst = std::max(c.worst, std::abs(losses[i] - c.losses[i]) / std::abs(c.losses[i]));
+    return c;
+  }
+
+ private:
+  workloads::TransformerConfig config_;
+  workloads::TransformerBlock block_;
+};
+
 class RunCommand : public Command {
  public:
   explicit RunCommand(CLI::App& app) {
     subcommand = app.add_subcommand(
-        "run", "train a workload on one chip through the driver and the Synapse-like stack");
-    subcommand->add_option("--workload", workload_, "what to run")
-        ->check(CLI::IsMember({"mlp"}))
+        "run", "run a workload on one chip through the driver and the Synapse-like stack");
+    subcommand->add_option("--workload", workload_, "mlp (trains it) or transformer-block")
+        ->check(CLI::IsMember({"mlp", "transformer-block"}))
         ->capture_default_str();
-    subcommand->add_option("--steps", steps_, "training steps")->capture_default_str();
+    subcommand->add_option("--steps", steps_, "steps")->capture_default_str();
     subcommand->add_option("--mode", mode_, "eager: op by op; lazy: one graph per step")
         ->check(CLI::IsMember({"eager", "lazy"}))
         ->capture_default_str();
-    subcommand->add_option("--layers", config_.layers, "mlp: inputs, hidden widths, classes")
+    subcommand->add_option("--dtype", dtype_, "f32, bf16 or f16")->capture_default_str();
+    subcommand->add_option("--batch", batch_,
+                           "samples (mlp, default 128) or sequences (transformer-block, "
+                           "default 2) per step");
+    subcommand->add_option("--layers", mlp_.layers, "mlp: inputs, hidden widths, classes")
         ->delimiter(',')
         ->type_name("N,N,...")
         ->capture_default_str();
-    subcommand->add_option("--batch", config_.batch, "samples per step")->capture_default_str();
-    subcommand->add_option("--dtype", dtype_, "f32, bf16 or f16")->capture_default_str();
-    subcommand->add_option("--lr", config_.lr, "SGD learning rate")->capture_default_str();
-    subcommand->add_option("--momentum", config_.momentum, "SGD momentum")->capture_default_str();
+    subcommand->add_option("--lr", mlp_.lr, "mlp: SGD learning rate")->capture_default_str();
+    subcommand->add_option("--momentum", mlp_.momentum, "mlp: SGD momentum")->capture_default_str();
+    subcommand
+        ->add_option("--sequence", transformer_.sequence,
+                     "transformer-block: tokens per "
+                     "sequence")
+        ->capture_default_str();
+    subcommand->add_option("--hidden", transformer_.hidden, "transformer-block: model width")
+        ->capture_default_str();
+    subcommand->add_option("--heads", transformer_.heads, "transformer-block: attention heads")
+        ->capture_default_str();
+    subcommand->add_option("--ffn", transformer_.ffn, "transformer-block: MLP width")
+        ->capture_default_str();
     subcommand->add_flag("--check", check_,
-                         "train the same network on the CPU in double precision and compare "
-                         "the losses");
+                         "compute the same on the CPU in double precision and compare");
   }
 
   bool simulates() const override { return true; }
 
   int run(const GlobalOptions& options) override {
-    const auto dtype = tpc::find_dtype(dtype_);
-    if (!dtype) throw UsageError(fmt::format("--dtype {}: f32, bf16 or f16", dtype_));
-    config_.dtype = *dtype;
-    config_.seed = options.seed;
-    if (auto p = config_.problem(); !p.empty()) throw UsageError("run mlp: " + p);
-    if (steps_ < 1) throw UsageError("--steps must be at least 1");
+    configure(options);
     const std::string system_name = options.system_given ? options.system : "hls1";
     const auto system = collectives::load_system_file(system_name, options.overrides);
     driver::DeviceProperties props;
@@ -107,79 +187,123 @@ class RunCommand : public Command {
                       system_name, e.what()));
     }
     require_memory(estimate_bytes(), fmt::format("podsim run {}", workload_),
-                   "use smaller --layers or --batch");
+                   "use a smaller workload (--layers, --batch, --hidden, --sequence)");
     if (!options.trace_file.empty()) core::trace_writer().open(options.trace_file);
     const double cpu_before = cpu_seconds();
     system::SystemModel model("system", system.config,
                               system::build_topology(system.config, &system.tree),
                               {options.seed, true});
-    std::vector<StepRow> rows;
-    synapse::SessionStats stats;
-    std::string failure;
-    core::TimePs simulated = 0;
+    Outcome o;
     system::HostSide& host = model.host(0);
     host.cpu().run([&](host::HostCpu& cpu) {
       try {
-        const driver::PciFunction pci =
-            driver::probe(cpu, host.bus(0), {host.window_base(0), host.window_size()});
-        driver::Device device(cpu, host.memory(), pci, props, kDriverMemory);
-        synapse::Runtime runtime(device, host.memory(), kApplicationMemory);
-        synapse::Session session(runtime,
-                                 mode_ == "eager" ? synapse::Mode::kEager : synapse::Mode::kLazy);
-        workloads::Mlp mlp(session, config_);
-        chip::Chip& chip = model.chip(0);
-        for (int step = 0; step < steps_; ++step) {
-          const Activity before = Activity::of(chip, session);
-          const double loss = mlp.step(step);
-          rows.push_back({step, loss, Activity::of(chip, session) - before});
-          if (!options.quiet) print_row(chip, rows.back(), rows.size() == 1);
-        }
-        stats = session.stats();
-        simulated = core::now_ps();
+        run_steps(cpu, host, model.chip(0), props, options.quiet, o);
       } catch (const std::exception& e) {
-        failure = e.what();
+        o.failure = e.what();
       }
     });
     sc_core::sc_start();
     const double cpu = cpu_seconds() - cpu_before;
-    if (!failure.empty()) {
-      fmt::print(stderr, "podsim: run failed: {}\n", failure);
+    if (!o.failure.empty()) {
+      fmt::print(stderr, "podsim: run failed: {}\n", o.failure);
       return 1;
     }
     if (options.quiet) {
-      for (std::size_t i = 0; i < rows.size(); ++i) print_row(model.chip(0), rows[i], i == 0);
+      for (std::size_t i = 0; i < o.rows.size(); ++i) print_row(model.chip(0), o.rows[i], i == 0);
     }
-    int status = 0;
-    std::vector<double> reference;
-    if (check_) reference = workloads::reference_losses(config_, steps_);
-    summary(model.chip(0), system_name, rows, stats, reference, cpu, simulated, status);
+    const int status = summary(model.chip(0), system_name, o, cpu);
     if (!options.stats_file.empty())
       core::stats_registry().write(options.stats_file, core::now_ps());
     if (!options.trace_file.empty()) core::trace_writer().close();
     if (!options.json_file.empty())
-      write_output_file(options.json_file, to_json(rows, stats, reference, cpu).dump(2) + "\n");
+      write_output_file(options.json_file, to_json(o, cpu).dump(2) + "\n");
     return status;
   }
 
  private:
-  // The tensors a step holds (weights, momenta, activations and gradients), on the device
-  // (sparse host-side backing) and once more on the host for transfers.
+  struct Outcome {
+    std::vector<StepRow> rows;
+    synapse::SessionStats stats;
+    std::optional<Check> check;
+    core::TimePs simulated = 0;
+    std::string failure;
+  };
+
+  void configure(const GlobalOptions& options) {
+    const auto dtype = tpc::find_dtype(dtype_);
+    if (!dtype) throw UsageError(fmt::format("--dtype {}: f32, bf16 or f16", dtype_));
+    if (steps_ < 1) throw UsageError("--steps must be at least 1");
+    if (batch_ == 0) batch_ = mlp() ? 128 : 2;
+    mlp_.dtype = transformer_.dtype = *dtype;
+    mlp_.seed = transformer_.seed = options.seed;
+    mlp_.batch = transformer_.batch = batch_;
+    const std::string problem = mlp() ? mlp_.problem() : transformer_.problem();
+    if (!problem.empty()) throw UsageError(fmt::format("run {}: {}", workload_, problem));
+  }
+  bool mlp() const { return workload_ == "mlp"; }
+
+  // The probe, the driver, the runtime and the workload's steps, in the host CPU's program.
+  void run_steps(host::HostCpu& cpu, system::HostSide& host, chip::Chip& chip,
+                 const driver::DeviceProperties& props, bool quiet, Outcome& o) {
+    const driver::PciFunction pci =
+        driver::probe(cpu, host.bus(0), {host.window_base(0), host.window_size()});
+    driver::Device device(cpu, host.memory(), pci, props, kDriverMemory);
+    synapse::Runtime runtime(device, host.memory(), kApplicationMemory);
+    synapse::Session session(runtime,
+                             mode_ == "eager" ? synapse::Mode::kEager : synapse::Mode::kLazy);
+    std::unique_ptr<Workload> w;
+    if (mlp()) {
+      w = std::make_unique<MlpWorkload>(session, mlp_);
+    } else {
+      w = std::make_unique<TransformerWorkload>(session, transformer_);
+    }
+    std::vector<double> losses;
+    for (int step = 0; step < steps_; ++step) {
+      const Activity before = Activity::of(chip, session);
+      const double loss = w->step(step);
+      o.rows.push_back({step, loss, Activity::of(chip, session) - before});
+      losses.push_back(loss);
+      if (!quiet) print_row(chip, o.rows.back(), o.rows.size() == 1);
+    }
+    o.stats = session.stats();
+    o.simulated = core::now_ps();
+    if (check_) o.check = w->check(steps_, losses);
+  }
+
+  // The tensors a step holds on the device (sparse host-side backing) and once more on the host
+  // for transfers, with room for the runtime's buffers.
   std::uint64_t estimate_bytes() const {
     std::uint64_t elements = 0;
-    for (std::size_t l = 0; l + 1 < config_.layers.size(); ++l) {
-      elements += 3ull * config_.layers[l] * config_.layers[l + 1];
-      elements += 4ull * config_.batch * config_.layers[l + 1];
+    if (mlp()) {
+      for (std::size_t l = 0; l + 1 < mlp_.layers.size(); ++l) {
+        elements += 3ull * mlp_.layers[l] * mlp_.layers[l + 1];
+        elements += 4ull * mlp_.batch * mlp_.layers[l + 1];
+      }
+    } else {
+      const std::uint64_t h = transformer_.hidden, f = transformer_.ffn, t = transformer_.tokens(),
+                          s = transformer_.sequence;
+      elements = 2 * (4 * h * h + 2 * h * f) + t * (20 * h + 4 * f) +
+                 4 * s * s * transformer_.heads * transformer_.batch;
     }
     return 2 * elements * 4 + (64ull << 20);
   }
 
+  std::string description() const {
+    if (mlp()) {
+      return fmt::format("mlp {} batch {}", fmt::join(mlp_.layers, "-"), mlp_.batch);
+    }
+    return fmt::format("transformer-block batch {} sequence {} hidden {} heads {} ffn {}",
+                       transformer_.batch, transformer_.sequence, transformer_.hidden,
+                       transformer_.heads, transformer_.ffn);
+  }
+
   void print_row(chip::Chip& c, const StepRow& r, bool header) const {
     if (header) {
-      fmt::print("{:>5} {:>10} {:>11} {:>11} {:>6} {:>6} {:>6} {:>10}\n", "step", "loss", "step_us",
+      fmt::print("{:>5} {:>12} {:>11} {:>11} {:>6} {:>6} {:>6} {:>10}\n", "step", "loss", "step_us",
                  "device_us", "tpc%", "mme%", "dma%", "hbm_MB");
     }
     const Activity& a = r.activity;
-    fmt::print("{:>5} {:>10.6f} {:>11.2f} {:>11.2f} {:>6.1f} {:>6.1f} {:>6.1f} {:>10.3f}\n", r.step,
+    fmt::print("{:>5} {:>12.6g} {:>11.2f} {:>11.2f} {:>6.1f} {:>6.1f} {:>6.1f} {:>10.3f}\n", r.step,
                r.loss, static_cast<double>(a.now) * 1e-6, static_cast<double>(a.device) * 1e-6,
                percent(a.tpc_busy, a.device, c.tpc_cores()),
                percent(a.mme_busy, a.device, c.mme_engines()),
@@ -187,11 +311,9 @@ class RunCommand : public Command {
                static_cast<double>(a.hbm_bytes) * 1e-6);
   }
 
-  void summary(chip::Chip& c, const std::string& system, const std::vector<StepRow>& rows,
-               const synapse::SessionStats& stats, const std::vector<double>& reference, double cpu,
-               core::TimePs simulated, int& status) const {
+  int summary(chip::Chip& c, const std::string& system, const Outcome& o, double cpu) const {
     Activity total;
-    for (const StepRow& r : rows) {
+    for (const StepRow& r : o.rows) {
       total.now += r.activity.now;
       total.device += r.activity.device;
       total.tpc_busy += r.activity.tpc_busy;
@@ -199,59 +321,55 @@ class RunCommand : public Command {
       total.dma_busy += r.activity.dma_busy;
       total.hbm_bytes += r.activity.hbm_bytes;
     }
-    fmt::print(
-        "workload   mlp {} batch {}, {}, {} mode, {} steps on {} chip 0 ({}) through the "
-        "driver\n",
-        fmt::join(config_.layers, "-"), config_.batch, tpc::info(config_.dtype).name, mode_,
-        rows.size(), system, c.config().name);
+    const auto us = [](core::TimePs t) { return static_cast<double>(t) * 1e-6; };
+    fmt::print("workload   {}, {}, {} mode, {} steps on {} chip 0 ({}) through the driver\n",
+               description(), tpc::info(mlp_.dtype).name, mode_, o.rows.size(), system,
+               c.config().name);
     fmt::print(
         "engines    over the launches' {:.2f} us: {} TPCs busy {:.1f}% ({:.2f} us each), "
         "{} MMEs busy {:.1f}% ({:.2f} us each)\n",
-        static_cast<double>(total.device) * 1e-6, c.tpc_cores(),
-        percent(total.tpc_busy, total.device, c.tpc_cores()),
-        static_cast<double>(total.tpc_busy) * 1e-6 / c.tpc_cores(), c.mme_engines(),
+        us(total.device), c.tpc_cores(), percent(total.tpc_busy, total.device, c.tpc_cores()),
+        us(total.tpc_busy) / c.tpc_cores(), c.mme_engines(),
         percent(total.mme_busy, total.device, c.mme_engines()),
-        static_cast<double>(total.mme_busy) * 1e-6 / c.mme_engines());
-    fmt::print("dma        {} engines busy {:.2f} us in all (inputs, losses, program uploads)\n",
-               c.dma_engines(), static_cast<double>(total.dma_busy) * 1e-6);
+        us(total.mme_busy) / c.mme_engines());
+    fmt::print("dma        {} engines busy {:.2f} us in all (inputs, results, uploads)\n",
+               c.dma_engines(), us(total.dma_busy));
     fmt::print("memory     HBM traffic {:.3f} MB ({:.2f} GB/s over the steps' {:.2f} us)\n",
                static_cast<double>(total.hbm_bytes) * 1e-6,
-               total.now ? static_cast<double>(total.hbm_bytes) /
-                               (static_cast<double>(total.now) * 1e-12) * 1e-9
-                         : 0.0,
-               static_cast<double>(total.now) * 1e-6);
+               total.now ? static_cast<double>(total.hbm_bytes) / us(total.now) * 1e-3 : 0.0,
+               us(total.now));
     fmt::print("compiler   {} graph{} compiled, {} recipe cache hit{}, {} launch{}\n",
-               stats.compiles, stats.compiles == 1 ? "" : "s", stats.cache_hits,
-               stats.cache_hits == 1 ? "" : "s", stats.launches, stats.launches == 1 ? "" : "es");
-    if (!reference.empty()) {
-      double worst = 0;
-      for (std::size_t i = 0; i < rows.size(); ++i)
-        worst = std::max(worst, std::abs(rows[i].loss - reference[i]) / reference[i]);
-      const double tolerance = tolerance_of(config_.dtype);
-      const bool ok = worst <= tolerance;
+               o.stats.compiles, o.stats.compiles == 1 ? "" : "s", o.stats.cache_hits,
+               o.stats.cache_hits == 1 ? "" : "s", o.stats.launches,
+               o.stats.launches == 1 ? "" : "es");
+    if (o.stats.host_ops > 0) {
+      fmt::print("host       {} operation{} on the host CPU (no TPC kernel): {}\n",
+                 o.stats.host_ops, o.stats.host_ops == 1 ? "" : "s",
+                 fmt::join(o.stats.host_op_kernels, ", "));
+    }
+    int status = 0;
+    if (o.check) {
+      const bool ok = o.check->worst <= o.check->tolerance;
       fmt::print(
-          "check      losses against the CPU's double-precision training: worst relative "
-          "difference {:.2e} ({} the {} tolerance {:.0e})\n",
-          worst, ok ? "within" : "OUTSIDE", tpc::info(config_.dtype).name, tolerance);
+          "check      {} against the CPU's double precision: worst relative difference "
+          "{:.2e} ({} the {} tolerance {:.0e})\n",
+          o.check->compared, o.check->worst, ok ? "within" : "OUTSIDE", tpc::info(mlp_.dtype).name,
+          o.check->tolerance);
       if (!ok) status = 1;
     }
     fmt::print("simulator  {:.2f} s CPU for {:.2f} us simulated (probe, set-up and the steps)\n",
-               cpu, static_cast<double>(simulated) * 1e-6);
+               cpu, us(o.simulated));
+    return status;
   }
 
-  // Five steps of rounding in the weights' type: f32 to 1e-4, bf16 and f16 to 2%.
-  static double tolerance_of(tpc::Dtype t) { return t == tpc::Dtype::kF32 ? 1e-4 : 2e-2; }
-
-  nlohmann::json to_json(const std::vector<StepRow>& rows, const synapse::SessionStats& stats,
-                         const std::vector<double>& reference, double cpu) const {
+  nlohmann::json to_json(const Outcome& o, double cpu) const {
     nlohmann::json j;
     j["workload"] = workload_;
+    j["description"] = description();
     j["mode"] = mode_;
-    j["layers"] = config_.layers;
-    j["batch"] = config_.batch;
-    j["dtype"] = tpc::info(config_.dtype).name;
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const StepRow& r = rows[i];
+    j["dtype"] = tpc::info(mlp_.dtype).name;
+    for (std::size_t i = 0; i < o.rows.size(); ++i) {
+      const StepRow& r = o.rows[i];
       nlohmann::json s{{"step", r.step},
                        {"loss", r.loss},
                        {"step_ps", r.activity.now},
@@ -260,12 +378,18 @@ class RunCommand : public Command {
                        {"mme_busy_ps", r.activity.mme_busy},
                        {"dma_busy_ps", r.activity.dma_busy},
                        {"hbm_bytes", r.activity.hbm_bytes}};
-      if (!reference.empty()) s["reference_loss"] = reference[i];
+      if (o.check) s["reference_loss"] = o.check->losses[i];
       j["steps"].push_back(s);
     }
-    j["compiles"] = stats.compiles;
-    j["cache_hits"] = stats.cache_hits;
-    j["launches"] = stats.launches;
+    if (o.check) {
+      j["check"] = {{"worst_relative_difference", o.check->worst},
+                    {"tolerance", o.check->tolerance},
+                    {"ok", o.check->worst <= o.check->tolerance}};
+    }
+    j["compiles"] = o.stats.compiles;
+    j["cache_hits"] = o.stats.cache_hits;
+    j["launches"] = o.stats.launches;
+    j["host_ops"] = o.stats.host_ops;
     j["simulation_cpu_s"] = cpu;
     return j;
   }
@@ -274,8 +398,10 @@ class RunCommand : public Command {
   int steps_ = 5;
   std::string mode_ = "lazy";
   std::string dtype_ = "bf16";
+  std::uint32_t batch_ = 0;
   bool check_ = false;
-  workloads::MlpConfig config_;
+  workloads::MlpConfig mlp_;
+  workloads::TransformerConfig transformer_;
 };
 
 }  // namespace

@@ -316,9 +316,13 @@ void Compiler::encode_mme(const Pending& p, Stage& stage) {
     for (int v = 0; v < 2; ++v) {
       mme::OperationRegisters regs;
       regs.op = n.mme;
-      regs.op.a = address(static_cast<std::uint32_t>(n.operands[0]), v);
-      regs.op.b = address(static_cast<std::uint32_t>(n.operands[1]), v);
-      regs.op.c = address(static_cast<std::uint32_t>(n.operands[2]), v);
+      const auto operand = [&](int i, Dtype t) {
+        return address(static_cast<std::uint32_t>(n.operands[static_cast<std::size_t>(i)]), v) +
+               n.offsets[static_cast<std::size_t>(i)] * tpc::info(t).bytes;
+      };
+      regs.op.a = operand(0, n.mme.in);
+      regs.op.b = operand(1, n.mme.in);
+      regs.op.c = operand(2, n.mme.out);
       regs.op.m_start = static_cast<std::uint32_t>(share * e);
       regs.op.m_count = static_cast<std::uint32_t>(std::min(share, rows - share * e));
       regs.sync_object = sob_address(recipe_.first_sob + k);

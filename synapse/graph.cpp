@@ -41,7 +41,7 @@ void Graph::check_id(const std::string& node, TensorId id) const {
 }
 
 void Graph::check_span(const std::string& node, const char* operand, TensorId id, Dtype dtype,
-                       std::uint64_t elements) const {
+                       std::uint64_t elements, std::uint64_t offset) const {
   check_id(node, id);
   const Tensor& t = tensors_[static_cast<std::size_t>(id)];
   if (t.dtype != dtype) {
@@ -49,10 +49,10 @@ void Graph::check_span(const std::string& node, const char* operand, TensorId id
                                             operand, t.name, tpc::info(t.dtype).name,
                                             tpc::info(dtype).name));
   }
-  if (t.elements() < elements) {
-    throw std::invalid_argument(
-        fmt::format("node {}: {} ({}) holds {} elements, the operation spans {}", node, operand,
-                    t.name, t.elements(), elements));
+  if (t.elements() < elements || t.elements() - elements < offset) {
+    throw std::invalid_argument(fmt::format(
+        "node {}: {} ({}) holds {} elements, the operation spans {}{}", node, operand, t.name,
+        t.elements(), elements, offset ? fmt::format(" from element {}", offset) : ""));
   }
 }
 
@@ -66,10 +66,10 @@ void Graph::add(Node node) {
 }
 
 void Graph::gemm(const std::string& name, TensorId a, TensorId b, TensorId c, mme::GemmDesc gemm,
-                 bool accumulate) {
+                 bool accumulate, std::array<std::uint64_t, 3> offsets) {
   check_id(name, a);
   check_id(name, c);
-  Node n{name, NodeKind::kMme, {}, {}, {a, b, c}, {a, b}, {c}};
+  Node n{name, NodeKind::kMme, {}, offsets, {}, {a, b, c}, {a, b}, {c}};
   n.mme.op = mme::MmeOp::kGemm;
   n.mme.gemm = gemm;
   n.mme.in = tensors_[static_cast<std::size_t>(a)].dtype;
@@ -78,9 +78,9 @@ void Graph::gemm(const std::string& name, TensorId a, TensorId b, TensorId c, mm
   if (accumulate) n.reads.push_back(c);
   if (auto problem = n.mme.problem())
     throw std::invalid_argument(fmt::format("node {}: {}", name, *problem));
-  check_span(name, "a", a, n.mme.in, mme::a_elements(n.mme));
-  check_span(name, "b", b, n.mme.in, mme::b_elements(n.mme));
-  check_span(name, "c", c, n.mme.out, mme::c_elements(n.mme));
+  check_span(name, "a", a, n.mme.in, mme::a_elements(n.mme), offsets[0]);
+  check_span(name, "b", b, n.mme.in, mme::b_elements(n.mme), offsets[1]);
+  check_span(name, "c", c, n.mme.out, mme::c_elements(n.mme), offsets[2]);
   add(std::move(n));
 }
 
@@ -90,7 +90,7 @@ void Graph::convolution(const std::string& name, mme::MmeOp op, const mme::ConvD
     throw std::invalid_argument(fmt::format("node {}: a GEMM is not a convolution", name));
   check_id(name, a);
   check_id(name, c);
-  Node n{name, NodeKind::kMme, {}, {}, {a, b, c}, {a, b}, {c}};
+  Node n{name, NodeKind::kMme, {}, {}, {}, {a, b, c}, {a, b}, {c}};
   n.mme.op = op;
   n.mme.conv = conv;
   n.mme.in = tensors_[static_cast<std::size_t>(a)].dtype;
@@ -111,7 +111,7 @@ void Graph::kernel(const std::string& name, const tpc::KernelRequest& request,
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(fmt::format("node {}: {}", name, e.what()));
   }
-  Node n{name, NodeKind::kKernel, {}, request, {}, {}, {}};
+  Node n{name, NodeKind::kKernel, {}, {}, request, {}, {}, {}};
   std::size_t next = 0;
   for (const tpc::BufferSpec& buffer : plan.buffers) {
     using Role = tpc::BufferSpec::Role;
@@ -148,7 +148,7 @@ void Graph::copy(const std::string& name, TensorId src, TensorId dst) {
                                             tensor(src).name, tensor(src).bytes(), tensor(dst).name,
                                             tensor(dst).bytes()));
   }
-  add(Node{name, NodeKind::kCopy, {}, {}, {src, dst}, {src}, {dst}});
+  add(Node{name, NodeKind::kCopy, {}, {}, {}, {src, dst}, {src}, {dst}});
 }
 
 std::string Graph::signature() const {
@@ -170,6 +170,7 @@ std::string Graph::signature() const {
           g.m, g.n, g.k, g.batch, g.trans_a, g.trans_b, g.lda, g.ldb, g.ldc, g.stride_a, g.stride_b,
           g.stride_c, c.n, c.c, c.h, c.w, c.k, c.r, c.s, c.stride_h, c.stride_w, c.pad_h, c.pad_w,
           c.dil_h, c.dil_w);
+      s += fmt::format(" @{},{},{}", n.offsets[0], n.offsets[1], n.offsets[2]);
     } else if (n.kind == NodeKind::kKernel) {
       const tpc::KernelRequest& r = n.kernel;
       s += fmt::format("{} {} {} [{}]", r.kernel, static_cast<int>(r.dtype),

@@ -9,6 +9,7 @@
 // shapes.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,8 +41,9 @@ enum class NodeKind : std::uint8_t { kMme, kKernel, kCopy };
 struct Node {
   std::string name;
   NodeKind kind = NodeKind::kKernel;
-  mme::MmeOperation mme;           // kMme: the operation (its addresses unset)
-  tpc::KernelRequest kernel;       // kKernel
+  mme::MmeOperation mme;                   // kMme: the operation (its addresses unset)
+  std::array<std::uint64_t, 3> offsets{};  // kMme: elements from each operand tensor's start
+  tpc::KernelRequest kernel;               // kKernel
   std::vector<TensorId> operands;  // in the operation's order: MME a, b, c; a plan's buffers
   std::vector<TensorId> reads, writes;
 };
@@ -53,9 +55,10 @@ class Graph {
                   TensorKind kind = TensorKind::kWorkspace);
 
   // c = a b (GEMM, batched when gemm.batch > 1; c += a b when `accumulate`): the operand types
-  // come from the tensors (a and b alike); each tensor must hold what the operation spans.
+  // come from the tensors (a and b alike); each tensor must hold what the operation spans from
+  // its offset (elements: a view into a larger tensor, as an attention head's columns).
   void gemm(const std::string& name, TensorId a, TensorId b, TensorId c, mme::GemmDesc gemm,
-            bool accumulate = false);
+            bool accumulate = false, std::array<std::uint64_t, 3> offsets = {});
   // A convolution as the MME runs it (operation.h's layouts): forward reads x and w and writes
   // y; data gradient reads dy and w and writes dx; weight gradient reads x and dy, writes dw.
   void convolution(const std::string& name, mme::MmeOp op, const mme::ConvDesc& conv, TensorId a,
@@ -77,7 +80,7 @@ class Graph {
  private:
   void check_id(const std::string& node, TensorId id) const;
   void check_span(const std::string& node, const char* operand, TensorId id, Dtype dtype,
-                  std::uint64_t elements) const;
+                  std::uint64_t elements, std::uint64_t offset = 0) const;
   void add(Node node);
 
   std::vector<Tensor> tensors_;

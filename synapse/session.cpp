@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "synapse/host_ops.h"
+
 namespace podsim::synapse {
 
 const char* to_string(Mode m) { return m == Mode::kEager ? "eager" : "lazy"; }
@@ -58,12 +62,13 @@ Session::Slot& Session::slot(Value v) {
 }
 
 void Session::gemm(const std::string& name, Value a, Value b, Value c, mme::GemmDesc gemm,
-                   bool accumulate) {
+                   bool accumulate, std::array<std::uint64_t, 3> offsets) {
   Op op;
   op.name = name;
   op.mme = true;
   op.gemm = gemm;
   op.accumulate = accumulate;
+  op.offsets = offsets;
   op.operands = {a.id, b.id, c.id};
   record(std::move(op));
 }
@@ -74,11 +79,32 @@ void Session::kernel(const std::string& name, const tpc::KernelRequest& request,
   op.name = name;
   op.request = request;
   for (Value v : tensors) op.operands.push_back(v.id);
+  const auto& kernels = tpc::kernel_infos();
+  const bool on_device = std::any_of(kernels.begin(), kernels.end(), [&](const tpc::KernelInfo& k) {
+    return k.name == request.kernel;
+  });
+  if (const HostOp* h = on_device ? nullptr : find_host_op(request.kernel)) {
+    op.host = true;
+    if (tensors.size() != static_cast<std::size_t>(h->inputs + h->outputs)) {
+      throw std::invalid_argument(
+          fmt::format("node {}: {} (on the host) takes {} tensors, {} given", name, request.kernel,
+                      h->inputs + h->outputs, tensors.size()));
+    }
+    for (Value v : tensors) {
+      const Tensor& t = slot(v).tensor;
+      if (t.dtype != request.dtype || t.shape != request.shape) {
+        throw std::invalid_argument(
+            fmt::format("node {}: {} is not of the request's type and shape", name, t.name));
+      }
+    }
+  }
   record(std::move(op));
 }
 
+// Checked now, so that a lazy step's mistake is reported where it was made.
 void Session::record(Op op) {
   for (int id : op.operands) slot(Value{id});
+  if (!op.host) graph_of({op}, nullptr);
   if (mode_ == Mode::kEager) {
     run({op});
   } else {
@@ -100,28 +126,70 @@ const Recipe& Session::recipe_for(const Graph& g) {
 
 // The graph names the step's tensors in the order they are first used, so a loop's steps
 // have the same signature.
-void Session::run(const std::vector<Op>& ops) {
+Graph Session::graph_of(const std::vector<Op>& ops, std::vector<std::uint64_t>* addresses) const {
   Graph g;
   std::map<int, TensorId> ids;
-  std::vector<std::uint64_t> addresses;
   const auto tensor = [&](int id) {
     auto it = ids.find(id);
     if (it != ids.end()) return it->second;
-    const Tensor& t = slots_[static_cast<std::size_t>(id)].tensor;
-    const TensorId tid = g.tensor(t.name, t.dtype, t.shape, t.kind);
-    if (t.kind == TensorKind::kPersistent)
-      addresses.push_back(slots_[static_cast<std::size_t>(id)].address);
+    const Slot& s = slots_[static_cast<std::size_t>(id)];
+    const TensorId tid = g.tensor(s.tensor.name, s.tensor.dtype, s.tensor.shape, s.tensor.kind);
+    if (addresses != nullptr && s.tensor.kind == TensorKind::kPersistent)
+      addresses->push_back(s.address);
     return ids.emplace(id, tid).first->second;
   };
   for (const Op& op : ops) {
     std::vector<TensorId> operands;
     for (int id : op.operands) operands.push_back(tensor(id));
     if (op.mme) {
-      g.gemm(op.name, operands[0], operands[1], operands[2], op.gemm, op.accumulate);
+      g.gemm(op.name, operands[0], operands[1], operands[2], op.gemm, op.accumulate, op.offsets);
     } else {
       g.kernel(op.name, op.request, operands);
     }
   }
+  return g;
+}
+
+void Session::materialize(const std::vector<Op>& ops) {
+  std::map<int, std::set<int>> segments;  // temporary without memory -> segments using it
+  int segment = 0;
+  for (const Op& op : ops) {
+    if (op.host) ++segment;
+    for (int id : op.operands) {
+      if (slots_[static_cast<std::size_t>(id)].address == 0) {
+        segments[id].insert(segment);
+        if (op.host) segments[id].insert(-1);  // the host reads or writes it
+      }
+    }
+    if (op.host) ++segment;
+  }
+  for (const auto& [id, used] : segments) {
+    if (used.size() < 2) continue;
+    Slot& s = slots_[static_cast<std::size_t>(id)];
+    s.address = rt_.device_malloc(s.tensor.bytes());
+    s.tensor.kind = TensorKind::kPersistent;
+  }
+}
+
+void Session::run(const std::vector<Op>& ops) {
+  materialize(ops);
+  std::vector<Op> device;
+  for (const Op& op : ops) {
+    if (!op.host) {
+      device.push_back(op);
+      continue;
+    }
+    launch(device);
+    device.clear();
+    run_host(op);
+  }
+  launch(device);
+}
+
+void Session::launch(const std::vector<Op>& ops) {
+  if (ops.empty()) return;
+  std::vector<std::uint64_t> addresses;
+  const Graph g = graph_of(ops, &addresses);
   const Recipe& recipe = recipe_for(g);
   if (recipe.workspace_bytes > workspace_bytes_) {
     rt_.synchronize_device();
@@ -135,6 +203,19 @@ void Session::run(const std::vector<Op>& ops) {
   const Event end = rt_.record(compute_);
   rt_.synchronize(end);
   stats_.device_time += rt_.elapsed(Event{compute_, start.seq, start.recorded}, end);
+}
+
+void Session::run_host(const Op& op) {
+  const HostOp& h = *find_host_op(op.request.kernel);
+  std::vector<std::vector<double>> in, out(static_cast<std::size_t>(h.outputs));
+  for (int i = 0; i < h.inputs; ++i)
+    in.push_back(read(Value{op.operands[static_cast<std::size_t>(i)]}));
+  h.run(op.request, in, out);
+  for (int i = 0; i < h.outputs; ++i)
+    write(Value{op.operands[static_cast<std::size_t>(h.inputs + i)]},
+          out[static_cast<std::size_t>(i)]);
+  ++stats_.host_ops;
+  stats_.host_op_kernels.insert(op.request.kernel);
 }
 
 void Session::write(Value v, const std::vector<double>& values) {

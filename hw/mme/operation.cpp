@@ -278,12 +278,20 @@ std::vector<Run> c_runs(const GemmView& v, std::uint64_t batch, std::uint64_t m0
       v.dense());
 }
 
+namespace {
+// From a matrix's first element to one past its last: the last row ends with the row itself,
+// not its leading dimension (a view into a wider tensor may end there).
+std::uint64_t span(std::uint64_t rows, std::uint64_t row, std::uint64_t ld) {
+  return rows == 0 ? 0 : (rows - 1) * ld + row;
+}
+}  // namespace
+
 std::uint64_t a_elements(const MmeOperation& op) {
   const ConvDesc& c = op.conv;
   switch (op.op) {
     case MmeOp::kGemm: {
       const GemmDesc g = resolved(op.gemm);
-      return (g.batch - 1) * g.stride_a + static_cast<std::uint64_t>(g.trans_a ? g.k : g.m) * g.lda;
+      return (g.batch - 1) * g.stride_a + span(g.trans_a ? g.k : g.m, g.trans_a ? g.m : g.k, g.lda);
     }
     case MmeOp::kConvForward:
       return std::uint64_t{c.n} * c.h * c.w * c.c;
@@ -297,7 +305,7 @@ std::uint64_t b_elements(const MmeOperation& op) {
   switch (op.op) {
     case MmeOp::kGemm: {
       const GemmDesc g = resolved(op.gemm);
-      return (g.batch - 1) * g.stride_b + static_cast<std::uint64_t>(g.trans_b ? g.n : g.k) * g.ldb;
+      return (g.batch - 1) * g.stride_b + span(g.trans_b ? g.n : g.k, g.trans_b ? g.k : g.n, g.ldb);
     }
     case MmeOp::kConvWeightGrad:
       return std::uint64_t{c.n} * c.h * c.w * c.c;
@@ -311,7 +319,7 @@ std::uint64_t c_elements(const MmeOperation& op) {
   switch (op.op) {
     case MmeOp::kGemm: {
       const GemmDesc g = resolved(op.gemm);
-      return (g.batch - 1) * g.stride_c + static_cast<std::uint64_t>(g.m) * g.ldc;
+      return (g.batch - 1) * g.stride_c + span(g.m, g.n, g.ldc);
     }
     case MmeOp::kConvForward:
       return std::uint64_t{c.n} * c.p() * c.q() * c.k;

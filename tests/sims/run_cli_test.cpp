@@ -63,6 +63,18 @@ TEST_F(RunCli, EagerModeRunsOpByOpToTheSameLosses) {
     EXPECT_EQ(eager["steps"][s]["loss"], lazy["steps"][s]["loss"]) << "step " << s;
 }
 
+// One transformer layer forward and backward: every result checked against the CPU, the
+// softmax's backward reported as run on the host.
+TEST_F(RunCli, ATransformerBlockRunsForwardAndBackwardChecked) {
+  const auto j = run({"--workload", "transformer-block", "--steps", "2", "--sequence", "32",
+                      "--hidden", "64", "--heads", "2", "--ffn", "128", "--check"});
+  EXPECT_TRUE(j["check"]["ok"].get<bool>());
+  EXPECT_EQ(j["host_ops"], 2);
+  EXPECT_EQ(j["steps"][0]["loss"], j["steps"][1]["loss"]);  // the same inputs each step
+  EXPECT_THAT(last_.out, HasSubstr("on the host CPU (no TPC kernel): softmax_bwd"));
+  EXPECT_THAT(last_.out, HasSubstr("the output, dx and every parameter gradient"));
+}
+
 std::set<std::string> trace_names(const nlohmann::json& trace, const char* kind) {
   std::set<std::string> names;
   for (const auto& e : trace["traceEvents"])
@@ -109,6 +121,9 @@ TEST_F(RunCli, BadArgumentsAreRefusedWithTheirReason) {
   EXPECT_THAT(r.err, HasSubstr("type i32: f32, bf16 or f16"));
   r = fails({"--workload", "resnet"});
   EXPECT_EQ(r.exit_status, 2);
+  r = fails({"--workload", "transformer-block", "--hidden", "30", "--heads", "4"});
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_THAT(r.err, HasSubstr("hidden 30 is not a multiple of heads 4"));
 }
 
 }  // namespace

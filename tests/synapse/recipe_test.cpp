@@ -71,6 +71,23 @@ TEST(SynapseGraph, RefusesWhatDoesNotFitWithTheNodeAndTensorNamed) {
   EXPECT_EQ(message([&] { g.copy("cp", a, 7); }), "node cp: tensor id 7 is not in the graph");
 }
 
+// Regression: GEMMs differing only in their operands' offsets (two attention heads) once had
+// the same signature, so a session's cache ran the first's recipe for both.
+TEST(SynapseGraph, TheSignatureTellsGemmOffsetsApart) {
+  const auto graph = [](std::uint64_t offset) {
+    Graph g;
+    const TensorId a = g.tensor("a", Dtype::kF32, {64, 64});
+    const TensorId c = g.tensor("c", Dtype::kF32, {64, 64});
+    mme::GemmDesc gemm;
+    gemm.m = gemm.n = gemm.k = 16;
+    gemm.lda = gemm.ldb = gemm.ldc = 64;
+    g.gemm("mm", a, a, c, gemm, false, {offset, 0, offset});
+    return g.signature();
+  };
+  EXPECT_NE(graph(0), graph(16));
+  EXPECT_EQ(graph(16), graph(16));
+}
+
 TEST(SynapseCompiler, RefusesAWorkspaceTensorReadBeforeItIsWritten) {
   Graph g;
   const TensorId t = g.tensor("t", Dtype::kF32, {64});

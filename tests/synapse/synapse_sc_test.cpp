@@ -6,12 +6,14 @@
 #include <cmath>
 #include <functional>
 #include <random>
+#include <set>
 
 #include "synapse/compiler.h"
 #include "synapse/runtime.h"
 #include "synapse/session.h"
 #include "tests/driver/with_device.h"
 #include "workloads/mlp.h"
+#include "workloads/transformer.h"
 
 namespace podsim::synapse {
 namespace {
@@ -288,6 +290,52 @@ TEST(Synapse, MlpLossMatchesTheCpuInLazyModeBf16) {
 }
 TEST(Synapse, MlpLossMatchesTheCpuInEagerModeBf16) {
   expect_mlp_matches_cpu(Mode::kEager, Dtype::kBf16, 2e-2);
+}
+
+// Every result of one transformer layer's forward and backward against the CPU's double
+// precision: each tensor's worst element within `tolerance` of the tensor's largest magnitude.
+void expect_transformer_matches_cpu(Mode mode, Dtype dtype, double tolerance) {
+  workloads::TransformerConfig config;
+  config.batch = 2;
+  config.sequence = 16;
+  config.hidden = 32;
+  config.heads = 2;
+  config.ffn = 64;
+  config.dtype = dtype;
+  const workloads::Tensors want =
+      workloads::transformer_reference(config, workloads::transformer_inputs(config));
+  with_runtime([&](Bench& b) {
+    Session session(b.rt, mode);
+    workloads::TransformerBlock block(session, config);
+    const double loss = block.step();
+    EXPECT_NEAR(loss, want.at("loss")[0], tolerance * std::abs(want.at("loss")[0]));
+    const workloads::Tensors got = block.results();
+    EXPECT_EQ(got.size(), 14u);  // out, dx and twelve parameter gradients
+    for (const auto& [name, values] : got) {
+      const std::vector<double>& w = want.at(name);
+      ASSERT_EQ(values.size(), w.size()) << name;
+      double scale = 0, worst = 0;
+      for (double v : w) scale = std::max(scale, std::abs(v));
+      for (std::size_t i = 0; i < w.size(); ++i)
+        worst = std::max(worst, std::abs(values[i] - w[i]));
+      EXPECT_LE(worst, tolerance * scale) << name << " (largest " << scale << ")";
+    }
+    EXPECT_EQ(session.stats().host_op_kernels, std::set<std::string>{"softmax_bwd"});
+    EXPECT_EQ(session.stats().host_ops, 1u);
+  });
+}
+
+TEST(Synapse, TransformerBlockMatchesTheCpuInLazyModeF32) {
+  expect_transformer_matches_cpu(Mode::kLazy, Dtype::kF32, 1e-4);
+}
+TEST(Synapse, TransformerBlockMatchesTheCpuInEagerModeF32) {
+  expect_transformer_matches_cpu(Mode::kEager, Dtype::kF32, 1e-4);
+}
+TEST(Synapse, TransformerBlockMatchesTheCpuInLazyModeBf16) {
+  expect_transformer_matches_cpu(Mode::kLazy, Dtype::kBf16, 5e-2);
+}
+TEST(Synapse, TransformerBlockMatchesTheCpuInEagerModeBf16) {
+  expect_transformer_matches_cpu(Mode::kEager, Dtype::kBf16, 5e-2);
 }
 
 }  // namespace

@@ -1,0 +1,474 @@
+#include "workloads/transformer.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "hw/core/random.h"
+
+namespace podsim::workloads {
+namespace {
+
+using synapse::Session;
+using tpc::Dtype;
+
+double rounded(double v, Dtype t) {
+  std::vector<std::uint8_t> b(8);
+  tpc::write_element(b, t, 0, v);
+  return tpc::read_element(b, t, 0);
+}
+
+tpc::KernelRequest request(const char* kernel, Dtype t, std::vector<std::uint32_t> shape,
+                           std::map<std::string, double> params = {}) {
+  return tpc::KernelRequest{kernel, t, {}, std::move(shape), std::move(params)};
+}
+
+constexpr double kGeluC = 0.7978845608028654;  // sqrt(2 / pi)
+
+double gelu(double x) { return 0.5 * x * (1 + std::tanh(kGeluC * (x + 0.044715 * x * x * x))); }
+double gelu_grad(double x) {
+  const double u = kGeluC * (x + 0.044715 * x * x * x);
+  const double t = std::tanh(u);
+  return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * kGeluC * (1 + 3 * 0.044715 * x * x);
+}
+
+// Row-major matrices as the device stores them, element (row, column) at row * ld + column.
+struct Mat {
+  const std::vector<double>* data;
+  std::size_t offset, ld;
+  bool trans;  // the operand is the transpose of what is stored
+  double at(std::size_t r, std::size_t c) const {
+    return trans ? (*data)[offset + c * ld + r] : (*data)[offset + r * ld + c];
+  }
+};
+
+// c[offset + i * ldc + j] = sum_k a(i, k) b(k, j), i < m, j < n.
+void matmul(const Mat& a, const Mat& b, std::vector<double>& c, std::size_t c_offset,
+            std::size_t ldc, std::size_t m, std::size_t n, std::size_t k) {
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      double v = 0;
+      for (std::size_t l = 0; l < k; ++l) v += a.at(i, l) * b.at(l, j);
+      c[c_offset + i * ldc + j] = v;
+    }
+  }
+}
+
+// Per token (a row of `width`): mean, rstd, and y = (x - mean) rstd gamma + beta.
+void layer_norm(const std::vector<double>& x, const std::vector<double>& g,
+                const std::vector<double>& b, std::size_t width, double eps, std::vector<double>& y,
+                std::vector<double>& xhat, std::vector<double>& rstd) {
+  const std::size_t rows = x.size() / width;
+  y.resize(x.size());
+  xhat.resize(x.size());
+  rstd.resize(rows);
+  for (std::size_t t = 0; t < rows; ++t) {
+    double mean = 0, var = 0;
+    for (std::size_t i = 0; i < width; ++i) mean += x[t * width + i];
+    mean /= double(width);
+    for (std::size_t i = 0; i < width; ++i) var += std::pow(x[t * width + i] - mean, 2);
+    rstd[t] = 1 / std::sqrt(var / double(width) + eps);
+    for (std::size_t i = 0; i < width; ++i) {
+      xhat[t * width + i] = (x[t * width + i] - mean) * rstd[t];
+      y[t * width + i] = xhat[t * width + i] * g[i] + b[i];
+    }
+  }
+}
+
+void layer_norm_backward(const std::vector<double>& dy, const std::vector<double>& xhat,
+                         const std::vector<double>& rstd, const std::vector<double>& g,
+                         std::size_t width, std::vector<double>& dx, std::vector<double>& dg,
+                         std::vector<double>& db) {
+  const std::size_t rows = dy.size() / width;
+  dx.assign(dy.size(), 0.0);
+  dg.assign(width, 0.0);
+  db.assign(width, 0.0);
+  for (std::size_t t = 0; t < rows; ++t) {
+    double mean_d = 0, mean_dx = 0;
+    for (std::size_t i = 0; i < width; ++i) {
+      const double d = dy[t * width + i] * g[i];
+      mean_d += d;
+      mean_dx += d * xhat[t * width + i];
+      dg[i] += dy[t * width + i] * xhat[t * width + i];
+      db[i] += dy[t * width + i];
+    }
+    mean_d /= double(width);
+    mean_dx /= double(width);
+    for (std::size_t i = 0; i < width; ++i) {
+      const double d = dy[t * width + i] * g[i];
+      dx[t * width + i] = rstd[t] * (d - mean_d - xhat[t * width + i] * mean_dx);
+    }
+  }
+}
+
+std::vector<double> add(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> c(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) c[i] = a[i] + b[i];
+  return c;
+}
+
+// y[t, o] = sum_i x[t, i] w[i, o] + b[o].
+std::vector<double> linear(const std::vector<double>& x, const std::vector<double>& w,
+                           const std::vector<double>& b, std::size_t tokens, std::size_t in,
+                           std::size_t out) {
+  std::vector<double> y(tokens * out);
+  matmul({&x, 0, in, false}, {&w, 0, out, false}, y, 0, out, tokens, out, in);
+  for (std::size_t t = 0; t < tokens; ++t) {
+    for (std::size_t o = 0; o < out; ++o) y[t * out + o] += b[o];
+  }
+  return y;
+}
+
+// dw = x^T dy, db = column sums of dy, dx = dy w^T.
+void linear_backward(const std::vector<double>& x, const std::vector<double>& w,
+                     const std::vector<double>& dy, std::size_t tokens, std::size_t in,
+                     std::size_t out, std::vector<double>& dw, std::vector<double>& db,
+                     std::vector<double>* dx) {
+  dw.assign(in * out, 0.0);
+  matmul({&x, 0, in, true}, {&dy, 0, out, false}, dw, 0, out, in, out, tokens);
+  db.assign(out, 0.0);
+  for (std::size_t t = 0; t < tokens; ++t) {
+    for (std::size_t o = 0; o < out; ++o) db[o] += dy[t * out + o];
+  }
+  if (dx != nullptr) {
+    dx->assign(tokens * in, 0.0);
+    matmul({&dy, 0, out, false}, {&w, 0, out, true}, *dx, 0, in, tokens, in, out);
+  }
+}
+
+}  // namespace
+
+std::string TransformerConfig::problem() const {
+  if (batch == 0 || sequence == 0 || hidden == 0 || heads == 0 || ffn == 0)
+    return "batch, sequence, hidden, heads and ffn must be at least 1";
+  if (hidden % heads != 0)
+    return fmt::format("hidden {} is not a multiple of heads {}", hidden, heads);
+  if (hidden > 10240 || ffn > 20480) return "hidden at most 10240 (layer norm's backward rows)";
+  if (sequence > 20480) return "sequence at most 20480 (softmax rows)";
+  if (dtype != Dtype::kF32 && dtype != Dtype::kBf16 && dtype != Dtype::kF16)
+    return fmt::format("type {}: f32, bf16 or f16", tpc::info(dtype).name);
+  return {};
+}
+
+Tensors transformer_inputs(const TransformerConfig& c) {
+  core::Random r(c.seed ^ 0x7a5f0e3b1c2d4e6full);
+  const auto fill = [&](std::size_t n, double lo, double hi, double scale = 1) {
+    std::vector<double> v(n);
+    for (double& x : v) x = rounded(scale * (lo + (hi - lo) * r.uniform()), c.dtype);
+    return v;
+  };
+  const std::size_t h = c.hidden, f = c.ffn, t = c.tokens();
+  const double wh = 1 / std::sqrt(double(h)), wf = 1 / std::sqrt(double(f));
+  Tensors in;
+  in["x"] = fill(h * t, -1, 1);
+  in["r"] = fill(h * t, -1, 1);
+  in["ln1.gamma"] = fill(h, 0.8, 1.2);
+  in["ln1.beta"] = fill(h, -0.1, 0.1);
+  // [H, 3H] row-major: query columns (the first H) carry the 1/sqrt(head size) scale.
+  std::vector<double> qkv(h * 3 * h);
+  const double scale = 1 / std::sqrt(double(c.head_size()));
+  for (std::size_t i = 0; i < h; ++i) {
+    for (std::size_t o = 0; o < 3 * h; ++o)
+      qkv[i * 3 * h + o] = rounded((o < h ? scale : 1) * wh * (2 * r.uniform() - 1), c.dtype);
+  }
+  in["qkv.w"] = qkv;
+  in["qkv.b"] = fill(3 * h, -0.1, 0.1);
+  in["proj.w"] = fill(h * h, -wh, wh);
+  in["proj.b"] = fill(h, -0.1, 0.1);
+  in["ln2.gamma"] = fill(h, 0.8, 1.2);
+  in["ln2.beta"] = fill(h, -0.1, 0.1);
+  in["fc1.w"] = fill(h * f, -wh, wh);
+  in["fc1.b"] = fill(f, -0.1, 0.1);
+  in["fc2.w"] = fill(f * h, -wf, wf);
+  in["fc2.b"] = fill(h, -0.1, 0.1);
+  return in;
+}
+
+Tensors transformer_reference(const TransformerConfig& c, const Tensors& p) {
+  const std::size_t h = c.hidden, f = c.ffn, t = c.tokens(), s = c.sequence, a = c.heads,
+                    d = c.head_size(), b = c.batch;
+  const auto& x = p.at("x");
+  std::vector<double> ln1, xhat1, rstd1;
+  layer_norm(x, p.at("ln1.gamma"), p.at("ln1.beta"), h, c.eps, ln1, xhat1, rstd1);
+  const std::vector<double> qkv = linear(ln1, p.at("qkv.w"), p.at("qkv.b"), t, h, 3 * h);
+  // probs[b][head][q][k], ctx [T, H].
+  std::vector<double> probs(b * a * s * s), ctx(t * h);
+  for (std::size_t n = 0; n < b; ++n) {
+    for (std::size_t head = 0; head < a; ++head) {
+      const std::size_t base = n * s * 3 * h, pb = (n * a + head) * s * s;
+      matmul({&qkv, base + head * d, 3 * h, false}, {&qkv, base + h + head * d, 3 * h, true}, probs,
+             pb, s, s, s, d);
+      for (std::size_t q = 0; q < s; ++q) {
+        double m = -1e300, sum = 0;
+        for (std::size_t k = 0; k < s; ++k) m = std::max(m, probs[pb + q * s + k]);
+        for (std::size_t k = 0; k < s; ++k) sum += std::exp(probs[pb + q * s + k] - m);
+        for (std::size_t k = 0; k < s; ++k)
+          probs[pb + q * s + k] = std::exp(probs[pb + q * s + k] - m) / sum;
+      }
+      matmul({&probs, pb, s, false}, {&qkv, base + 2 * h + head * d, 3 * h, false}, ctx,
+             n * s * h + head * d, h, s, d, s);
+    }
+  }
+  const std::vector<double> x1 = add(x, linear(ctx, p.at("proj.w"), p.at("proj.b"), t, h, h));
+  std::vector<double> ln2, xhat2, rstd2;
+  layer_norm(x1, p.at("ln2.gamma"), p.at("ln2.beta"), h, c.eps, ln2, xhat2, rstd2);
+  const std::vector<double> f1 = linear(ln2, p.at("fc1.w"), p.at("fc1.b"), t, h, f);
+  std::vector<double> a1(f1.size());
+  for (std::size_t i = 0; i < f1.size(); ++i) a1[i] = gelu(f1[i]);
+  Tensors out;
+  out["out"] = add(x1, linear(a1, p.at("fc2.w"), p.at("fc2.b"), t, f, h));
+  const auto& r = p.at("r");
+  double loss = 0;
+  for (std::size_t i = 0; i < r.size(); ++i) loss += out["out"][i] * r[i];
+  out["loss"] = {loss};
+
+  std::vector<double> da1, df1(f1.size()), dln2, dx1_ln, dctx, dqkv(t * 3 * h), dln1, dx_ln;
+  linear_backward(a1, p.at("fc2.w"), r, t, f, h, out["dfc2.w"], out["dfc2.b"], &da1);
+  for (std::size_t i = 0; i < f1.size(); ++i) df1[i] = da1[i] * gelu_grad(f1[i]);
+  linear_backward(ln2, p.at("fc1.w"), df1, t, h, f, out["dfc1.w"], out["dfc1.b"], &dln2);
+  layer_norm_backward(dln2, xhat2, rstd2, p.at("ln2.gamma"), h, dx1_ln, out["dln2.gamma"],
+                      out["dln2.beta"]);
+  const std::vector<double> dx1 = add(r, dx1_ln);
+  linear_backward(ctx, p.at("proj.w"), dx1, t, h, h, out["dproj.w"], out["dproj.b"], &dctx);
+  std::vector<double> dp(s * s);
+  for (std::size_t n = 0; n < b; ++n) {
+    for (std::size_t head = 0; head < a; ++head) {
+      const std::size_t base = n * s * 3 * h, pb = (n * a + head) * s * s;
+      const std::size_t q_at = base + head * d, k_at = base + h + head * d,
+                        v_at = base + 2 * h + head * d, c_at = n * s * h + head * d;
+      matmul({&dctx, c_at, h, false}, {&qkv, v_at, 3 * h, true}, dp, 0, s, s, s, d);
+      matmul({&probs, pb, s, true}, {&dctx, c_at, h, false}, dqkv, v_at, 3 * h, s, d, s);
+      for (std::size_t q = 0; q < s; ++q) {
+        double dot = 0;
+        for (std::size_t k = 0; k < s; ++k) dot += dp[q * s + k] * probs[pb + q * s + k];
+        for (std::size_t k = 0; k < s; ++k)
+          dp[q * s + k] = probs[pb + q * s + k] * (dp[q * s + k] - dot);
+      }
+      matmul({&dp, 0, s, false}, {&qkv, k_at, 3 * h, false}, dqkv, q_at, 3 * h, s, d, s);
+      matmul({&dp, 0, s, true}, {&qkv, q_at, 3 * h, false}, dqkv, k_at, 3 * h, s, d, s);
+    }
+  }
+  linear_backward(ln1, p.at("qkv.w"), dqkv, t, h, 3 * h, out["dqkv.w"], out["dqkv.b"], &dln1);
+  layer_norm_backward(dln1, xhat1, rstd1, p.at("ln1.gamma"), h, dx_ln, out["dln1.gamma"],
+                      out["dln1.beta"]);
+  out["dx"] = add(dx1, dx_ln);
+  return out;
+}
+
+TransformerBlock::TransformerBlock(Session& session, const TransformerConfig& config)
+    : s_(session), c_(config) {
+  if (auto p = c_.problem(); !p.empty()) throw std::invalid_argument("transformer-block: " + p);
+  const std::uint32_t h = c_.hidden, f = c_.ffn, t = c_.tokens();
+  const std::map<std::string, std::vector<std::uint32_t>> shapes{
+      {"x", {h, t}},         {"r", {h, t}},      {"ln1.gamma", {h}}, {"ln1.beta", {h}},
+      {"qkv.w", {3 * h, h}}, {"qkv.b", {3 * h}}, {"proj.w", {h, h}}, {"proj.b", {h}},
+      {"ln2.gamma", {h}},    {"ln2.beta", {h}},  {"fc1.w", {f, h}},  {"fc1.b", {f}},
+      {"fc2.w", {h, f}},     {"fc2.b", {h}}};
+  const Tensors inputs = transformer_inputs(c_);
+  for (const auto& [name, shape] : shapes) {
+    v_[name] = s_.persistent(name, c_.dtype, shape);
+    s_.write(v_[name], inputs.at(name));
+    if (name != "x" && name != "r") v_["d" + name] = s_.persistent("d" + name, c_.dtype, shape);
+  }
+  v_["out"] = s_.persistent("out", c_.dtype, {h, t});
+  v_["dx"] = s_.persistent("dx", c_.dtype, {h, t});
+}
+
+// y = in w + b: a GEMM on the MME, the bias on the TPCs.
+TransformerBlock::Value TransformerBlock::linear(const std::string& name, Value in, Value w,
+                                                 Value b, std::uint32_t in_features,
+                                                 std::uint32_t out_features) {
+  const std::uint32_t t = c_.tokens();
+  const Value z = s_.temporary(name + ".z", c_.dtype, {out_features, t});
+  const Value y = s_.temporary(name + ".y", c_.dtype, {out_features, t});
+  mme::GemmDesc g;
+  g.m = t;
+  g.n = out_features;
+  g.k = in_features;
+  s_.gemm(name, in, w, z, g);
+  s_.kernel(name + ".bias", request("bias_add", c_.dtype, {out_features, t}), {z, b, y});
+  return y;
+}
+
+void TransformerBlock::linear_backward(const std::string& name, Value in, Value w, Value dout,
+                                       Value* din, std::uint32_t in_features,
+                                       std::uint32_t out_features) {
+  const std::uint32_t t = c_.tokens();
+  mme::GemmDesc wgrad;  // in^T dout
+  wgrad.m = in_features;
+  wgrad.n = out_features;
+  wgrad.k = t;
+  wgrad.trans_a = true;
+  s_.gemm(name + ".wgrad", in, dout, v_.at("d" + name + ".w"), wgrad);
+  s_.kernel(name + ".bgrad", request("reduce_sum", c_.dtype, {out_features, t}, {{"dim", 1}}),
+            {dout, v_.at("d" + name + ".b")});
+  if (din == nullptr) return;
+  *din = s_.temporary(name + ".din", c_.dtype, {in_features, t});
+  mme::GemmDesc dgrad;  // dout w^T
+  dgrad.m = t;
+  dgrad.n = in_features;
+  dgrad.k = out_features;
+  dgrad.trans_b = true;
+  s_.gemm(name + ".dgrad", dout, w, *din, dgrad);
+}
+
+// Per sequence, GEMMs batched over the heads: each head's query, key and value are column
+// blocks of qkv (rows 3H apart, heads D apart), its probabilities an S x S block of probs.
+void TransformerBlock::attention(Value qkv, Value ctx, Value probs) {
+  const std::uint32_t s = c_.sequence, h = c_.hidden, a = c_.heads, d = c_.head_size();
+  const Value raw = s_.temporary("scores", c_.dtype, {s, s * a * c_.batch});
+  for (std::uint32_t n = 0; n < c_.batch; ++n) {
+    const std::uint64_t rows = std::uint64_t{n} * s * 3 * h, block = std::uint64_t{n} * a * s * s;
+    mme::GemmDesc scores;  // q k^T
+    scores.m = scores.n = s;
+    scores.k = d;
+    scores.batch = a;
+    scores.trans_b = true;
+    scores.lda = scores.ldb = 3 * h;
+    scores.ldc = s;
+    scores.stride_a = scores.stride_b = d;
+    scores.stride_c = std::uint64_t{s} * s;
+    s_.gemm(fmt::format("scores{}", n), qkv, qkv, raw, scores, false, {rows, rows + h, block});
+  }
+  const std::vector<std::uint32_t> shape{s, s * a * c_.batch};
+  s_.kernel("softmax", request("softmax", c_.dtype, shape), {raw, probs});
+  for (std::uint32_t n = 0; n < c_.batch; ++n) {
+    const std::uint64_t rows = std::uint64_t{n} * s * 3 * h, block = std::uint64_t{n} * a * s * s;
+    mme::GemmDesc context;  // p v
+    context.m = s;
+    context.n = d;
+    context.k = s;
+    context.batch = a;
+    context.lda = s;
+    context.ldb = 3 * h;
+    context.ldc = h;
+    context.stride_a = std::uint64_t{s} * s;
+    context.stride_b = context.stride_c = d;
+    s_.gemm(fmt::format("context{}", n), probs, qkv, ctx, context, false,
+            {block, rows + 2 * h, std::uint64_t{n} * s * h});
+  }
+}
+
+void TransformerBlock::attention_backward(Value qkv, Value probs, Value dctx, Value dqkv) {
+  const std::uint32_t s = c_.sequence, h = c_.hidden, a = c_.heads, d = c_.head_size();
+  const Value dprobs = s_.temporary("dprobs", c_.dtype, {s, s * a * c_.batch});
+  const Value dscores = s_.temporary("dscores", c_.dtype, {s, s * a * c_.batch});
+  const auto heads = [&](mme::GemmDesc g) {
+    g.batch = a;
+    return g;
+  };
+  for (std::uint32_t n = 0; n < c_.batch; ++n) {
+    const std::uint64_t rows = std::uint64_t{n} * s * 3 * h, block = std::uint64_t{n} * a * s * s,
+                        ctx_rows = std::uint64_t{n} * s * h;
+    mme::GemmDesc dp = heads({});  // dctx v^T
+    dp.m = dp.n = s;
+    dp.k = d;
+    dp.trans_b = true;
+    dp.lda = h;
+    dp.ldb = 3 * h;
+    dp.ldc = s;
+    dp.stride_a = dp.stride_b = d;
+    dp.stride_c = std::uint64_t{s} * s;
+    s_.gemm(fmt::format("dprobs{}", n), dctx, qkv, dprobs, dp, false,
+            {ctx_rows, rows + 2 * h, block});
+    mme::GemmDesc dv = heads({});  // p^T dctx
+    dv.m = s;
+    dv.n = d;
+    dv.k = s;
+    dv.trans_a = true;
+    dv.lda = s;
+    dv.ldb = h;
+    dv.ldc = 3 * h;
+    dv.stride_a = std::uint64_t{s} * s;
+    dv.stride_b = dv.stride_c = d;
+    s_.gemm(fmt::format("dv{}", n), probs, dctx, dqkv, dv, false, {block, ctx_rows, rows + 2 * h});
+  }
+  const std::vector<std::uint32_t> shape{s, s * a * c_.batch};
+  s_.kernel("softmax_bwd", request("softmax_bwd", c_.dtype, shape), {dprobs, probs, dscores});
+  for (std::uint32_t n = 0; n < c_.batch; ++n) {
+    const std::uint64_t rows = std::uint64_t{n} * s * 3 * h, block = std::uint64_t{n} * a * s * s;
+    mme::GemmDesc dq = heads({});  // dscores k
+    dq.m = s;
+    dq.n = d;
+    dq.k = s;
+    dq.lda = s;
+    dq.ldb = dq.ldc = 3 * h;
+    dq.stride_a = std::uint64_t{s} * s;
+    dq.stride_b = dq.stride_c = d;
+    s_.gemm(fmt::format("dq{}", n), dscores, qkv, dqkv, dq, false, {block, rows + h, rows});
+    mme::GemmDesc dk = dq;  // dscores^T q
+    dk.trans_a = true;
+    s_.gemm(fmt::format("dk{}", n), dscores, qkv, dqkv, dk, false, {block, rows, rows + h});
+  }
+}
+
+double TransformerBlock::step() {
+  const Dtype t = c_.dtype;
+  const std::uint32_t h = c_.hidden, f = c_.ffn, tokens = c_.tokens();
+  const std::map<std::string, double> eps{{"eps", c_.eps}};
+  const auto layer_norm = [&](const std::string& name, Value x, Value& mean, Value& rstd) {
+    const Value y = s_.temporary(name + ".y", t, {h, tokens});
+    mean = s_.temporary(name + ".mean", Dtype::kF32, {tokens});
+    rstd = s_.temporary(name + ".rstd", Dtype::kF32, {tokens});
+    s_.kernel(name, request("layer_norm", t, {h, tokens}, eps),
+              {x, v_.at(name + ".gamma"), v_.at(name + ".beta"), y, mean, rstd});
+    return y;
+  };
+  const auto residual = [&](const std::string& name, Value a, Value b, Value* into = nullptr) {
+    const Value y = into ? *into : s_.temporary(name, t, {h, tokens});
+    s_.kernel(name, request("add", t, {h, tokens}), {a, b, y});
+    return y;
+  };
+  Value mean1, rstd1, mean2, rstd2;
+  const Value ln1 = layer_norm("ln1", v_.at("x"), mean1, rstd1);
+  const Value qkv = linear("qkv", ln1, v_.at("qkv.w"), v_.at("qkv.b"), h, 3 * h);
+  const Value probs = s_.temporary("probs", t, {c_.sequence, c_.sequence * c_.heads * c_.batch});
+  const Value ctx = s_.temporary("ctx", t, {h, tokens});
+  attention(qkv, ctx, probs);
+  const Value attn = linear("proj", ctx, v_.at("proj.w"), v_.at("proj.b"), h, h);
+  const Value x1 = residual("residual1", v_.at("x"), attn);
+  const Value ln2 = layer_norm("ln2", x1, mean2, rstd2);
+  const Value f1 = linear("fc1", ln2, v_.at("fc1.w"), v_.at("fc1.b"), h, f);
+  const Value a1 = s_.temporary("gelu", t, {f, tokens});
+  s_.kernel("gelu", request("gelu", t, {f, tokens}), {f1, a1});
+  const Value f2 = linear("fc2", a1, v_.at("fc2.w"), v_.at("fc2.b"), f, h);
+  Value out = v_.at("out");
+  residual("residual2", x1, f2, &out);
+
+  const Value r = v_.at("r");
+  Value da1, dln2, dctx, dln1;
+  linear_backward("fc2", a1, v_.at("fc2.w"), r, &da1, f, h);
+  const Value df1 = s_.temporary("gelu_bwd", t, {f, tokens});
+  s_.kernel("gelu_bwd", request("gelu_bwd", t, {f, tokens}), {da1, f1, df1});
+  linear_backward("fc1", ln2, v_.at("fc1.w"), df1, &dln2, h, f);
+  const Value dx1_ln = s_.temporary("ln2_bwd.dx", t, {h, tokens});
+  s_.kernel("ln2_bwd", request("layer_norm_bwd", t, {h, tokens}),
+            {dln2, x1, mean2, rstd2, v_.at("ln2.gamma"), dx1_ln, v_.at("dln2.gamma"),
+             v_.at("dln2.beta")});
+  const Value dx1 = residual("residual2_bwd", r, dx1_ln);
+  linear_backward("proj", ctx, v_.at("proj.w"), dx1, &dctx, h, h);
+  const Value dqkv = s_.temporary("dqkv", t, {3 * h, tokens});
+  attention_backward(qkv, probs, dctx, dqkv);
+  linear_backward("qkv", ln1, v_.at("qkv.w"), dqkv, &dln1, h, 3 * h);
+  const Value dx_ln = s_.temporary("ln1_bwd.dx", t, {h, tokens});
+  s_.kernel("ln1_bwd", request("layer_norm_bwd", t, {h, tokens}),
+            {dln1, v_.at("x"), mean1, rstd1, v_.at("ln1.gamma"), dx_ln, v_.at("dln1.gamma"),
+             v_.at("dln1.beta")});
+  Value dx = v_.at("dx");
+  residual("residual1_bwd", dx1, dx_ln, &dx);
+  s_.mark_step();
+  const std::vector<double> o = s_.read(out), rv = s_.read(r);
+  double loss = 0;
+  for (std::size_t i = 0; i < o.size(); ++i) loss += o[i] * rv[i];
+  return loss;
+}
+
+Tensors TransformerBlock::results() {
+  Tensors out;
+  for (const auto& [name, value] : v_) {
+    if (name == "out" || name == "dx" || name.rfind("d", 0) == 0) out[name] = s_.read(value);
+  }
+  return out;
+}
+
+}  // namespace podsim::workloads

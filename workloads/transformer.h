@@ -1,0 +1,62 @@
+// One transformer layer (pre-norm, as GPT-2 and BERT-style decoders), forward and backward, on
+// the Synapse-like stack: layer norm, the QKV projection, multi-head attention as batched MME
+// GEMMs over the heads' column blocks (no transposes: the GEMMs' leading dimensions and batch
+// strides walk the heads), softmax, the output projection and residual, layer norm, a GELU MLP
+// and residual; then every parameter's gradient and the input's. The step's objective is
+// L = sum(out * r) for a fixed random r, so dL/dout = r and L is the "loss" printed.
+// Conventions: the query projection carries the attention's 1/sqrt(head size) scale (its
+// weights are drawn scaled), as some implementations fold it; no masking, no dropout.
+// The softmax's backward has no TPC kernel in the library: the session runs it on the host
+// (host_ops.h) and says so.
+// The CPU reference computes the same layer in double precision.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "synapse/session.h"
+
+namespace podsim::workloads {
+
+struct TransformerConfig {
+  std::uint32_t batch = 2, sequence = 64, hidden = 128, heads = 4, ffn = 512;
+  tpc::Dtype dtype = tpc::Dtype::kBf16;
+  double eps = 1e-5;
+  std::uint64_t seed = 1;
+  std::string problem() const;  // why the layer cannot be built, or empty
+  std::uint32_t tokens() const { return batch * sequence; }
+  std::uint32_t head_size() const { return hidden / heads; }
+};
+
+// The layer's parameters, input and r, by name (type-rounded), and its results by name: "out",
+// "loss" (one value) and the gradients "d<parameter>" and "dx".
+using Tensors = std::map<std::string, std::vector<double>>;
+Tensors transformer_inputs(const TransformerConfig& c);
+Tensors transformer_reference(const TransformerConfig& c, const Tensors& inputs);
+
+class TransformerBlock {
+ public:
+  TransformerBlock(synapse::Session& session, const TransformerConfig& config);
+  // One forward and backward pass; returns the objective L.
+  double step();
+  // The results of the last step, by name as transformer_reference gives them.
+  Tensors results();
+
+ private:
+  using Value = synapse::Session::Value;
+  Value param(const std::string& name, std::vector<std::uint32_t> shape);
+  Value linear(const std::string& name, Value in, Value w, Value b, std::uint32_t in_features,
+               std::uint32_t out_features);
+  void linear_backward(const std::string& name, Value in, Value w, Value dout, Value* din,
+                       std::uint32_t in_features, std::uint32_t out_features);
+  void attention(Value qkv, Value ctx, Value probs);
+  void attention_backward(Value qkv, Value probs, Value dctx, Value dqkv);
+
+  synapse::Session& s_;
+  TransformerConfig c_;
+  std::map<std::string, Value> v_;  // parameters, inputs, outputs and gradients
+};
+
+}  // namespace podsim::workloads
