@@ -42,8 +42,12 @@ using podsim::driver::File;
 using podsim::driver::shim::ModelServer;
 
 constexpr unsigned kMajor = 510;  // what fstat reports for the nodes
+// The nodes under their legacy names (what hl-thunk opens when /dev/accel does not exist) and
+// the accel class's.
 constexpr const char* kPrimary = "/dev/hl0";
 constexpr const char* kControl = "/dev/hl_controlD0";
+constexpr const char* kAccelPrimary = "/dev/accel/accel0";
+constexpr const char* kAccelControl = "/dev/accel/accel_controlD0";
 constexpr const char* kPciAddress = "0000:01:00.0\n";
 
 template <class F>
@@ -62,17 +66,20 @@ struct Node {
   std::shared_ptr<File> file;
 };
 
+// Never destroyed, as the model server: a program may exit with its nodes open, and closing
+// them from a static destructor would call into a simulation that no longer runs (the kernel
+// reclaims a process's files at exit; the model ends with the process).
 std::mutex& lock() {
-  static std::mutex m;
-  return m;
+  static auto* m = new std::mutex;
+  return *m;
 }
 std::map<int, Node>& nodes() {
-  static std::map<int, Node> n;
-  return n;
+  static auto* n = new std::map<int, Node>;
+  return *n;
 }
 std::map<void*, Mapping>& mappings() {
-  static std::map<void*, Mapping> m;
-  return m;
+  static auto* m = new std::map<void*, Mapping>;
+  return *m;
 }
 
 int fail(int rc) {
@@ -169,8 +176,10 @@ bool is_class_dir(const char* path) {
 }
 
 int open_path(const char* path, int flags) {
-  if (std::strcmp(path, kPrimary) == 0) return open_node(false, flags);
-  if (std::strcmp(path, kControl) == 0) return open_node(true, flags);
+  if (std::strcmp(path, kPrimary) == 0 || std::strcmp(path, kAccelPrimary) == 0)
+    return open_node(false, flags);
+  if (std::strcmp(path, kControl) == 0 || std::strcmp(path, kAccelControl) == 0)
+    return open_node(true, flags);
   const std::string by_number = "/sys/dev/char/" + std::to_string(kMajor) + ":0/pci_addr";
   if (by_number == path || std::strcmp(path, "/sys/class/accel/accel0/pci_addr") == 0) {
     return open_text(kPciAddress);

@@ -69,7 +69,7 @@ static int run(int fd, uint64_t handle, uint32_t queue, uint32_t bytes, uint32_t
   return wait.out.status == HL_WAIT_CS_STATUS_COMPLETED ? 0 : -1;
 }
 
-int main(void) {
+int main(int argc, char** argv) {
   struct hl_info_hw_ip_info ip;
   struct hl_info_args info;
   union hl_cb_args cb;
@@ -79,6 +79,19 @@ int main(void) {
   struct stat st;
   uint32_t* buffer;
   int control, compute;
+
+  /* --exit-open: open the accel class's node, create a CB and exit holding both, as a program
+   * that never closes its files does. */
+  if (argc > 1 && strcmp(argv[1], "--exit-open") == 0) {
+    compute = open("/dev/accel/accel0", O_RDWR);
+    if (compute < 0) return failed("open /dev/accel/accel0");
+    memset(&cb, 0, sizeof cb);
+    cb.in.op = HL_CB_OP_CREATE;
+    cb.in.cb_size = 4096;
+    if (ioctl(compute, HL_IOCTL_CB, &cb) != 0) return failed("CB CREATE");
+    printf("exiting with the node open\n");
+    return 0;
+  }
 
   control = open("/dev/hl_controlD0", O_RDWR | O_CLOEXEC);
   if (control < 0) return failed("open the control node");
@@ -93,7 +106,7 @@ int main(void) {
 
   compute = open("/dev/hl0", O_RDWR | O_CLOEXEC);
   if (compute < 0) return failed("open the compute node");
-  if (open("/dev/hl0", O_RDWR) >= 0 || errno != EBUSY) return failed("a second open");
+  if (open("/dev/accel/accel0", O_RDWR) >= 0 || errno != EBUSY) return failed("a second open");
   if (fstat(compute, &st) != 0 || !S_ISCHR(st.st_mode) || minor(st.st_rdev) != 0) {
     return failed("fstat");
   }

@@ -19,5 +19,15 @@ TEST(Shim, AProgramForTheLinuxDriverRunsOnTheModel) {
   EXPECT_THAT(r.out, ::testing::HasSubstr("ok"));
 }
 
+// Regression: a program that exited with a node open crashed in the shim's static destructors,
+// which closed the file outside the simulation.
+TEST(Shim, AProgramMayExitWithItsNodesOpen) {
+  const auto r =
+      test::run_program("/usr/bin/env", {std::string("LD_PRELOAD=") + PODSIM_ACCEL_BINARY,
+                                         "PODSIM_SYSTEM=hls1", SHIM_CLIENT_BINARY, "--exit-open"});
+  EXPECT_EQ(r.exit_status, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, ::testing::HasSubstr("exiting with the node open"));
+}
+
 }  // namespace
 }  // namespace podsim

@@ -1,0 +1,115 @@
+// One chip through the whole software stack: a transformer layer's forward and backward step
+// (`podsim run --workload transformer-block`: Synapse recipes launched through the driver) with
+// its per-engine breakdown and the wall time to simulate it, and the uAPI round trip (a NOP
+// command submission and its wait, from a client program under the LD_PRELOAD shim) in wall
+// microseconds.
+//
+//   bench/single_chip [--podsim PATH] [--json FILE] [--scale N]
+//
+// The chip is Gaudi1 (hls1): the driver model serves Gaudi1's register map and queues only.
+// --scale divides the round trips' count and the layer's sequence for a quick look; the figures
+// are recorded at scale 1.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "bench/podsim_run.h"
+
+namespace {
+
+struct Figure {
+  std::string name;
+  double value;
+  std::string unit;
+  std::string goal;
+};
+
+// Runs the round-trip client under the shim; returns microseconds per submit + wait.
+double round_trip_us(const std::string& client, const std::string& shim, long count) {
+  const std::string out = fmt::format("/tmp/podsim-round-trip-{}.txt", ::getpid());
+  const std::string command =
+      fmt::format("LD_PRELOAD={} PODSIM_SYSTEM=hls1 {} {} > {}", shim, client, count, out);
+  if (std::system(command.c_str()) != 0) throw std::runtime_error("failed: " + command);
+  std::ifstream in(out);
+  long n = 0;
+  double seconds = 0;
+  in >> n >> seconds;
+  std::remove(out.c_str());
+  if (n != count || seconds <= 0) throw std::runtime_error("no result from " + client);
+  return seconds / static_cast<double>(n) * 1e6;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string podsim = PODSIM_BINARY, client = ROUND_TRIP_BINARY, shim = SHIM_LIBRARY;
+  std::string json_file, scale_text = "1";
+  if (!podsim::bench::read_flags(
+          argc, argv, {{"--podsim", &podsim}, {"--json", &json_file}, {"--scale", &scale_text}},
+          "usage: single_chip [--podsim PATH] [--json FILE] [--scale N]")) {
+    return 2;
+  }
+  long scale = std::atol(scale_text.c_str());
+  if (scale < 1) {
+    std::fprintf(stderr, "single_chip: --scale must be a whole number of at least 1\n");
+    return 2;
+  }
+  try {
+    const std::uint32_t sequence = std::max<std::uint32_t>(16, 256 / scale);
+    const std::vector<std::string> args{"run",      "--workload", "transformer-block",
+                                        "--steps",  "3",          "--batch",
+                                        "2",        "--sequence", std::to_string(sequence),
+                                        "--hidden", "512",        "--heads",
+                                        "8",        "--ffn",      "2048",
+                                        "--dtype",  "bf16"};
+    const podsim::bench::PodsimRun run = podsim::bench::run_podsim(podsim, args);
+    const nlohmann::json& last = run.result["steps"].back();  // recipes cached: steady state
+    const double step_us = last["step_ps"].get<double>() * 1e-6;
+    const double device_us = last["device_ps"].get<double>() * 1e-6;
+    const auto busy = [&](const char* key) { return last[key].get<double>() * 1e-6; };
+    fmt::print("gaudi1 (hls1 chip 0) through the driver and Synapse, lazy mode, bf16\n");
+    fmt::print("transformer layer: batch 2, sequence {}, hidden 512, 8 heads, ffn 2048\n",
+               sequence);
+    fmt::print("  {:<40} {:>12.2f} us\n", "step (inputs in, forward, backward, out)", step_us);
+    fmt::print("  {:<40} {:>12.2f} us\n", "recipe launches on the device", device_us);
+    fmt::print("  {:<40} {:>12.2f} us ({:.1f}% of 8 x device)\n", "TPC busy, summed over 8",
+               busy("tpc_busy_ps"), 100 * busy("tpc_busy_ps") / (8 * device_us));
+    fmt::print("  {:<40} {:>12.2f} us ({:.1f}% of 2 x device)\n", "MME busy, summed over 2",
+               busy("mme_busy_ps"), 100 * busy("mme_busy_ps") / (2 * device_us));
+    fmt::print("  {:<40} {:>12.2f} us\n", "DMA busy, summed", busy("dma_busy_ps"));
+    fmt::print("  {:<40} {:>12.3f} MB\n", "HBM traffic", last["hbm_bytes"].get<double>() * 1e-6);
+    fmt::print("  {:<40} {:>12.2f} s ({} steps, set-up included)\n", "wall time to simulate",
+               run.wall_seconds, args[4]);
+    const long count = std::max(1000L, 100000L / scale);
+    const double us = round_trip_us(client, shim, count);
+    fmt::print("uAPI round trip (NOP CS submit + WAIT_CS, shim): {:.1f} us wall per pair over {}\n",
+               us, count);
+    const std::vector<Figure> figures{
+        {"gaudi1 transformer layer step simulated time", step_us, "us", "report"},
+        {"gaudi1 transformer layer device time of the launches", device_us, "us", "report"},
+        {"gaudi1 transformer layer tpc busy fraction", busy("tpc_busy_ps") / (8 * device_us), "1",
+         "report"},
+        {"gaudi1 transformer layer mme busy fraction", busy("mme_busy_ps") / (2 * device_us), "1",
+         "report"},
+        {"gaudi1 transformer layer wall seconds to simulate three steps", run.wall_seconds, "s",
+         "report"},
+        {"uapi nop cs submit and wait round trip wall time", us, "us", "report"},
+    };
+    if (!json_file.empty()) {
+      nlohmann::json j;
+      for (const Figure& f : figures)
+        j["figures"].push_back(
+            {{"name", f.name}, {"value", f.value}, {"unit", f.unit}, {"goal", f.goal}});
+      std::ofstream(json_file) << j.dump(2) << "\n";
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "single_chip: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
