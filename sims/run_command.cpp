@@ -124,8 +124,9 @@ class TransformerWorkload : public Workload {
       }
       if (scale > 0) c.worst = std::max(c.worst, worst / scale);
     }
+    // L sums products of both signs: its error is held to its terms' magnitude.
     for (std::size_t i = 0; i < losses.size(); ++i)
-      c.worst = std::max(c.worst, std::abs(losses[i] - c.losses[i]) / std::abs(c.losses[i]));
+      c.worst = std::max(c.worst, std::abs(losses[i] - c.losses[i]) / want.at("loss_scale")[0]);
     return c;
   }
 
@@ -342,6 +343,7 @@ class RunCommand : public Command {
                o.stats.compiles, o.stats.compiles == 1 ? "" : "s", o.stats.cache_hits,
                o.stats.cache_hits == 1 ? "" : "s", o.stats.launches,
                o.stats.launches == 1 ? "" : "es");
+    for (const std::string& note : o.stats.notes) fmt::print("compiler   {}\n", note);
     if (o.stats.host_ops > 0) {
       fmt::print("host       {} operation{} on the host CPU (no TPC kernel): {}\n",
                  o.stats.host_ops, o.stats.host_ops == 1 ? "" : "s",
@@ -390,6 +392,7 @@ class RunCommand : public Command {
     j["cache_hits"] = o.stats.cache_hits;
     j["launches"] = o.stats.launches;
     j["host_ops"] = o.stats.host_ops;
+    j["compiler_notes"] = o.stats.notes;
     j["simulation_cpu_s"] = cpu;
     return j;
   }

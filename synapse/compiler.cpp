@@ -14,6 +14,7 @@
 #include "hw/tpc/kernels/functional.h"
 #include "hw/tpc/tpc_registers.h"
 #include "podsim/spec/gaudi1.h"
+#include "synapse/fusion.h"
 
 namespace podsim::synapse {
 namespace {
@@ -58,6 +59,7 @@ class Compiler {
   Recipe run();
 
  private:
+  void fuse();
   void lower();
   void schedule();
   void place();
@@ -74,7 +76,10 @@ class Compiler {
   const Graph& graph_;
   const Target& target_;
   Recipe recipe_;
-  std::vector<tpc::KernelPlan> plans_;               // by node (kernel nodes)
+  std::vector<Node> nodes_;              // the graph's, fused chains replaced
+  std::map<std::size_t, Fusion> fused_;  // by index in nodes_
+  std::map<std::string, std::vector<std::uint8_t>> generated_;  // binaries the compiler wrote
+  std::vector<tpc::KernelPlan> plans_;                          // by node (kernel nodes)
   std::vector<std::vector<std::uint32_t>> buffers_;  // by node: recipe tensor per plan buffer
   std::vector<std::vector<std::uint32_t>> touched_;  // by node: every tensor it reads or writes
   std::vector<Pending> stages_;
@@ -94,6 +99,25 @@ std::uint64_t Compiler::address(std::uint32_t tensor, int variant) const {
   return base + recipe_.tensors[tensor].offset;
 }
 
+// 0. Element-wise chains become one kernel each (fusion.h).
+void Compiler::fuse() {
+  const std::vector<Node>& nodes = graph_.nodes();
+  std::vector<Fusion> fusions = target_.fuse ? find_fusions(graph_) : std::vector<Fusion>{};
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (next < fusions.size() && fusions[next].first == i) {
+      Fusion& f = fusions[next++];
+      recipe_.notes.push_back(fmt::format("fused {} into one TPC launch", f.node.name));
+      generated_[f.plan.launches[0].binary] = f.binary;
+      nodes_.push_back(f.node);
+      i = f.last;
+      fused_.emplace(nodes_.size() - 1, std::move(f));
+      continue;
+    }
+    nodes_.push_back(nodes[i]);
+  }
+}
+
 // 1. The graph's tensors keep their indices; scratch buffers follow as workspace tensors.
 void Compiler::lower() {
   for (const Tensor& t : graph_.tensors()) {
@@ -102,7 +126,7 @@ void Compiler::lower() {
     if (persistent)
       recipe_.persistent.push_back(static_cast<std::uint32_t>(recipe_.tensors.size() - 1));
   }
-  const auto& nodes = graph_.nodes();
+  const auto& nodes = nodes_;
   plans_.resize(nodes.size());
   buffers_.resize(nodes.size());
   touched_.resize(nodes.size());
@@ -111,7 +135,8 @@ void Compiler::lower() {
     for (TensorId id : n.reads) touched_[i].push_back(static_cast<std::uint32_t>(id));
     for (TensorId id : n.writes) touched_[i].push_back(static_cast<std::uint32_t>(id));
     if (n.kind != NodeKind::kKernel) continue;
-    plans_[i] = tpc::plan_kernel(n.kernel);
+    const auto fused = fused_.find(i);
+    plans_[i] = fused != fused_.end() ? fused->second.plan : tpc::plan_kernel(n.kernel);
     std::size_t next = 0;
     for (const tpc::BufferSpec& b : plans_[i].buffers) {
       if (b.role != tpc::BufferSpec::Role::kScratch) {
@@ -128,7 +153,7 @@ void Compiler::lower() {
 
 // 2. Stages in program order with their waits, pruned to the latest stage of each engine class.
 void Compiler::schedule() {
-  const auto& nodes = graph_.nodes();
+  const auto& nodes = nodes_;
   std::vector<int> last_writer(recipe_.tensors.size(), -1);
   std::vector<std::vector<int>> readers(recipe_.tensors.size());
   std::array<int, kEngineClasses> last_of{-1, -1, -1};
@@ -208,7 +233,13 @@ void Compiler::place() {
   std::vector<Block> blocks;
   std::vector<std::uint32_t> order;
   for (std::uint32_t id = 0; id < recipe_.tensors.size(); ++id) {
-    if (!recipe_.tensors[id].persistent && !users[id].empty()) order.push_back(id);
+    RecipeTensor& t = recipe_.tensors[id];
+    if (t.persistent) continue;
+    if (users[id].empty()) {
+      t.bytes = 0;  // nothing uses it (a fused chain's intermediate): it takes no memory
+      continue;
+    }
+    order.push_back(id);
   }
   std::stable_sort(order.begin(), order.end(),
                    [&](std::uint32_t a, std::uint32_t b) { return users[a][0] < users[b][0]; });
@@ -239,7 +270,9 @@ void Compiler::place() {
 std::uint64_t Compiler::binary_address(const std::string& key, int variant) {
   auto it = binaries_.find(key);
   if (it == binaries_.end()) {
-    KernelBinary b{key, recipe_.program_bytes, tpc::kernel_binary(key)};
+    const auto generated = generated_.find(key);
+    KernelBinary b{key, recipe_.program_bytes,
+                   generated != generated_.end() ? generated->second : tpc::kernel_binary(key)};
     recipe_.program_bytes = align(recipe_.program_bytes + b.code.size());
     it = binaries_.emplace(key, recipe_.program.size()).first;
     recipe_.program.push_back(std::move(b));
@@ -304,7 +337,7 @@ void Compiler::encode_kernel(const Pending& p, Stage& stage) {
 
 // The implicit GEMM's rows dealt out to the MMEs in whole array tiles.
 void Compiler::encode_mme(const Pending& p, Stage& stage) {
-  const Node& n = graph_.nodes()[p.node];
+  const Node& n = nodes_[p.node];
   const auto k = static_cast<std::uint32_t>(&stage - recipe_.stages.data());
   const std::uint64_t rows = mme::GemmView(n.mme).m();
   const std::uint64_t tile = target_.mme_rows;
@@ -335,7 +368,7 @@ void Compiler::encode_mme(const Pending& p, Stage& stage) {
 }
 
 void Compiler::encode_copy(const Pending& p, Stage& stage) {
-  const Node& n = graph_.nodes()[p.node];
+  const Node& n = nodes_[p.node];
   const auto src = static_cast<std::uint32_t>(n.operands[0]);
   const auto dst = static_cast<std::uint32_t>(n.operands[1]);
   EngineJob job;
@@ -349,7 +382,7 @@ void Compiler::encode_copy(const Pending& p, Stage& stage) {
 void Compiler::encode() {
   recipe_.stages.reserve(stages_.size());
   for (const Pending& p : stages_) {
-    recipe_.stages.push_back(Stage{graph_.nodes()[p.node].name, p.engine, {}, p.waits, 0});
+    recipe_.stages.push_back(Stage{nodes_[p.node].name, p.engine, {}, p.waits, 0});
     Stage& stage = recipe_.stages.back();
     switch (p.engine) {
       case Engine::kTpc:
@@ -372,10 +405,12 @@ Recipe Compiler::run() {
   recipe_.signature = graph_.signature();
   recipe_.first_sob = target_.first_sob;
   recipe_.first_monitor = target_.first_monitor;
+  fuse();
   lower();
   schedule();
   place();
   encode();
+  recipe_.fingerprint = fingerprint(recipe_);
   return std::move(recipe_);
 }
 

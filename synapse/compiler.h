@@ -15,9 +15,10 @@
 //  4. encoding: each job's registers with addresses relative to their sections, found by
 //     building the image at two placements and keeping the words that move (so the register
 //     layouts stay written once, in hw/).
-// Ignores: fusing element-wise chains into one kernel (each node is its own launch), tiling a
-// node across engine classes, and ops without a device kernel (the graph API only takes nodes
-// the device runs).
+// Before them, fusion (fusion.h): chains of element-wise kernels on one shape become one TPC
+// launch of a kernel the compiler writes, the intermediates kept in registers.
+// Ignores: tiling a node across engine classes, and ops without a device kernel (the graph API
+// only takes nodes the device runs; a session runs those on the host).
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,7 @@ struct Target {
   std::uint32_t mme_rows = 128;  // rows of one MME's array: GEMM rows are dealt out in these
   std::uint32_t first_sob = 0, first_monitor = 0;  // the first the driver leaves to user space
   std::uint32_t sobs = 0, monitors = 0;            // how many from there
+  bool fuse = true;                                // fuse element-wise chains (fusion.h)
 
   // Gaudi1 as Linux's driver leaves it to user space [C1].
   static Target gaudi1();

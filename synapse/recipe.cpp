@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <boost/container_hash/hash.hpp>
 #include <boost/crc.hpp>
 #include <cstring>
 
@@ -240,6 +241,11 @@ const char* to_string(Engine e) {
   return "?";
 }
 
+std::uint64_t fingerprint(const Recipe& recipe) {
+  const std::vector<std::uint8_t> body = payload(recipe);
+  return boost::hash_range(body.begin(), body.end());
+}
+
 std::vector<std::uint8_t> serialize(const Recipe& recipe) {
   const std::vector<std::uint8_t> body = payload(recipe);
   Writer w;
@@ -305,6 +311,7 @@ Recipe deserialize(const std::vector<std::uint8_t>& bytes) {
   recipe.notes = r.list<std::string>("notes", 8, [&](std::string& n) { n = r.str("a note"); });
   if (!r.done()) throw RecipeError(fmt::format("recipe: trailing bytes at {}", r.at()));
   check(recipe);
+  recipe.fingerprint = fingerprint(recipe);
   return recipe;
 }
 

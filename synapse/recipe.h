@@ -85,7 +85,14 @@ struct Recipe {
   std::uint32_t first_sob = 0, first_monitor = 0;
   // What the compiler says about the graph (fusions, placements), for the user to read.
   std::vector<std::string> notes;
+  // A hash of everything above, set by compile and deserialize (not serialized): what tells two
+  // recipes of one graph apart (compiled with and without fusion, for other engines), the key
+  // the runtime caches a recipe's uploads by.
+  std::uint64_t fingerprint = 0;
 };
+
+// The hash `fingerprint` holds.
+std::uint64_t fingerprint(const Recipe& recipe);
 
 class RecipeError : public std::runtime_error {
  public:

@@ -342,13 +342,13 @@ void Runtime::upload(std::uint64_t device, const std::vector<std::uint8_t>& byte
 std::uint64_t Runtime::program(const Recipe& recipe, bool& uploaded) {
   uploaded = false;
   if (recipe.program_bytes == 0) return 0;
-  if (auto it = programs_.find(recipe.signature); it != programs_.end()) return it->second.first;
+  if (auto it = programs_.find(recipe.fingerprint); it != programs_.end()) return it->second.first;
   std::vector<std::uint8_t> image(recipe.program_bytes, 0);
   for (const KernelBinary& b : recipe.program)
     std::copy(b.code.begin(), b.code.end(), image.begin() + static_cast<std::ptrdiff_t>(b.offset));
   const std::uint64_t at = device_malloc(image.size());
   upload(at, image);
-  programs_[recipe.signature] = {at, image.size()};
+  programs_[recipe.fingerprint] = {at, image.size()};
   uploaded = true;
   return at;
 }
@@ -357,7 +357,7 @@ std::uint64_t Runtime::program(const Recipe& recipe, bool& uploaded) {
 const Runtime::Uploaded& Runtime::command_buffers(const Recipe& recipe,
                                                   const std::vector<std::uint64_t>& bases,
                                                   bool& uploaded) {
-  const std::string key = fmt::format("{}@{:x}", recipe.signature, fmt::join(bases, ","));
+  const std::string key = fmt::format("{:x}@{:x}", recipe.fingerprint, fmt::join(bases, ","));
   uploaded = false;
   if (auto it = command_buffers_.find(key); it != command_buffers_.end()) return it->second;
   if (command_buffers_.size() >= kCachedCommandBuffers) {

@@ -147,9 +147,9 @@ class Runtime {
   std::vector<Stream> streams_;
   Stream uploads_;  // the runtime's own: programs and command buffers
   std::uint64_t last_launch_ = 0;
-  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>>
-      programs_;                                     // signature -> at, bytes
-  std::map<std::string, Uploaded> command_buffers_;  // signature + addresses
+  // By recipe fingerprint: where its program is, and its size.
+  std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> programs_;
+  std::map<std::string, Uploaded> command_buffers_;  // by recipe fingerprint and addresses
   std::map<std::uint64_t, core::TimePs> completed_;  // seq -> completion time
 };
 

@@ -121,6 +121,7 @@ const Recipe& Session::recipe_for(const Graph& g) {
   }
   ++stats_.compiles;
   auto recipe = std::make_unique<Recipe>(compile(g, rt_.target()));
+  stats_.notes.insert(recipe->notes.begin(), recipe->notes.end());
   return *cache_.emplace(key, std::move(recipe)).first->second;
 }
 

@@ -29,6 +29,7 @@ struct SessionStats {
   std::uint64_t compiles = 0, cache_hits = 0, launches = 0;
   std::uint64_t host_ops = 0;             // operations run on the host CPU
   std::set<std::string> host_op_kernels;  // which, by kernel name
+  std::set<std::string> notes;            // what the compiler said (fusions), once each
   core::TimePs device_time = 0;           // from each launch's first CS to its completion
 };
 

@@ -218,9 +218,13 @@ Tensors transformer_reference(const TransformerConfig& c, const Tensors& p) {
   Tensors out;
   out["out"] = add(x1, linear(a1, p.at("fc2.w"), p.at("fc2.b"), t, f, h));
   const auto& r = p.at("r");
-  double loss = 0;
-  for (std::size_t i = 0; i < r.size(); ++i) loss += out["out"][i] * r[i];
+  double loss = 0, scale = 0;
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    loss += out["out"][i] * r[i];
+    scale += std::abs(out["out"][i] * r[i]);
+  }
   out["loss"] = {loss};
+  out["loss_scale"] = {scale};
 
   std::vector<double> da1, df1(f1.size()), dln2, dx1_ln, dctx, dqkv(t * 3 * h), dln1, dx_ln;
   linear_backward(a1, p.at("fc2.w"), r, t, f, h, out["dfc2.w"], out["dfc2.b"], &da1);

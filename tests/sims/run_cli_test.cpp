@@ -47,6 +47,7 @@ TEST_F(RunCli, LazyModeCompilesTheStepOnceAndMatchesTheCpu) {
     EXPECT_GT(s["hbm_bytes"].get<double>(), 0);
   }
   EXPECT_THAT(last_.out, HasSubstr("within the bf16 tolerance"));
+  EXPECT_THAT(last_.out, HasSubstr("compiler   fused bias0+relu0 into one TPC launch"));
   EXPECT_THAT(last_.out, HasSubstr("on hls1 chip 0 (gaudi1) through the driver"));
 }
 

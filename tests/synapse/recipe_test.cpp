@@ -101,10 +101,16 @@ TEST(SynapseCompiler, RefusesAWorkspaceTensorReadBeforeItIsWritten) {
   }
 }
 
+Target unfused() {
+  Target t = Target::gaudi1();
+  t.fuse = false;
+  return t;
+}
+
 // Temporaries of a chain run one after another, so the planner reuses their bytes: two slots
 // serve any length of chain.
 TEST(SynapseCompiler, PlansTheWorkspaceByLifetime) {
-  const Recipe r = compile(chain(6), Target::gaudi1());
+  const Recipe r = compile(chain(6), unfused());
   const std::uint64_t one = 1024 * 4 * 4;
   EXPECT_EQ(r.workspace_bytes, 2 * one);
   for (std::size_t i = 1; i < r.stages.size(); ++i)
@@ -124,7 +130,7 @@ TEST(SynapseCompiler, IndependentEnginesRunSideBySideWithSeparateMemory) {
   g.gemm("mm", a, a, mm, gemm);
   g.kernel("relu", elementwise("relu", {128, 128}), {a, r});
   g.kernel("add", elementwise("add", {128, 128}), {mm, r, y});
-  const Recipe rec = compile(g, Target::gaudi1());
+  const Recipe rec = compile(g, unfused());
   ASSERT_EQ(rec.stages.size(), 3u);
   EXPECT_TRUE(rec.stages[1].waits.empty());
   EXPECT_EQ(rec.stages[2].waits, (std::vector<std::uint32_t>{0, 1}));
@@ -143,6 +149,23 @@ TEST(SynapseCompiler, IndependentEnginesRunSideBySideWithSeparateMemory) {
 }
 
 // In-place updates keep program order: the update waits for the GEMM that read the weights.
+// The same chain fused: one launch of a kernel the compiler wrote, its intermediates nowhere in
+// memory, the kernel's binary in the recipe's program.
+TEST(SynapseCompiler, FusesAnElementwiseChainIntoOneLaunch) {
+  const Recipe r = compile(chain(6), Target::gaudi1());
+  ASSERT_EQ(r.stages.size(), 1u);
+  EXPECT_EQ(r.stages[0].node, "relu0+relu1+relu2+relu3+relu4+relu5");
+  EXPECT_EQ(r.workspace_bytes, 0u);
+  ASSERT_EQ(r.program.size(), 1u);
+  EXPECT_EQ(r.program[0].key, "fused+relu+relu+relu+relu+relu+relu>1.f32");
+  EXPECT_FALSE(r.program[0].code.empty());
+  for (const RecipeTensor& t : r.tensors) {
+    if (!t.persistent) {
+      EXPECT_EQ(t.bytes, 0u) << t.name;
+    }
+  }
+}
+
 TEST(SynapseCompiler, AnInPlaceUpdateWaitsForEarlierReaders) {
   Graph g;
   const TensorId w = g.tensor("w", Dtype::kF32, {64, 64}, TensorKind::kPersistent);
@@ -157,7 +180,7 @@ TEST(SynapseCompiler, AnInPlaceUpdateWaitsForEarlierReaders) {
 }
 
 TEST(SynapseRecipe, SerializesAndReadsBackTheSameRecipe) {
-  const Recipe r = compile(chain(3), Target::gaudi1());
+  const Recipe r = compile(chain(3), unfused());
   const std::vector<std::uint8_t> bytes = serialize(r);
   const Recipe back = deserialize(bytes);
   EXPECT_EQ(serialize(back), bytes);
@@ -192,14 +215,14 @@ TEST(SynapseRecipe, RefusesBytesThatAreNotARecipeOfThisVersion) {
 // A recipe whose checksum holds but whose contents point outside it (a bad writer) is refused
 // too, before the runtime would use it.
 TEST(SynapseRecipe, RefusesReferencesOutOfRange) {
-  Recipe r = compile(chain(2), Target::gaudi1());
+  Recipe r = compile(chain(2), unfused());
   r.stages[0].jobs[0].relocations[0].section = 99;
   EXPECT_EQ(refusal(serialize(r)), "recipe: stage 0 has a relocation out of range");
-  r = compile(chain(2), Target::gaudi1());
+  r = compile(chain(2), unfused());
   r.stages[0].waits = {1};
   EXPECT_EQ(refusal(serialize(r)),
             "recipe: stage 0 waits for stage 1, which does not come before it");
-  r = compile(chain(2), Target::gaudi1());
+  r = compile(chain(2), unfused());
   r.tensors[1].offset = r.workspace_bytes;
   EXPECT_EQ(refusal(serialize(r)), "recipe: tensor t0 lies outside the workspace");
 }

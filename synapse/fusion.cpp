@@ -1,0 +1,258 @@
+#include "synapse/fusion.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "hw/tpc/assembler.h"
+#include "hw/tpc/isa.h"
+
+namespace podsim::synapse {
+namespace {
+
+constexpr int kLanes = 64;  // f32 lanes: the chain is computed in f32
+constexpr int kRows = 4;    // rows per index-space point
+
+enum class Kind { kBias, kUnary, kBinary };
+
+Kind kind_of(const std::string& kernel) {
+  if (kernel == "bias_add") return Kind::kBias;
+  if (kernel == "relu" || kernel == "gelu") return Kind::kUnary;
+  return Kind::kBinary;
+}
+
+bool fusable(const Node& n) {
+  static const std::set<std::string> ops{"bias_add", "relu", "gelu", "add",
+                                         "sub",      "mul",  "min",  "max"};
+  const Dtype t = n.kernel.dtype;
+  return n.kind == NodeKind::kKernel && ops.count(n.kernel.kernel) != 0 &&
+         n.kernel.params.empty() && (t == Dtype::kF32 || t == Dtype::kBf16 || t == Dtype::kF16) &&
+         !n.kernel.shape.empty();
+}
+
+TensorId result(const Node& n) { return n.operands.back(); }
+
+// One step of a chain: the node, and for a bias or a binary operation its other operand and
+// whether the chain's value is the left one.
+struct Step {
+  const Node* node;
+  Kind kind;
+  TensorId other = -1;
+  bool chain_left = true;
+  bool store = false;  // its result is needed outside the chain
+};
+
+// Whether `next` takes `value` as its chain input, and how.
+bool continues(const Node& next, TensorId value, Step& step) {
+  step = Step{&next, kind_of(next.kernel.kernel)};
+  const TensorId a = next.operands[0];
+  if (step.kind == Kind::kUnary) return a == value;
+  const TensorId b = next.operands[1];
+  if (step.kind == Kind::kBias) {
+    step.other = b;
+    return a == value && b != value;
+  }
+  if ((a == value) == (b == value)) return false;  // neither, or both sides
+  step.chain_left = a == value;
+  step.other = step.chain_left ? b : a;
+  return true;
+}
+
+class Writer {
+ public:
+  Writer(const Graph& g, const std::vector<Step>& steps) : g_(g), steps_(steps) {}
+  Fusion build(std::size_t first);
+
+ private:
+  int tensor_index(TensorId id, bool bias);
+  void header();
+  void step(const Step& s);
+  void store(int tensor);
+
+  const Graph& g_;
+  const std::vector<Step>& steps_;
+  std::vector<TensorId> tensors_;  // by kernel tensor index
+  std::vector<bool> bias_;
+  std::string code_, key_;
+};
+
+int Writer::tensor_index(TensorId id, bool bias) {
+  const auto it = std::find(tensors_.begin(), tensors_.end(), id);
+  if (it != tensors_.end()) return static_cast<int>(it - tensors_.begin());
+  tensors_.push_back(id);
+  bias_.push_back(bias);
+  return static_cast<int>(tensors_.size() - 1);
+}
+
+// Index space [ceil(C / 64), ceil(R / 4)]: one point is one f32 vector of four rows, loaded
+// into v0-v3.
+void Writer::header() {
+  code_ += R"(.sched
+        get_i s10, i0, 1
+        get_i s11, i1, 1
+        get_i s12, i0, 0
+        get_i s13, i1, 0
+        loop s10, s11, rows_done
+        mov.i32 s14, s12
+        loop s14, s13, cols_done
+        mul.i32 s15, s14, 64
+        mul.i32 s16, s10, 4
+        set_i i2, 0b00001, s15
+        set_i i2, 0b00010, s16
+        add_i i3, i2, 0b00010, 1
+        add_i i4, i2, 0b00010, 2
+        add_i i5, i2, 0b00010, 3
+)";
+  for (int r = 0; r < kRows; ++r)
+    code_ += fmt::format("        ld_tnsr.f32.{{T}} v{}, i{}, 0\n", r, 2 + r);
+}
+
+void Writer::step(const Step& s) {
+  const std::string& op = s.node->kernel.kernel;
+  if (s.kind == Kind::kBias) {
+    const int k = tensor_index(s.other, true);
+    code_ += fmt::format("        ld_tnsr.f32.{{T}} v8, i2, {}\n", k);
+    for (int r = 0; r < kRows; ++r) code_ += fmt::format("        add.f32 v{0}, v{0}, v8\n", r);
+    key_ += fmt::format("+bias{}", k);
+  } else if (s.kind == Kind::kBinary) {
+    const int k = tensor_index(s.other, false);
+    for (int r = 0; r < kRows; ++r)
+      code_ += fmt::format("        ld_tnsr.f32.{{T}} v{}, i{}, {}\n", 8 + r, 2 + r, k);
+    for (int r = 0; r < kRows; ++r) {
+      code_ += s.chain_left ? fmt::format("        {0}.f32 v{1}, v{1}, v{2}\n", op, r, 8 + r)
+                            : fmt::format("        {0}.f32 v{1}, v{2}, v{1}\n", op, r, 8 + r);
+    }
+    key_ += fmt::format("+{}{}{}", op, s.chain_left ? "" : "r", k);
+  } else if (op == "relu") {
+    for (int r = 0; r < kRows; ++r) code_ += fmt::format("        max.f32 v{0}, v{0}, 0.0\n", r);
+    key_ += "+relu";
+  } else {  // gelu, the tanh form as the library's kernel computes it
+    for (int r = 0; r < kRows; ++r) {
+      const int t = 12 + 2 * r, h = t + 1;
+      code_ += fmt::format(
+          "        mul.f32 v{1}, v{0}, v{0}\n        mul.f32 v{1}, v{1}, 0.044715\n"
+          "        mul.f32 v{1}, v{1}, v{0}\n        add.f32 v{1}, v{1}, v{0}\n"
+          "        mul.f32 v{1}, v{1}, 0.7978845608\n        tanh.f32 v{1}, v{1}\n"
+          "        add.f32 v{1}, v{1}, 1.0\n        mul.f32 v{2}, v{0}, 0.5\n"
+          "        mul.f32 v{0}, v{1}, v{2}\n",
+          r, t, h);
+    }
+    key_ += "+gelu";
+  }
+  if (s.store) store(tensor_index(result(*s.node), false));
+}
+
+void Writer::store(int tensor) {
+  for (int r = 0; r < kRows; ++r)
+    code_ += fmt::format("        st_tnsr.{{T}}.f32 i{}, {}, v{}\n", 2 + r, tensor, r);
+  key_ += fmt::format(">{}", tensor);
+}
+
+Fusion Writer::build(std::size_t first) {
+  const Node& head = *steps_.front().node;
+  const Dtype t = head.kernel.dtype;
+  const std::vector<std::uint32_t>& shape = head.kernel.shape;
+  const std::uint32_t columns = shape[0];
+  std::uint64_t elements = 1;
+  for (std::uint32_t s : shape) elements *= s;
+  const auto rows = static_cast<std::uint32_t>(elements / columns);
+  tensor_index(head.operands[0], false);
+  header();
+  for (const Step& s : steps_) step(s);
+  code_ += "cols_done:\nrows_done:\n        halt\n.endsched\n";
+
+  Fusion f;
+  f.first = first;
+  f.last = first + steps_.size() - 1;
+  f.source = code_;
+  const std::string name = tpc::info(t).name;
+  f.binary = tpc::serialize_binary(tpc::assemble(code_, {"fused " + key_, {{"T", name}}}).bundles);
+  const std::string key = fmt::format("fused{}.{}", key_, name);
+  tpc::KernelPlan& p = f.plan;
+  p.request = tpc::KernelRequest{key, t, {}, shape, {}};
+  std::vector<std::string> names;
+  for (const Step& s : steps_) names.push_back(s.node->name);
+  f.node = Node{
+      fmt::format("{}", fmt::join(names, "+")), NodeKind::kKernel, {}, {}, p.request, {}, {}, {}};
+  tpc::LaunchSpec launch;
+  launch.binary = key;
+  launch.index_space = {static_cast<std::int32_t>((columns + kLanes - 1) / kLanes),
+                        static_cast<std::int32_t>((rows + kRows - 1) / kRows), 1, 1, 1};
+  std::array<tpc::Coord, tpc::kMaxTensors> scale{};
+  std::set<TensorId> outputs{result(*steps_.back().node)};
+  for (const Step& s : steps_) {
+    if (s.store) outputs.insert(result(*s.node));
+  }
+  for (std::size_t k = 0; k < tensors_.size(); ++k) {
+    const TensorId id = tensors_[k];
+    const bool out = outputs.count(id) != 0;
+    const Tensor& tensor = g_.tensor(id);
+    const std::vector<std::uint32_t> dims =
+        bias_[k] ? std::vector<std::uint32_t>{columns} : std::vector<std::uint32_t>{columns, rows};
+    p.buffers.push_back(
+        tpc::BufferSpec{tensor.name,
+                        t,
+                        bias_[k] ? std::vector<std::uint32_t>{columns} : shape,
+                        out ? tpc::BufferSpec::Role::kOutput : tpc::BufferSpec::Role::kInput,
+                        {}});
+    launch.tensors[k] = tpc::TensorView{
+        static_cast<int>(k), t, dims,
+        bias_[k] ? std::vector<std::uint64_t>{1} : std::vector<std::uint64_t>{1, columns}, 0};
+    scale[k] = bias_[k] ? tpc::Coord{kLanes, 0} : tpc::Coord{kLanes, kRows};
+    f.node.operands.push_back(id);
+    (out ? f.node.writes : f.node.reads).push_back(id);
+  }
+  launch.access_scale = scale;
+  p.launches.push_back(launch);
+  p.flops = static_cast<double>(elements) * static_cast<double>(steps_.size());
+  for (const tpc::BufferSpec& b : p.buffers) p.min_bytes += static_cast<double>(b.bytes());
+  return f;
+}
+
+}  // namespace
+
+std::vector<Fusion> find_fusions(const Graph& graph) {
+  const std::vector<Node>& nodes = graph.nodes();
+  // Per tensor, how many nodes read it and write it.
+  std::vector<int> readers(graph.tensors().size(), 0), writers(graph.tensors().size(), 0);
+  for (const Node& n : nodes) {
+    for (TensorId id : n.reads) ++readers[static_cast<std::size_t>(id)];
+    for (TensorId id : n.writes) ++writers[static_cast<std::size_t>(id)];
+  }
+  std::vector<Fusion> out;
+  for (std::size_t i = 0; i < nodes.size();) {
+    if (!fusable(nodes[i])) {
+      ++i;
+      continue;
+    }
+    std::vector<Step> steps;
+    Step head;
+    if (!continues(nodes[i], nodes[i].operands[0], head)) {
+      ++i;
+      continue;
+    }
+    steps.push_back(head);
+    std::size_t j = i;
+    while (j + 1 < nodes.size()) {
+      const Node& next = nodes[j + 1];
+      const TensorId value = result(nodes[j]);
+      const auto v = static_cast<std::size_t>(value);
+      Step s;
+      if (!fusable(next) || next.kernel.dtype != nodes[i].kernel.dtype ||
+          next.kernel.shape != nodes[i].kernel.shape || writers[v] != 1 ||
+          !continues(next, value, s) || steps.size() + 2 > tpc::kMaxTensors / 2) {
+        break;
+      }
+      steps.back().store = readers[v] > 1 || graph.tensor(value).kind == TensorKind::kPersistent;
+      steps.push_back(s);
+      ++j;
+    }
+    steps.back().store = true;  // the chain's result
+    if (steps.size() >= 2) out.push_back(Writer(graph, steps).build(i));
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace podsim::synapse
