@@ -11,7 +11,6 @@
 namespace podsim::synapse {
 namespace {
 
-constexpr int kLanes = 64;  // f32 lanes: the chain is computed in f32
 constexpr int kRows = 4;    // rows per index-space point
 
 enum class Kind { kBias, kUnary, kBinary };
@@ -59,9 +58,20 @@ bool continues(const Node& next, TensorId value, Step& step) {
   return true;
 }
 
+// The chain is computed in the tensors' type, a vector of 256 bytes at a time (every VPU
+// operation computes in f32 and rounds once, as the library's kernels do); a chain with a GELU
+// is computed in f32 throughout, 64 lanes at a time, as the library's GELU is.
 class Writer {
  public:
-  Writer(const Graph& g, const std::vector<Step>& steps) : g_(g), steps_(steps) {}
+  Writer(const Graph& g, const std::vector<Step>& steps, Dtype t) : g_(g), steps_(steps) {
+    const bool wide = std::any_of(steps.begin(), steps.end(),
+                                  [](const Step& s) { return s.node->kernel.kernel == "gelu"; });
+    lanes_ = wide ? 64 : 256 / tpc::info(t).bytes;
+    compute_ = wide ? "f32" : "{T}";
+    load_ = wide ? "ld_tnsr.f32.{T}" : "ld_tnsr.{T}";
+    store_ = wide ? "st_tnsr.{T}.f32" : "st_tnsr.{T}";
+    zero_ = wide ? "0.0" : "0";
+  }
   Fusion build(std::size_t first);
 
  private:
@@ -75,6 +85,8 @@ class Writer {
   std::vector<TensorId> tensors_;  // by kernel tensor index
   std::vector<bool> bias_;
   std::string code_, key_;
+  int lanes_;
+  std::string compute_, load_, store_, zero_;
 };
 
 int Writer::tensor_index(TensorId id, bool bias) {
@@ -85,10 +97,10 @@ int Writer::tensor_index(TensorId id, bool bias) {
   return static_cast<int>(tensors_.size() - 1);
 }
 
-// Index space [ceil(C / 64), ceil(R / 4)]: one point is one f32 vector of four rows, loaded
-// into v0-v3.
+// Index space [ceil(C / lanes), ceil(R / 4)]: one point is one vector of four rows, loaded into
+// v0-v3.
 void Writer::header() {
-  code_ += R"(.sched
+  std::string head = R"(.sched
         get_i s10, i0, 1
         get_i s11, i1, 1
         get_i s12, i0, 0
@@ -96,7 +108,7 @@ void Writer::header() {
         loop s10, s11, rows_done
         mov.i32 s14, s12
         loop s14, s13, cols_done
-        mul.i32 s15, s14, 64
+        mul.i32 s15, s14, {LANES}
         mul.i32 s16, s10, 4
         set_i i2, 0b00001, s15
         set_i i2, 0b00010, s16
@@ -104,28 +116,31 @@ void Writer::header() {
         add_i i4, i2, 0b00010, 2
         add_i i5, i2, 0b00010, 3
 )";
-  for (int r = 0; r < kRows; ++r)
-    code_ += fmt::format("        ld_tnsr.f32.{{T}} v{}, i{}, 0\n", r, 2 + r);
+  code_ += head.replace(head.find("{LANES}"), 7, std::to_string(lanes_));
+  for (int r = 0; r < kRows; ++r) code_ += fmt::format("        {} v{}, i{}, 0\n", load_, r, 2 + r);
 }
 
 void Writer::step(const Step& s) {
   const std::string& op = s.node->kernel.kernel;
   if (s.kind == Kind::kBias) {
     const int k = tensor_index(s.other, true);
-    code_ += fmt::format("        ld_tnsr.f32.{{T}} v8, i2, {}\n", k);
-    for (int r = 0; r < kRows; ++r) code_ += fmt::format("        add.f32 v{0}, v{0}, v8\n", r);
+    code_ += fmt::format("        {} v8, i2, {}\n", load_, k);
+    for (int r = 0; r < kRows; ++r)
+      code_ += fmt::format("        add.{1} v{0}, v{0}, v8\n", r, compute_);
     key_ += fmt::format("+bias{}", k);
   } else if (s.kind == Kind::kBinary) {
     const int k = tensor_index(s.other, false);
     for (int r = 0; r < kRows; ++r)
-      code_ += fmt::format("        ld_tnsr.f32.{{T}} v{}, i{}, {}\n", 8 + r, 2 + r, k);
+      code_ += fmt::format("        {} v{}, i{}, {}\n", load_, 8 + r, 2 + r, k);
     for (int r = 0; r < kRows; ++r) {
-      code_ += s.chain_left ? fmt::format("        {0}.f32 v{1}, v{1}, v{2}\n", op, r, 8 + r)
-                            : fmt::format("        {0}.f32 v{1}, v{2}, v{1}\n", op, r, 8 + r);
+      code_ += s.chain_left
+                   ? fmt::format("        {0}.{3} v{1}, v{1}, v{2}\n", op, r, 8 + r, compute_)
+                   : fmt::format("        {0}.{3} v{1}, v{2}, v{1}\n", op, r, 8 + r, compute_);
     }
     key_ += fmt::format("+{}{}{}", op, s.chain_left ? "" : "r", k);
   } else if (op == "relu") {
-    for (int r = 0; r < kRows; ++r) code_ += fmt::format("        max.f32 v{0}, v{0}, 0.0\n", r);
+    for (int r = 0; r < kRows; ++r)
+      code_ += fmt::format("        max.{1} v{0}, v{0}, {2}\n", r, compute_, zero_);
     key_ += "+relu";
   } else {  // gelu, the tanh form as the library's kernel computes it
     for (int r = 0; r < kRows; ++r) {
@@ -145,7 +160,7 @@ void Writer::step(const Step& s) {
 
 void Writer::store(int tensor) {
   for (int r = 0; r < kRows; ++r)
-    code_ += fmt::format("        st_tnsr.{{T}}.f32 i{}, {}, v{}\n", 2 + r, tensor, r);
+    code_ += fmt::format("        {} i{}, {}, v{}\n", store_, 2 + r, tensor, r);
   key_ += fmt::format(">{}", tensor);
 }
 
@@ -177,7 +192,7 @@ Fusion Writer::build(std::size_t first) {
       fmt::format("{}", fmt::join(names, "+")), NodeKind::kKernel, {}, {}, p.request, {}, {}, {}};
   tpc::LaunchSpec launch;
   launch.binary = key;
-  launch.index_space = {static_cast<std::int32_t>((columns + kLanes - 1) / kLanes),
+  launch.index_space = {static_cast<std::int32_t>((columns + lanes_ - 1) / lanes_),
                         static_cast<std::int32_t>((rows + kRows - 1) / kRows), 1, 1, 1};
   std::array<tpc::Coord, tpc::kMaxTensors> scale{};
   std::set<TensorId> outputs{result(*steps_.back().node)};
@@ -199,7 +214,7 @@ Fusion Writer::build(std::size_t first) {
     launch.tensors[k] = tpc::TensorView{
         static_cast<int>(k), t, dims,
         bias_[k] ? std::vector<std::uint64_t>{1} : std::vector<std::uint64_t>{1, columns}, 0};
-    scale[k] = bias_[k] ? tpc::Coord{kLanes, 0} : tpc::Coord{kLanes, kRows};
+    scale[k] = bias_[k] ? tpc::Coord{lanes_, 0} : tpc::Coord{lanes_, kRows};
     f.node.operands.push_back(id);
     (out ? f.node.writes : f.node.reads).push_back(id);
   }
@@ -249,7 +264,7 @@ std::vector<Fusion> find_fusions(const Graph& graph) {
       ++j;
     }
     steps.back().store = true;  // the chain's result
-    if (steps.size() >= 2) out.push_back(Writer(graph, steps).build(i));
+    if (steps.size() >= 2) out.push_back(Writer(graph, steps, nodes[i].kernel.dtype).build(i));
     i = j + 1;
   }
   return out;
