@@ -22,10 +22,27 @@
 namespace podsim::driver::shim {
 namespace {
 
-// Host memory the driver allocates its buffers from, above what a test might use, and where the
-// client's pages appear while the device maps them.
-constexpr KernelMemory kKernelMemory{64ull << 30, 4ull << 30};
+// Host memory the driver allocates its buffers from (4 GiB per device), above what a test might
+// use, and where the client's pages appear while a device maps them.
+constexpr std::uint64_t kKernelFirst = 64ull << 30, kKernelPerDevice = 4ull << 30;
+constexpr int kMaxDevices = 16;  // what fits below the lent range
 constexpr std::uint64_t kLentFirst = 128ull << 30, kLentSize = 256ull << 30;
+
+// $PODSIM_DEVICES, or every chip of the box; at most kMaxDevices.
+int device_count(int box_chips) {
+  const char* text = std::getenv("PODSIM_DEVICES");
+  int n = box_chips;
+  if (text != nullptr && *text != '\0') {
+    char* end = nullptr;
+    const long v = std::strtol(text, &end, 10);
+    if (*end != '\0' || v < 1 || v > box_chips) {
+      throw std::invalid_argument("PODSIM_DEVICES=" + std::string(text) + ": 1 to " +
+                                  std::to_string(box_chips) + " (the box's chips)");
+    }
+    n = static_cast<int>(v);
+  }
+  return std::min(n, kMaxDevices);
+}
 
 // The chip's error events since the last report, on stderr ($PODSIM_SHIM_ERRORS): why a
 // submission a program waits for never completes.
@@ -58,6 +75,7 @@ std::chrono::microseconds grace(const sc_core::sc_time& gap) {
 
 struct ModelServer::Impl {
   struct Request {
+    int device;
     Work work;
     std::promise<int> result;
   };
@@ -71,6 +89,8 @@ struct ModelServer::Impl {
   std::condition_variable wake;
   std::deque<Request*> requests;
   bool failed = false;
+  std::promise<int> started;  // the number of devices, once probed (0: the model failed)
+  std::shared_future<int> devices = started.get_future().share();
   // Simulation side, touched by the model thread only.
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<Worker*> idle;
@@ -79,7 +99,8 @@ struct ModelServer::Impl {
   void serve();
   void fail_all(const std::string& why);
   bool take(std::deque<Request*>& batch, bool block);
-  void assign(Request* request, Device& device, host::HostMemory& memory);
+  void assign(Request* request, std::vector<std::unique_ptr<Device>>& devices,
+              host::HostMemory& memory);
   void advance();
 };
 
@@ -89,6 +110,11 @@ void ModelServer::Impl::fail_all(const std::string& why) {
   failed = true;
   for (Request* r : requests) r->result.set_value(-EIO);
   requests.clear();
+  try {
+    started.set_value(0);
+  } catch (const std::future_error&) {
+    // It had started: the devices' count stands.
+  }
 }
 
 // The requests made since the last take; waits for one when `block`.
@@ -100,18 +126,23 @@ bool ModelServer::Impl::take(std::deque<Request*>& batch, bool block) {
   return !batch.empty();
 }
 
-void ModelServer::Impl::assign(Request* request, Device& device, host::HostMemory& memory) {
+void ModelServer::Impl::assign(Request* request, std::vector<std::unique_ptr<Device>>& devices,
+                               host::HostMemory& memory) {
+  if (request->device < 0 || static_cast<std::size_t>(request->device) >= devices.size()) {
+    request->result.set_value(-ENOENT);
+    return;
+  }
   ++in_flight;
   Worker* worker = nullptr;
   if (idle.empty()) {
     workers.push_back(std::make_unique<Worker>());
     worker = workers.back().get();
-    sc_core::sc_spawn([this, worker, &device, &memory] {
+    sc_core::sc_spawn([this, worker, &devices, &memory] {
       for (;;) {
         while (worker->request == nullptr) sc_core::wait(worker->go);
         Request* r = worker->request;
         worker->request = nullptr;
-        const int rc = r->work(device, memory);
+        const int rc = r->work(*devices[static_cast<std::size_t>(r->device)], memory);
         idle.push_back(worker);
         --in_flight;
         r->result.set_value(rc);
@@ -153,27 +184,36 @@ void ModelServer::Impl::serve() {
     system::SystemModel model("system", loaded.config, system::build_topology(loaded.config),
                               system::ModelOptions{1, true});
     system::HostSide& host = model.host(0);
-    std::unique_ptr<Device> device;
+    const int count = device_count(loaded.config.box.chips);
+    std::vector<std::unique_ptr<Device>> devices;
     ProcessMemory lent(host.memory(), kLentFirst, kLentSize);
     host.cpu().run([&](host::HostCpu& cpu) {
-      const PciFunction pci = probe(cpu, host.bus(0), {host.window_base(0), host.window_size()});
-      device = std::make_unique<Device>(
-          cpu, host.memory(), pci,
-          DeviceProperties::of(model.chip(0).config(), HL_SERVER_GAUDI_HLS1), kKernelMemory);
+      for (int i = 0; i < count; ++i) {
+        const PciFunction pci = probe(cpu, host.bus(i), {host.window_base(i), host.window_size()});
+        const KernelMemory kernel{kKernelFirst + kKernelPerDevice * static_cast<unsigned>(i),
+                                  kKernelPerDevice};
+        devices.push_back(std::make_unique<Device>(
+            cpu, host.memory(), pci,
+            DeviceProperties::of(model.chip(i).config(), HL_SERVER_GAUDI_HLS1), kernel));
+      }
     });
     sc_core::sc_start();
-    if (!device) throw std::runtime_error("the device was not probed");
-    device->set_user_memory(lent);
+    if (devices.size() != static_cast<std::size_t>(count))
+      throw std::runtime_error("the devices were not probed");
+    for (auto& d : devices) d->set_user_memory(lent);
+    started.set_value(count);
     const char* log = std::getenv("PODSIM_SHIM_ERRORS");
     const bool log_errors = log != nullptr && *log != '\0' && *log != '0';
-    std::uint64_t reported = 0;
+    std::vector<std::uint64_t> reported(static_cast<std::size_t>(count), 0);
     for (;;) {
       std::deque<Request*> batch;
       take(batch, true);
       do {
-        for (Request* r : batch) assign(r, *device, host.memory());
+        for (Request* r : batch) assign(r, devices, host.memory());
         advance();
-        if (log_errors) report_errors(model.chip(0), reported);
+        if (log_errors) {
+          for (int i = 0; i < count; ++i) report_errors(model.chip(i), reported[i]);
+        }
       } while (take(batch, false));
     }
   } catch (const std::exception& e) {
@@ -190,8 +230,10 @@ ModelServer& ModelServer::instance() {
   return *server;
 }
 
-int ModelServer::run(Work work) {
-  Impl::Request request{std::move(work), {}};
+int ModelServer::devices() { return impl_->devices.get(); }
+
+int ModelServer::run(int device, Work work) {
+  Impl::Request request{device, std::move(work), {}};
   std::future<int> result = request.result.get_future();
   {
     std::unique_lock<std::mutex> lock(impl_->mutex);

@@ -42,13 +42,17 @@ using podsim::driver::File;
 using podsim::driver::shim::ModelServer;
 
 constexpr unsigned kMajor = 510;  // what fstat reports for the nodes
-// The nodes under their legacy names (what hl-thunk opens when /dev/accel does not exist) and
-// the accel class's.
-constexpr const char* kPrimary = "/dev/hl0";
-constexpr const char* kControl = "/dev/hl_controlD0";
-constexpr const char* kAccelPrimary = "/dev/accel/accel0";
-constexpr const char* kAccelControl = "/dev/accel/accel_controlD0";
-constexpr const char* kPciAddress = "0000:01:00.0\n";
+// Device i's nodes under the accel class's names and the legacy ones (what hl-thunk opens when
+// /dev/accel does not exist); its primary node has minor 2i, its control node 2i + 1.
+constexpr const char* kNodeNames[][2] = {{"/dev/accel/accel%d%n", "/dev/accel/accel_controlD%d%n"},
+                                         {"/dev/hl%d%n", "/dev/hl_controlD%d%n"}};
+
+// The device index `path` names with `pattern` (a %d then %n), or -1.
+int index_in(const char* path, const char* pattern) {
+  int index = -1, end = -1;
+  if (std::sscanf(path, pattern, &index, &end) != 1 || end < 0 || path[end] != '\0') return -1;
+  return index >= 0 ? index : -1;
+}
 
 template <class F>
 F real(const char* name) {
@@ -62,6 +66,7 @@ struct Mapping {
 
 // A node's open file; dup'ed descriptors share it, and it closes with the last of them.
 struct Node {
+  int device;
   bool control;
   std::shared_ptr<File> file;
 };
@@ -87,25 +92,27 @@ int fail(int rc) {
   return -1;
 }
 
-// Held for the length of a call, so that another thread's close cannot end the file under it.
-std::shared_ptr<File> file_of(int fd) {
+// Held for the length of a call, so that another thread's close cannot end the file under it;
+// with the device it belongs to.
+std::pair<std::shared_ptr<File>, int> file_of(int fd) {
   std::lock_guard<std::mutex> guard(lock());
   const auto it = nodes().find(fd);
-  return it == nodes().end() ? nullptr : it->second.file;
+  if (it == nodes().end()) return {nullptr, -1};
+  return {it->second.file, it->second.device};
 }
 
-int open_node(bool control, int flags) {
+int open_node(int device, bool control, int flags) {
   const int fd = real<int (*)(const char*, int, ...)>("open")("/dev/null", flags & O_CLOEXEC);
   if (fd < 0) return -1;
   std::unique_ptr<File> file;
   const int rc = ModelServer::instance().run(
-      [&](Device& device, podsim::host::HostMemory&) { return device.open(control, file); });
+      device, [&](Device& d, podsim::host::HostMemory&) { return d.open(control, file); });
   if (rc != 0) {
     real<int (*)(int)>("close")(fd);
     return fail(rc);
   }
   std::lock_guard<std::mutex> guard(lock());
-  nodes()[fd] = Node{control, std::shared_ptr<File>(std::move(file))};
+  nodes()[fd] = Node{device, control, std::shared_ptr<File>(std::move(file))};
   return fd;
 }
 
@@ -121,15 +128,17 @@ int duplicate(int fd, int copy) {
 // Forgets `fd` as a node; the file closes in the model when no descriptor holds it any more.
 void forget(int fd) {
   std::shared_ptr<File> file;
+  int device = 0;
   {
     std::lock_guard<std::mutex> guard(lock());
     const auto it = nodes().find(fd);
     if (it == nodes().end()) return;
     file = std::move(it->second.file);
+    device = it->second.device;
     nodes().erase(it);
   }
   if (file.use_count() == 1) {
-    ModelServer::instance().run([&](Device&, podsim::host::HostMemory&) {
+    ModelServer::instance().run(device, [&](Device&, podsim::host::HostMemory&) {
       file.reset();
       return 0;
     });
@@ -152,10 +161,14 @@ constexpr const char* kClassDir = "/sys/class/accel";
 // Kept in a plain array: it must outlive the static destructors, since it is removed at exit.
 char class_dir[] = "/tmp/podsim-accel-XXXXXX";
 
+int devices() { return ModelServer::instance().devices(); }
+
 void remove_class_dir_copy() {
   const std::string d = class_dir;
-  rmdir((d + "/accel0").c_str());
-  rmdir((d + "/accel_controlD0").c_str());
+  for (int i = 0; i < devices(); ++i) {
+    rmdir((d + "/accel" + std::to_string(i)).c_str());
+    rmdir((d + "/accel_controlD" + std::to_string(i)).c_str());
+  }
   rmdir(d.c_str());
 }
 
@@ -163,32 +176,54 @@ const char* class_dir_copy() {
   static const bool made = [] {
     if (mkdtemp(class_dir) == nullptr) return false;
     const std::string d = class_dir;
-    mkdir((d + "/accel0").c_str(), 0755);
-    mkdir((d + "/accel_controlD0").c_str(), 0755);
+    for (int i = 0; i < devices(); ++i) {
+      mkdir((d + "/accel" + std::to_string(i)).c_str(), 0755);
+      mkdir((d + "/accel_controlD" + std::to_string(i)).c_str(), 0755);
+    }
     std::atexit(remove_class_dir_copy);  // the process leaves no trace of its listing
     return true;
   }();
   return made ? class_dir : "/nonexistent";
 }
 
+// Device i's PCI address ("0000:BB:00.0\n", its bus as the probe found it).
+std::string pci_address(int device) {
+  const int bus = ModelServer::instance().run(
+      device, [](Device& d, podsim::host::HostMemory&) { return d.pci().bus; });
+  char text[32];
+  std::snprintf(text, sizeof text, "0000:%02x:00.0\n", bus < 0 ? 0 : bus);
+  return text;
+}
+
 bool is_class_dir(const char* path) {
   return std::strcmp(path, kClassDir) == 0 || std::strcmp(path, "/sys/class/accel/") == 0;
 }
 
+// A file of ours: -2 when the path is not one; -1 with errno for a device the model lacks.
 int open_path(const char* path, int flags) {
-  if (std::strcmp(path, kPrimary) == 0 || std::strcmp(path, kAccelPrimary) == 0)
-    return open_node(false, flags);
-  if (std::strcmp(path, kControl) == 0 || std::strcmp(path, kAccelControl) == 0)
-    return open_node(true, flags);
-  const std::string by_number = "/sys/dev/char/" + std::to_string(kMajor) + ":0/pci_addr";
-  if (by_number == path || std::strcmp(path, "/sys/class/accel/accel0/pci_addr") == 0) {
-    return open_text(kPciAddress);
+  for (const auto& names : kNodeNames) {
+    for (int control = 0; control < 2; ++control) {
+      const int i = index_in(path, names[control]);
+      if (i >= 0) return open_node(i, control != 0, flags);
+    }
   }
-  // The control node's device number, by which a library finds the primary node's sysfs entry
-  // (its minor less one), under the accel class and the legacy habanalabs class.
-  if (std::strcmp(path, "/sys/class/accel/accel_controlD0/dev") == 0 ||
-      std::strcmp(path, "/sys/class/habanalabs/hl_controlD0/dev") == 0) {
-    return open_text((std::to_string(kMajor) + ":1\n").c_str());
+  // pci_addr by the primary node's device number or its class entry; the control node's
+  // device number (by which a library finds the primary's sysfs entry: its minor less one),
+  // under the accel class and the legacy habanalabs class.
+  const std::string major = std::to_string(kMajor);
+  int i = -1, end = -1;
+  if (std::sscanf(path, ("/sys/dev/char/" + major + ":%d/pci_addr%n").c_str(), &i, &end) == 1 &&
+      end >= 0 && path[end] == '\0' && i % 2 == 0) {
+    return i / 2 < devices() ? open_text(pci_address(i / 2).c_str()) : fail(-ENOENT);
+  }
+  if ((i = index_in(path, "/sys/class/accel/accel%d/pci_addr%n")) >= 0)
+    return i < devices() ? open_text(pci_address(i).c_str()) : fail(-ENOENT);
+  for (const char* pattern :
+       {"/sys/class/accel/accel_controlD%d/dev%n", "/sys/class/habanalabs/hl_controlD%d/dev%n"}) {
+    if ((i = index_in(path, pattern)) >= 0) {
+      return i < devices() ? open_text((major + ":" + std::to_string(2 * i + 1) + "\n").c_str())
+                           : fail(-ENOENT);
+    }
   }
   return -2;  // not ours
 }
@@ -298,17 +333,18 @@ int ioctl(int fd, unsigned long request, ...) {
   va_start(args, request);
   void* arg = va_arg(args, void*);
   va_end(args);
-  const std::shared_ptr<File> file = file_of(fd);
+  const auto [file, device] = file_of(fd);
   if (file == nullptr) return real<int (*)(int, unsigned long, void*)>("ioctl")(fd, request, arg);
-  const int rc = ModelServer::instance().run([&](Device&, podsim::host::HostMemory& memory) {
-    if (request == HL_IOCTL_CS) copy_buffers(fd, memory);
-    return file->ioctl(request, arg);
-  });
+  const int rc = ModelServer::instance().run(
+      device, [&, file = file](Device&, podsim::host::HostMemory& memory) {
+        if (request == HL_IOCTL_CS) copy_buffers(fd, memory);
+        return file->ioctl(request, arg);
+      });
   return rc < 0 ? fail(rc) : rc;
 }
 
 void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
-  const std::shared_ptr<File> file = file_of(fd);
+  const auto [file, device] = file_of(fd);
   auto next = real<void* (*)(void*, size_t, int, int, int, off_t)>("mmap");
   if (file == nullptr && (flags & MAP_HUGETLB) != 0 && (flags & MAP_ANONYMOUS) != 0) {
     return huge_or_aligned(addr, length, prot, flags, next);
@@ -316,8 +352,10 @@ void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset)
   if (file == nullptr) return next(addr, length, prot, flags, fd, offset);
   std::uint64_t address = 0;
   const auto handle = static_cast<std::uint64_t>(offset);
-  const int rc = ModelServer::instance().run(
-      [&](Device&, podsim::host::HostMemory&) { return file->mmap(handle, length, address); });
+  const int rc =
+      ModelServer::instance().run(device, [&, file = file](Device&, podsim::host::HostMemory&) {
+        return file->mmap(handle, length, address);
+      });
   if (rc < 0) {
     errno = -rc;
     return MAP_FAILED;
@@ -346,25 +384,27 @@ int munmap(void* addr, size_t length) {
     }
   }
   if (ours) {
-    if (const std::shared_ptr<File> file = file_of(m.fd)) {
-      ModelServer::instance().run(
-          [&](Device&, podsim::host::HostMemory&) { return file->munmap(m.handle); });
+    const auto [file, device] = file_of(m.fd);
+    if (file != nullptr) {
+      ModelServer::instance().run(device, [&, file = file](Device&, podsim::host::HostMemory&) {
+        return file->munmap(m.handle);
+      });
     }
   }
   return real<int (*)(void*, size_t)>("munmap")(addr, length);
 }
 
 int fstat(int fd, struct stat* st) {
-  bool control = false;
+  Node node{};
   {
     std::lock_guard<std::mutex> guard(lock());
     const auto it = nodes().find(fd);
     if (it == nodes().end()) return real<int (*)(int, struct stat*)>("fstat")(fd, st);
-    control = it->second.control;
+    node = it->second;
   }
   std::memset(st, 0, sizeof *st);
   st->st_mode = S_IFCHR | 0666;
-  st->st_rdev = makedev(kMajor, control ? 1 : 0);
+  st->st_rdev = makedev(kMajor, static_cast<unsigned>(2 * node.device + (node.control ? 1 : 0)));
   return 0;
 }
 

@@ -69,6 +69,40 @@ static int run(int fd, uint64_t handle, uint32_t queue, uint32_t bytes, uint32_t
   return wait.out.status == HL_WAIT_CS_STATUS_COMPLETED ? 0 : -1;
 }
 
+/* A NOP on device `fd`'s host-to-device queue, submitted and waited for. */
+static int nop(int fd) {
+  union hl_cb_args cb;
+  uint32_t* buffer;
+  uint64_t seq = 0;
+  memset(&cb, 0, sizeof cb);
+  cb.in.op = HL_CB_OP_CREATE;
+  cb.in.cb_size = 4096;
+  if (ioctl(fd, HL_IOCTL_CB, &cb) != 0) return -1;
+  buffer = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)cb.out.cb_handle);
+  if (buffer == MAP_FAILED) return -1;
+  buffer[0] = 0;
+  buffer[1] = 0xAu << 24;
+  return run(fd, cb.out.cb_handle, GAUDI_QUEUE_ID_DMA_0_0, 8, 0, &seq);
+}
+
+static int two_devices(void) {
+  char text[64];
+  struct stat st;
+  int a, b;
+  FILE* f;
+  a = open("/dev/accel/accel0", O_RDWR);
+  b = open("/dev/accel/accel1", O_RDWR);
+  if (a < 0 || b < 0) return failed("open two devices");
+  if (fstat(b, &st) != 0 || minor(st.st_rdev) != 2) return failed("device 1's minor");
+  if (open("/dev/accel/accel2", O_RDWR) >= 0 || errno != ENOENT) return failed("a third device");
+  f = fopen("/sys/class/accel/accel1/pci_addr", "r");
+  if (f == NULL || fgets(text, sizeof text, f) == NULL) return failed("device 1's pci_addr");
+  fclose(f);
+  if (nop(a) != 0 || nop(b) != 0) return failed("a NOP on each device");
+  printf("device 1 at %s", text);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   struct hl_info_hw_ip_info ip;
   struct hl_info_args info;
@@ -80,6 +114,9 @@ int main(int argc, char** argv) {
   uint32_t* buffer;
   int control, compute;
 
+  /* --devices: run with PODSIM_DEVICES=2: two devices open at once, each with its own minor,
+   * PCI address and completions; a third does not exist. */
+  if (argc > 1 && strcmp(argv[1], "--devices") == 0) return two_devices();
   /* --exit-open: open the accel class's node, create a CB and exit holding both, as a program
    * that never closes its files does. */
   if (argc > 1 && strcmp(argv[1], "--exit-open") == 0) {
