@@ -79,6 +79,15 @@ void Device::enable_msix() {
       }
     }
     cpu_.on_interrupt(words[2], [this, v] { on_completion(static_cast<int>(v)); });
+    interrupts_.push_back(words[2]);
+  }
+  if (kEventVector < pci_.msix_vectors) {
+    const std::uint32_t words[4] = {0xFEE00000u, 0, msi_data(pci_.bus, kEventVector), 0};
+    for (int w = 0; w < 4; ++w) {
+      cpu_.write(table + 16ull * kEventVector + 4ull * w, &words[w], 4);
+    }
+    cpu_.on_interrupt(words[2], [this] { on_event(); });
+    interrupts_.push_back(words[2]);
   }
   std::uint32_t control = 0;
   cpu_.config_read32(pci_.bus, pcie::reg::kMsixCapability, control);
@@ -89,6 +98,7 @@ void Device::enable_msix() {
 // What the driver sets up at probe and again after a reset: the QMANs and the MMU.
 void Device::init_hardware() {
   init_qmans();
+  init_event_queue();
   write_register(PODSIM_GAUDI1_MMU_UP_MMU_ENABLE(PODSIM_GAUDI1_MMU_UP_BASE), 1);
 }
 
@@ -357,6 +367,7 @@ void Device::time_out(std::uint32_t ctx, std::uint64_t seq) {
   last_timeout_.timestamp = static_cast<__s64>(core::now_ps() / 1000);
   last_timeout_.seq = seq;
   last_error_open_ = static_cast<std::int64_t>(last_open_ps_ / 1000);
+  notifier_ |= HL_NOTIFIER_EVENT_CS_TIMEOUT;
   // Its waiters learn of the timeout once the reset is over, as Linux completes the CS in the
   // reset's rollback.
   if (cs.skip_reset) return end(cs);
@@ -369,6 +380,7 @@ void Device::time_out(std::uint32_t ctx, std::uint64_t seq) {
 // and flushed, every job still on a queue is dropped and its CS aborted, and the QMANs run again.
 void Device::hard_reset() {
   status_ = HL_DEVICE_STATUS_IN_RESET;
+  notifier_ |= HL_NOTIFIER_EVENT_DEVICE_RESET;
   resetting_ = true;
   std::vector<std::uint64_t> qmans;
   for (const auto& [id, q] : queues_) {

@@ -94,6 +94,10 @@ Device::~Device() {
   // A reset under way finishes first: it waits on the device's registers (the destructor runs
   // in a program of the host CPU, a thread that may wait).
   while (resetting_) sc_core::wait(reset_done_);
+  // The chip stops reporting into memory the driver is giving back, and late interrupts find
+  // no handler.
+  write_register(PODSIM_GAUDI1_EVENT_QUEUE_ENABLE(PODSIM_GAUDI1_EVENT_QUEUE_BASE), 0);
+  for (std::uint32_t data : interrupts_) cpu_.on_interrupt(data, nullptr);
   watchdog_->device = nullptr;  // its process ends at its next wake
   watchdog_->wake.notify(sc_core::SC_ZERO_TIME);
 }
@@ -104,6 +108,7 @@ int Device::open(bool control, std::unique_ptr<File>& file) {
     compute_open_ = true;
     ++open_counter_;
     last_open_ps_ = core::now_ps();
+    errors_ = {};  // a new session's first errors are its own
   }
   const std::uint32_t ctx = control ? 0 : next_ctx_++;
   if (!control) {
@@ -317,7 +322,8 @@ int File::info(void* arg) {
     }
     case HL_INFO_GET_EVENTS: {
       if (a.return_pointer == 0 || a.return_size < sizeof(__u64)) return -EINVAL;
-      const __u64 events = 0;  // nothing has happened to notify
+      const __u64 events = d.notifier_;  // what happened since the last call
+      d.notifier_ = 0;
       return write_info(&a, &events, sizeof events);
     }
     // Counters and error records: nothing counted or captured yet, so zeros, as the kernel
@@ -339,8 +345,15 @@ int File::info(void* arg) {
       return write_info(&a, &open, sizeof open);
     }
     case HL_INFO_RAZWI_EVENT:
-    case HL_INFO_UNDEFINED_OPCODE_EVENT:
+      if (no_buffer) return -EINVAL;
+      return write_info(&a, &d.errors_.razwi_event, sizeof d.errors_.razwi_event);
     case HL_INFO_PAGE_FAULT_EVENT:
+      if (no_buffer) return -EINVAL;
+      return write_info(&a, &d.errors_.page_fault_event, sizeof d.errors_.page_fault_event);
+    case HL_INFO_UNDEFINED_OPCODE_EVENT:
+      if (no_buffer) return -EINVAL;
+      return write_info(&a, &d.errors_.undefined_opcode_event,
+                        sizeof d.errors_.undefined_opcode_event);
     case HL_INFO_HW_ERR_EVENT:
     case HL_INFO_FW_ERR_EVENT: {
       if (no_buffer) return -EINVAL;

@@ -25,6 +25,9 @@
 // Sync streams: SIGNAL and WAIT CSs on the host-facing queues (sync_stream.cpp). Collective
 // waits: EINVAL, as Linux 6.4 with its NIC ports disabled.
 // WAIT_CS with MULTI_CS: any of up to 32 CSs.
+// Errors: the chip's asynchronous errors arrive through its event queue (error_events.cpp); INFO
+// reports the first RAZWI, page fault and undefined opcode since the compute node was opened,
+// and GET_EVENTS the notifier events since it was last asked.
 // Ignores (for now): staged and encapsulated-signal CSs, and
 // interrupt waits, MAP_BLOCK, dma-buf export, timestamp buffers and DEBUG's CoreSight components
 // (EOPNOTSUPP; its debug mode itself is kept), and the INFO
@@ -194,6 +197,10 @@ class Device {
   void clear_sync_objects();
   bool engine_busy(int gaudi_engine_id);
   void enable_msix();
+  // The event queue (error_events.cpp): set up at probe and after a reset; its interrupt.
+  void init_event_queue();
+  void on_event();
+  void record_error(std::uint32_t kind, std::uint64_t address);
   void init_hardware();
   void init_qmans();
   Queue* queue(std::uint32_t id);  // set up at first use; nullptr when the chip lacks it
@@ -249,6 +256,21 @@ class Device {
   std::shared_ptr<Watchdog> watchdog_;
   std::array<SyncStream, 8> sync_streams_;    // by host-facing queue id
   std::vector<std::uint32_t> released_sobs_;  // W_S objects to clear before the next CS
+  // The event queue's ring in host memory, the next entry's sequence number, the first error of
+  // each kind since the compute node was opened, and the notifier events not yet collected.
+  static constexpr std::uint32_t kEventEntries = 256;
+  static constexpr int kEventVector = 8;  // after the host-facing queues' 0-7
+  std::uint64_t event_ring_ = 0;
+  std::vector<std::uint32_t> interrupts_;  // the MSI data words it handles
+  std::uint32_t next_event_ = 0;
+  struct ErrorRecords {
+    bool razwi = false, page_fault = false, undefined_opcode = false;
+    hl_info_razwi_event razwi_event{};
+    hl_page_fault_info page_fault_event{};
+    hl_info_undefined_opcode_event undefined_opcode_event{};
+  };
+  ErrorRecords errors_;
+  std::uint64_t notifier_ = 0;
   std::uint32_t status_ = HL_DEVICE_STATUS_OPERATIONAL;
   std::uint32_t hard_resets_ = 0;
   bool resetting_ = false;

@@ -124,6 +124,18 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, int nic_ports
                 : nullptr),
       pcie_("pcie", config.pcie.endpoint),
       msi_("msi", kMsiVectors, pcie_),
+      event_queue_regs_(
+          "event_queue",
+          [this](const EventQueueSetup& s) {
+            if (s.entries > 0 && (s.vector < 0 || s.vector >= kMsiVectors)) {
+              raise({core::ErrorEvent::Kind::kMalformed, this->name(),
+                     PODSIM_GAUDI1_EVENT_QUEUE_BASE, core::now_ps(),
+                     fmt::format("event queue vector {} is not 0..{}", s.vector, kMsiVectors - 1)});
+              return;
+            }
+            set_event_queue(s);
+          },
+          [this] { return events_written_; }),
       nic_("nic", nic_ports, config.nic.roce, functional),
       nic_doorbell_("nic_doorbell", nic_, sync_manager_bases()),
       event_socket_("event_socket"),
@@ -242,6 +254,8 @@ std::vector<Chip::Mapped> Chip::build_blocks() {
   blocks.push_back({"nic_doorbell", PODSIM_GAUDI1_NIC_DOORBELL_BASE, NicDoorbell::kSpan,
                     &nic_doorbell_.target_socket});
   blocks.push_back({"msi", PODSIM_GAUDI1_PCIE_MSI_BASE, msi_.span(), &msi_.target_socket});
+  blocks.push_back({"event_queue", PODSIM_GAUDI1_EVENT_QUEUE_BASE, EventQueueRegs::kSpan,
+                    &event_queue_regs_.target_socket});
   return blocks;
 }
 

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "hw/chip/chip_config.h"
+#include "hw/chip/event_queue_regs.h"
 #include "hw/chip/msi_doorbell.h"
 #include "hw/chip/nic_doorbell.h"
 #include "hw/chip/noc.h"
@@ -48,14 +49,10 @@ std::uint64_t memory_size(const ChipConfig& config);
 
 class Chip : public sc_core::sc_module {
  public:
-  // Where error events go once the host has set one up: a ring of 16-byte entries (u32 kind,
-  // u32 sequence number, u64 address) at a chip address (usually in the host window), and the
-  // MSI-X vector rung after each entry.
-  struct EventQueueSetup {
-    std::uint64_t base = 0;
-    std::uint32_t entries = 0;
-    int vector = 0;
-  };
+  // Where error events go once the host has set one up (through the EVENT_QUEUE registers,
+  // event_queue_regs.h): a ring of 16-byte entries (u32 kind, u32 sequence number, u64 address)
+  // at a chip address (usually in the host window), and the MSI-X vector rung after each entry.
+  using EventQueueSetup = EventQueueRegs::Setup;
   static constexpr std::size_t kKeptErrors = 1024;  // the newest, for reports and tests
 
   // `nic_ports`: the NIC ports the system wires (at most config.nic.ports); `functional`: the
@@ -162,6 +159,7 @@ class Chip : public sc_core::sc_module {
   std::vector<std::unique_ptr<mme::Mme>> mmes_;
   std::vector<std::unique_ptr<Qman>> mme_qmans_;
   MsiDoorbell msi_;
+  EventQueueRegs event_queue_regs_;
   roce::Nic nic_;
   NicDoorbell nic_doorbell_;
   std::unique_ptr<Noc> noc_;

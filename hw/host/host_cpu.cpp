@@ -63,6 +63,10 @@ tlm::tlm_response_status HostCpu::config_write32(int bus, std::uint32_t offset,
 }
 
 void HostCpu::on_interrupt(std::uint32_t data, Handler handler) {
+  if (!handler) {
+    handlers_.erase(data);
+    return;
+  }
   handlers_[data] = std::move(handler);
 }
 

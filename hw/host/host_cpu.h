@@ -56,7 +56,8 @@ class HostCpu : public sc_core::sc_module {
   tlm::tlm_response_status config_read32(int bus, std::uint32_t offset, std::uint32_t& value);
   tlm::tlm_response_status config_write32(int bus, std::uint32_t offset, std::uint32_t value);
 
-  // `handler` runs when an MSI with this data word arrives; others count as spurious.
+  // `handler` runs when an MSI with this data word arrives; others count as spurious. An empty
+  // handler forgets the word (a driver going away).
   void on_interrupt(std::uint32_t data, Handler handler);
   std::uint64_t spurious_interrupts() const { return spurious_; }
 

@@ -43,6 +43,9 @@ int info(File& file, std::uint32_t op, T& out, std::uint32_t size = sizeof(T)) {
 
 int cb_call(File& file, hl_cb_args& args) { return file.ioctl(HL_IOCTL_CB, &args); }
 
+// The first kernel memory left after probe: past the event queue's ring (256 x 16 bytes).
+constexpr std::uint64_t kFirstFree = kKernelMemory.base + 4096;
+
 std::uint64_t create_cb(File& file, std::uint32_t size) {
   hl_cb_args args{};
   args.in.op = HL_CB_OP_CREATE;
@@ -189,7 +192,7 @@ TEST(DriverDevice, CommandBuffersAreCreatedMappedOnceAndDestroyed) {
     std::uint64_t address = 0;
     EXPECT_EQ(file->mmap(handle, 4096, address), -EINVAL);  // fewer pages than the buffer
     ASSERT_EQ(file->mmap(handle, 5000, address), 0);        // the same pages
-    EXPECT_EQ(address, kKernelMemory.base);
+    EXPECT_EQ(address, kFirstFree);
     EXPECT_EQ(file->mmap(handle, 8192, address), -EINVAL);  // mapped already
     const std::uint32_t nop = 0x12345678;
     model.host(0).memory().backing().write(address, &nop, 4);
@@ -221,7 +224,7 @@ TEST(DriverDevice, CommandBuffersAreCreatedMappedOnceAndDestroyed) {
     file = open_node(device, false);
     const std::uint64_t fresh = create_cb(*file, 4096);
     ASSERT_EQ(file->mmap(fresh, 4096, address), 0);
-    EXPECT_EQ(address, kKernelMemory.base);
+    EXPECT_EQ(address, kFirstFree);
   });
 }
 
@@ -429,6 +432,10 @@ void run_job(File& file, system::SystemModel& model, std::uint32_t queue,
 
 constexpr std::uint64_t kVaStart = 0x1000000000000;  // Gaudi1's host virtual range [C14]
 
+// Lets an error's event-queue entry and interrupt reach the driver: they travel apart from the
+// completion that ended the CS, as they do to Linux.
+void settle() { sc_core::wait(sc_core::sc_time(20, sc_core::SC_US)); }
+
 // User memory mapped with MAP USERPTR is what the DMA engines reach by device virtual address,
 // through the MMU: down to HBM on DMA 0, back up into another buffer on DMA 1. The address keeps
 // the user address's offset in its page; a free, aligned hint is honoured; a taken one is
@@ -488,6 +495,18 @@ TEST(DriverDevice, UnmappedAndOtherContextsMemoryFaults) {
     EXPECT_EQ(unmap_user(*file, va), -EINVAL);
     run_job(*file, model, GAUDI_QUEUE_ID_DMA_1_0, {lin_dma(hbm, va, kBytes)});
     EXPECT_EQ(chip.mmu().stats().faults.value(), 1u);
+    // The fault reaches the driver through the event queue, on its own path: recorded, and
+    // notified once.
+    settle();
+    hl_page_fault_info fault{};
+    EXPECT_EQ(info(*file, HL_INFO_PAGE_FAULT_EVENT, fault), 0);
+    EXPECT_EQ(fault.addr, va);
+    EXPECT_GT(fault.timestamp, 0);
+    __u64 events = 0;
+    EXPECT_EQ(info(*file, HL_INFO_GET_EVENTS, events), 0);
+    EXPECT_TRUE(events & HL_NOTIFIER_EVENT_PAGE_FAULT);
+    EXPECT_EQ(info(*file, HL_INFO_GET_EVENTS, events), 0);
+    EXPECT_EQ(events, 0u);
     // A context's mappings end with it: the next context's tables do not have them.
     const std::uint64_t kept = map_user(*file, kBuffer, kBytes, rc);
     ASSERT_EQ(rc, 0);
@@ -495,11 +514,59 @@ TEST(DriverDevice, UnmappedAndOtherContextsMemoryFaults) {
     file = open_node(device, false);
     run_job(*file, model, GAUDI_QUEUE_ID_DMA_1_0, {lin_dma(hbm, kept, kBytes)});
     EXPECT_EQ(chip.mmu().stats().faults.value(), 2u);
+    settle();
+    EXPECT_EQ(info(*file, HL_INFO_PAGE_FAULT_EVENT, fault), 0);
+    EXPECT_EQ(fault.addr, kept);  // the new session's first fault
     std::vector<std::uint8_t> got(kBytes, 9);
     model.host(0).memory().backing().read(kBuffer, got.data(), got.size());
     EXPECT_EQ(got, std::vector<std::uint8_t>(kBytes, 0)) << "a faulting DMA wrote host memory";
     EXPECT_EQ(map_user(*file, 1ull << 62, 4096, rc), 0u);
     EXPECT_EQ(rc, -EFAULT);  // not the user's memory
+  });
+}
+
+// An access outside the chip's map (a RAZWI) and a packet the QMAN does not know reach the
+// driver through the event queue: INFO reports the first of each with its address.
+TEST(DriverDevice, RazwiAndUndefinedOpcodeAreRecordedFromTheEventQueue) {
+  with_device([](Device& device, host::HostCpu&, system::SystemModel& model) {
+    auto file = open_node(device, false);
+    const std::uint64_t hbm = device.properties().dram_base;
+    constexpr std::uint64_t kNowhere = 0x1000000000;  // between HBM and the blocks: unmapped
+    run_job(*file, model, GAUDI_QUEUE_ID_DMA_0_0, {lin_dma(hbm, kNowhere, 256)});
+    settle();
+    hl_info_razwi_event razwi{};
+    EXPECT_EQ(info(*file, HL_INFO_RAZWI_EVENT, razwi), 0);
+    EXPECT_EQ(razwi.addr, kNowhere);
+    EXPECT_GT(razwi.timestamp, 0);
+    // A buffer holding an undefined opcode (0x1F): the QMAN stops on it, the CS times out.
+    const std::uint64_t handle = create_cb(*file, 4096);
+    std::uint64_t address = 0;
+    ASSERT_EQ(file->mmap(handle, 4096, address), 0);
+    const std::uint32_t packet[2] = {0, 0x1Fu << 24};
+    model.host(0).memory().backing().write(address, packet, sizeof packet);
+    hl_cs_args cs{};
+    std::vector<hl_cs_chunk> chunks{chunk(handle, GAUDI_QUEUE_ID_DMA_0_0, sizeof packet)};
+    cs.in.chunks_execute = reinterpret_cast<std::uintptr_t>(chunks.data());
+    cs.in.num_chunks_execute = 1;
+    cs.in.cs_flags = HL_CS_FLAGS_CUSTOM_TIMEOUT;
+    cs.in.timeout = 1;
+    ASSERT_EQ(file->ioctl(HL_IOCTL_CS, &cs), 0);
+    int rc = 0;
+    wait_for(*file, cs.out.seq, 5000000, rc);
+    hl_info_undefined_opcode_event undefined{};
+    EXPECT_EQ(info(*file, HL_INFO_UNDEFINED_OPCODE_EVENT, undefined), 0);
+    EXPECT_GT(undefined.timestamp, 0);
+    EXPECT_EQ(undefined.cb_addr_streams_len, 1u);
+    EXPECT_NE(undefined.cb_addr_streams[0][0], 0u);
+    __u64 events = 0;
+    EXPECT_EQ(info(*file, HL_INFO_GET_EVENTS, events), 0);
+    EXPECT_TRUE(events & HL_NOTIFIER_EVENT_RAZWI);
+    EXPECT_TRUE(events & HL_NOTIFIER_EVENT_UNDEFINED_OPCODE);
+    // A second RAZWI does not replace the first.
+    run_job(*file, model, GAUDI_QUEUE_ID_DMA_0_0, {lin_dma(hbm, kNowhere + 4096, 256)});
+    settle();
+    EXPECT_EQ(info(*file, HL_INFO_RAZWI_EVENT, razwi), 0);
+    EXPECT_EQ(razwi.addr, kNowhere);
   });
 }
 
@@ -539,6 +606,10 @@ TEST(DriverDevice, AnEndlessBufferTimesOutAndTheDeviceWorksAfterTheReset) {
     hl_info_device_status status{};
     EXPECT_EQ(info(*file, HL_INFO_DEVICE_STATUS, status), 0);
     EXPECT_EQ(status.status, HL_DEVICE_STATUS_OPERATIONAL);
+    __u64 events = 0;
+    EXPECT_EQ(info(*file, HL_INFO_GET_EVENTS, events), 0);
+    EXPECT_TRUE(events & HL_NOTIFIER_EVENT_CS_TIMEOUT);
+    EXPECT_TRUE(events & HL_NOTIFIER_EVENT_DEVICE_RESET);
     // The same queue runs a copy after the reset.
     chip::Chip& chip = model.chip(0);
     const std::uint64_t hbm = device.properties().dram_base;
