@@ -28,6 +28,8 @@ demo: build
 	$(BUILD_DIR)/sims/podsim collective --system hls2 --op all_reduce --min-bytes 1MiB --max-bytes 16MiB
 	@echo
 	$(BUILD_DIR)/sims/podsim collective --system hls2 --op all_reduce --min-bytes 1MiB --max-bytes 256MiB --timing-only
+	@echo
+	$(BUILD_DIR)/sims/podsim run --check
 
 test: build
 	cd $(BUILD_DIR) && ctest -j $(JOBS) --output-on-failure
