@@ -191,10 +191,7 @@ std::uint32_t Device::in_flight(const Queue& q) {
 
 int Device::submit(std::uint32_t ctx, const hl_cs_in& in, hl_cs_out& out) {
   constexpr std::uint32_t kUnsupported =
-      HL_CS_FLAGS_STAGED_SUBMISSION | HL_CS_FLAGS_STAGED_SUBMISSION_FIRST |
-      HL_CS_FLAGS_STAGED_SUBMISSION_LAST | HL_CS_FLAGS_ENCAP_SIGNALS |
-      HL_CS_FLAGS_RESERVE_SIGNALS_ONLY | HL_CS_FLAGS_UNRESERVE_SIGNALS_ONLY |
-      HL_CS_FLAGS_ENGINE_CORE_COMMAND | HL_CS_FLAGS_ENGINES_COMMAND;
+      HL_CS_FLAGS_ENGINE_CORE_COMMAND | HL_CS_FLAGS_ENGINES_COMMAND;  // Gaudi2's
   constexpr std::uint32_t kTypes = HL_CS_FLAGS_SIGNAL | HL_CS_FLAGS_WAIT |
                                    HL_CS_FLAGS_COLLECTIVE_WAIT | HL_CS_FLAGS_RESERVE_SIGNALS_ONLY |
                                    HL_CS_FLAGS_UNRESERVE_SIGNALS_ONLY |
@@ -207,6 +204,10 @@ int Device::submit(std::uint32_t ctx, const hl_cs_in& in, hl_cs_out& out) {
   if (in.cs_flags & kUnsupported) return -EOPNOTSUPP;
   // Collective waits need the NIC ports, which Linux 6.4's driver leaves disabled [C13].
   if (type == HL_CS_FLAGS_COLLECTIVE_WAIT) return -EINVAL;
+  if (type == HL_CS_FLAGS_RESERVE_SIGNALS_ONLY) return reserve_signals(ctx, in, out);
+  if (type == HL_CS_FLAGS_UNRESERVE_SIGNALS_ONLY) return unreserve_signals(ctx, in, out);
+  const bool staged = (in.cs_flags & HL_CS_FLAGS_STAGED_SUBMISSION) != 0;
+  if (staged && type != 0) return -EINVAL;  // stages are default CSs
   const bool sync_stream = type == HL_CS_FLAGS_SIGNAL || type == HL_CS_FLAGS_WAIT;
   // A context's first CS, or one that forces it, first runs the restore chunks as a CS of their
   // own and waits for it, as Linux's context switch does [C13]; otherwise they are ignored.
@@ -241,17 +242,75 @@ int Device::submit(std::uint32_t ctx, const hl_cs_in& in, hl_cs_out& out) {
   const bool skip_reset = (in.cs_flags & HL_CS_FLAGS_SKIP_RESET_ON_TIMEOUT) != 0;
   const std::vector<hl_cs_chunk> execute = chunks(in.chunks_execute, in.num_chunks_execute);
   if (type == HL_CS_FLAGS_SIGNAL) return signal(ctx, execute.front(), timeout, out);
-  if (type == HL_CS_FLAGS_WAIT) return wait_for_signal(ctx, execute.front(), timeout, out);
-  if (const int rc = queue_jobs(ctx, execute, timeout, skip_reset, seq); rc != 0) return rc;
+  if (type == HL_CS_FLAGS_WAIT) {
+    return (in.cs_flags & HL_CS_FLAGS_ENCAP_SIGNALS)
+               ? wait_for_encaps(ctx, execute.front(), timeout, out)
+               : wait_for_signal(ctx, execute.front(), timeout, out);
+  }
+  const int rc = staged ? submit_stage(ctx, in, execute, timeout, skip_reset, seq)
+                        : queue_jobs(ctx, execute, timeout, skip_reset, seq);
+  if (rc != 0) return rc;
   out = {};
   out.seq = seq;
   out.status = HL_CS_STATUS_SUCCESS;
   return 0;
 }
 
+// A stage of a staged submission [C13]: the first's sequence names the submission (later stages
+// give it in in.seq, and get it back); only the first arms a timeout; every stage but the last
+// is held until the last ends, so that waiting for the submission's sequence waits for it all;
+// a stage before the last may hold internal jobs only. The first may carry encapsulated
+// signals reserved before (ENCAP_SIGNALS with the reservation's handle).
+int Device::submit_stage(std::uint32_t ctx, const hl_cs_in& in,
+                         const std::vector<hl_cs_chunk>& chunks, core::TimePs timeout,
+                         bool skip_reset, std::uint64_t& seq) {
+  const bool first = (in.cs_flags & HL_CS_FLAGS_STAGED_SUBMISSION_FIRST) != 0;
+  const bool last = (in.cs_flags & HL_CS_FLAGS_STAGED_SUBMISSION_LAST) != 0;
+  std::uint64_t head_seq = 0;
+  if (!first) {
+    const auto head = cs_.find({ctx, in.seq});
+    if (head == cs_.end() || !head->second.staged_first || head->second.staged_closed ||
+        head->second.done) {
+      return -EINVAL;
+    }
+    head_seq = in.seq;
+  }
+  std::uint32_t handle = 0;
+  if (first && (in.cs_flags & HL_CS_FLAGS_ENCAP_SIGNALS)) {
+    handle = in.encaps_sig_handle_id;
+    const auto h = encaps_.find({ctx, handle});
+    if (h == encaps_.end() || h->second.cs_seq != ~0ull) return -EINVAL;
+  }
+  std::uint64_t own = 0;
+  if (const int rc =
+          queue_jobs(ctx, chunks, first ? timeout : kNoDeadline, skip_reset, own, nullptr, !last);
+      rc != 0) {
+    return rc;
+  }
+  Cs& cs = cs_.at({ctx, own});
+  if (first) {
+    head_seq = own;
+    cs.staged_first = true;
+    cs.encaps = handle;
+    if (handle != 0) encaps_.at({ctx, handle}).cs_seq = own;
+  } else {
+    cs.staged = head_seq;
+    if (!last) cs_.at({ctx, head_seq}).stages.push_back(own);
+  }
+  if (!last) {
+    ++cs.remaining;  // held until the last stage ends
+  } else {
+    cs.staged_last = !first;
+    cs.staged = head_seq;
+    cs_.at({ctx, head_seq}).staged_closed = true;
+  }
+  seq = head_seq;
+  return 0;
+}
+
 int Device::queue_jobs(std::uint32_t ctx, const std::vector<hl_cs_chunk>& chunks,
                        core::TimePs timeout, bool skip_reset, std::uint64_t& seq,
-                       const std::vector<std::uint8_t>* driver_cb) {
+                       const std::vector<std::uint8_t>* driver_cb, bool internal_only) {
   // Everything is checked before anything is queued: a bad CS changes nothing.
   struct Planned {
     Queue* queue;
@@ -274,16 +333,19 @@ int Device::queue_jobs(std::uint32_t ctx, const std::vector<hl_cs_chunk>& chunks
     if (in_flight(*q) + ++per_queue[q] > kRingEntries) return -EAGAIN;
     plan.push_back({q, address, c.cb_size});
   }
-  if (external == 0) return -EINVAL;  // nothing would say it completed
+  if (external == 0 && !internal_only) return -EINVAL;  // nothing would say it completed
 
   seq = next_seq_.count(ctx) ? next_seq_[ctx] : 1;
   next_seq_[ctx] = seq + 1;
   Cs& cs = cs_[{ctx, seq}];
+  cs.ctx = ctx;
   cs.seq = seq;
   cs.submitted = core::now_ps();
   cs.remaining = external;
   cs.skip_reset = skip_reset;
-  cs.deadline = deadlines_.emplace(core::now_ps() + timeout, std::make_pair(ctx, seq));
+  cs.deadline = timeout == kNoDeadline
+                    ? deadlines_.end()
+                    : deadlines_.emplace(core::now_ps() + timeout, std::make_pair(ctx, seq));
   watchdog_->wake.notify(sc_core::SC_ZERO_TIME);
   std::vector<Queue*> rung;
   for (const Planned& p : plan) {
@@ -327,6 +389,15 @@ int Device::queue_jobs(std::uint32_t ctx, const std::vector<hl_cs_chunk>& chunks
 void Device::end(Cs& cs) {
   for (const std::uint32_t sob : cs.sob_refs) release_sob(sob);
   cs.sob_refs.clear();
+  if (cs.encaps != 0) {  // the reservation it carried ends with it
+    const auto h = encaps_.find({cs.ctx, cs.encaps});
+    if (h != encaps_.end()) {
+      release_sob(h->second.sob);
+      encaps_.erase(h);
+    }
+    cs.encaps = 0;
+  }
+  if (cs.staged_last) release_stages(cs);
   cs.done = true;
   cs.completed = core::now_ps();
   if (core::trace_writer().enabled()) {
@@ -342,6 +413,21 @@ void Device::end(Cs& cs) {
   cs.deadline = deadlines_.end();
   completed_.notify();
   watchdog_->wake.notify(sc_core::SC_ZERO_TIME);
+}
+
+// The last stage has ended: the stages before it, held until now, end as it did.
+void Device::release_stages(const Cs& last) {
+  const auto head = cs_.find({last.ctx, last.staged});
+  if (head == cs_.end()) return;
+  std::vector<std::uint64_t> held = head->second.stages;
+  held.push_back(head->second.seq);
+  for (const std::uint64_t seq : held) {
+    Cs& stage = cs_.at({last.ctx, seq});
+    if (stage.done) continue;
+    stage.timed_out |= last.timed_out;
+    stage.aborted |= last.aborted;
+    if (--stage.remaining == 0) end(stage);
+  }
 }
 
 void Device::watch(const std::shared_ptr<Watchdog>& watchdog) {

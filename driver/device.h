@@ -28,7 +28,9 @@
 // Errors: the chip's asynchronous errors arrive through its event queue (error_events.cpp); INFO
 // reports the first RAZWI, page fault and undefined opcode since the compute node was opened,
 // and GET_EVENTS the notifier events since it was last asked.
-// Ignores (for now): staged and encapsulated-signal CSs, and
+// Staged submissions (FIRST/LAST, completion at the last stage, the timeout on the first) and
+// encapsulated signals (reserve, a staged CS carrying them, WAIT on one, unreserve).
+// Ignores (for now):
 // interrupt waits, MAP_BLOCK, dma-buf export, timestamp buffers and DEBUG's CoreSight components
 // (EOPNOTSUPP; its debug mode itself is kept), and the INFO
 // opcodes answered by firmware the model does not have (power, energy, PLLs, PCI counters,
@@ -135,6 +137,7 @@ class Device {
     std::deque<Job> pending;
   };
   struct Cs {
+    std::uint32_t ctx = 0;
     std::uint64_t seq = 0;
     core::TimePs submitted = 0;  // for the trace's span
     std::uint32_t remaining = 0;
@@ -145,6 +148,14 @@ class Device {
     bool signal = false;                   // a SIGNAL CS: what a WAIT may wait for
     std::uint32_t sob = 0, sob_value = 0;  // the W_S object it signals and the value it makes
     std::vector<std::uint32_t> sob_refs;   // sync-stream objects held until it ends
+    // Staged submissions: a stage other than the last is held (one more `remaining`) until the
+    // last ends; the first stage lists the others, whether the last has come, and the
+    // encapsulated signals it carries (their handle, released when it ends).
+    bool staged_first = false, staged_closed = false;
+    std::vector<std::uint64_t> stages;
+    std::uint64_t staged = 0;  // a later stage: the first's sequence
+    bool staged_last = false;
+    std::uint32_t encaps = 0;  // the handle id, 0 for none
     std::multimap<core::TimePs, std::pair<std::uint32_t, std::uint64_t>>::iterator deadline;
   };
   // The timeout detection: a process of its own that sleeps until the earliest deadline of a CS
@@ -156,20 +167,39 @@ class Device {
   static void watch(const std::shared_ptr<Watchdog>& watchdog);
   // A host-facing queue's sync stream (sync_stream.cpp): two reserved W_S sync objects signalled
   // in turn, the next taken before a value passes the 15-bit limit, and a reserved monitor.
+  // An object is free to switch to when nothing uses it: no CS in flight, no reservation.
   struct SyncStream {
     std::uint32_t next_value = 1;
     int current = 0;
-    std::array<int, 2> refs{1, 1};  // 1: free; a CS using an object holds one more
+    std::array<int, 2> users{0, 0};
   };
   int signal(std::uint32_t ctx, const hl_cs_chunk& chunk, core::TimePs timeout, hl_cs_out& out);
   int wait_for_signal(std::uint32_t ctx, const hl_cs_chunk& chunk, core::TimePs timeout,
                       hl_cs_out& out);
+  // Encapsulated signals (sync_stream.cpp): `count` signals of a queue's sync object reserved
+  // for a staged CS to add itself; a WAIT on one of them; giving them back unused.
+  struct EncapsHandle {
+    std::uint32_t queue = 0, count = 0, sob = 0, first_value = 0;
+    std::uint64_t cs_seq = ~0ull;  // the staged CS that carries them, once submitted
+  };
+  int reserve_signals(std::uint32_t ctx, const hl_cs_in& in, hl_cs_out& out);
+  int unreserve_signals(std::uint32_t ctx, const hl_cs_in& in, hl_cs_out& out);
+  int wait_for_encaps(std::uint32_t ctx, const hl_cs_chunk& chunk, core::TimePs timeout,
+                      hl_cs_out& out);
+  // The sync-stream CS that waits until `sob` reaches `value`, on `chunk`'s queue.
+  int queue_wait(std::uint32_t ctx, const hl_cs_chunk& chunk, core::TimePs timeout,
+                 std::uint32_t sob, std::uint32_t value, hl_cs_out& out);
+  // Staged submissions: one stage, its sequence in `seq` (the first stage's for the others).
+  int submit_stage(std::uint32_t ctx, const hl_cs_in& in, const std::vector<hl_cs_chunk>& chunks,
+                   core::TimePs timeout, bool skip_reset, std::uint64_t& seq);
   void release_sob(std::uint32_t sob);
   void clear_released_sobs();
   void reset_sync_streams();
   void time_out(std::uint32_t ctx, std::uint64_t seq);
   void hard_reset();
   void end(Cs& cs);
+  void release_stages(const Cs& last);
+  static constexpr core::TimePs kNoDeadline = ~core::TimePs{0};
 
   // A context's device address space: its ASID, its free host virtual range and its mappings by
   // the address MAP returned.
@@ -211,9 +241,11 @@ class Device {
   // Checks the jobs of one CS, then queues them all under a new sequence number.
   // `timeout`: from now until the CS counts as timed out.
   // A host-facing job of `driver_cb` runs the driver's packets instead of a user CB.
+  // `internal_only`: a CS without host-facing jobs is accepted (a staged submission's stage
+  // before the last).
   int queue_jobs(std::uint32_t ctx, const std::vector<hl_cs_chunk>& chunks, core::TimePs timeout,
                  bool skip_reset, std::uint64_t& seq,
-                 const std::vector<std::uint8_t>* driver_cb = nullptr);
+                 const std::vector<std::uint8_t>* driver_cb = nullptr, bool internal_only = false);
   int wait(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out& out);
   int wait_any(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out& out);
   void on_completion(int vector);
@@ -254,7 +286,9 @@ class Device {
   std::multimap<core::TimePs, std::pair<std::uint32_t, std::uint64_t>> deadlines_;
   sc_core::sc_event completed_;
   std::shared_ptr<Watchdog> watchdog_;
-  std::array<SyncStream, 8> sync_streams_;    // by host-facing queue id
+  std::array<SyncStream, 8> sync_streams_;  // by host-facing queue id
+  std::map<std::pair<std::uint32_t, std::uint32_t>, EncapsHandle> encaps_;  // by context, id
+  std::map<std::uint32_t, std::uint32_t> next_encaps_;                      // by context, from 1
   std::vector<std::uint32_t> released_sobs_;  // W_S objects to clear before the next CS
   // The event queue's ring in host memory, the next entry's sequence number, the first error of
   // each kind since the compute node was opened, and the notifier events not yet collected.

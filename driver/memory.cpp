@@ -81,6 +81,15 @@ void Device::close_context(std::uint32_t ctx) {
   write_register(PODSIM_GAUDI1_MMU_UP_ENGINE_ASID(PODSIM_GAUDI1_MMU_UP_BASE), 0);
   asids_.release(c.asid, 1);
   contexts_.erase(it);
+  // Its reservations no CS carries go with it (a carried one ends with its CS).
+  for (auto h = encaps_.begin(); h != encaps_.end();) {
+    if (h->first.first == ctx && h->second.cs_seq == ~0ull) {
+      release_sob(h->second.sob);
+      h = encaps_.erase(h);
+    } else {
+      ++h;
+    }
+  }
 }
 
 void Device::drop(Context& context, const Mapping& m) {

@@ -30,6 +30,13 @@ std::uint32_t sob_of(std::uint32_t queue, int which) {
   return kFirstSob + 2 * queue + static_cast<std::uint32_t>(which);
 }
 
+// An object's address as user space writes it: from the configuration space's base.
+__u32 sob_offset(std::uint32_t sob) {
+  return static_cast<__u32>(
+      PODSIM_GAUDI1_SYNC_MNGR_OBJS_SOB_OBJ(PODSIM_GAUDI1_SYNC_MNGR_W_S_BASE, sob) -
+      PODSIM_GAUDI1_CFG_BASE);
+}
+
 chip::spec::Packet msg_short(std::uint32_t base, std::uint64_t offset, std::uint32_t value) {
   chip::spec::Packet p("MSG_SHORT");
   p.set("base", base).set("msg_addr_offset", offset).set("value", value);
@@ -68,7 +75,8 @@ int Device::signal(std::uint32_t ctx, const hl_cs_chunk& chunk, core::TimePs tim
   SyncStream& stream = sync_streams_[q];
   const int used = stream.current;
   const std::uint32_t value = stream.next_value;
-  if (value + 1 >= kSobLimit && stream.refs[1 - used] != 1) return -EINVAL;  // cannot switch
+  const bool last = value + 1 >= kSobLimit;  // the next signal goes to the other object
+  if (last && stream.users[1 - used] != 0) return -EINVAL;  // which is still in use
   chip::spec::Packet add =
       msg_short(kSobBase, 4ull * sob_of(q, used), chip::spec::encode_sob_write({1, true, false}));
   add.barriers(true, true, true);
@@ -79,23 +87,39 @@ int Device::signal(std::uint32_t ctx, const hl_cs_chunk& chunk, core::TimePs tim
   cs.signal = true;
   cs.sob = sob_of(q, used);
   cs.sob_value = value;
-  if (value + 1 >= kSobLimit) {  // the next signal goes to the other object
+  ++stream.users[used];
+  cs.sob_refs.push_back(sob_of(q, used));
+  if (last) {
     stream.current = 1 - used;
     stream.next_value = 1;
-    --stream.refs[used];  // this object is released once the CSs using it have ended
   } else {
     stream.next_value = value + 1;
   }
-  ++stream.refs[used];
-  cs.sob_refs.push_back(sob_of(q, used));
   out = {};
   out.seq = seq;
   out.status = HL_CS_STATUS_SUCCESS;
-  out.sob_base_addr_offset =
-      static_cast<__u32>(PODSIM_GAUDI1_SYNC_MNGR_OBJS_SOB_OBJ(PODSIM_GAUDI1_SYNC_MNGR_W_S_BASE,
-                                                              sob_of(q, stream.current)) -
-                         PODSIM_GAUDI1_CFG_BASE);
+  out.sob_base_addr_offset = sob_offset(sob_of(q, stream.current));
   out.sob_count_before_submission = static_cast<__u16>(stream.next_value - 1);
+  return 0;
+}
+
+int Device::queue_wait(std::uint32_t ctx, const hl_cs_chunk& chunk, core::TimePs timeout,
+                       std::uint32_t sob, std::uint32_t value, hl_cs_out& out) {
+  out = {};
+  out.status = HL_CS_STATUS_SUCCESS;
+  out.seq = ~0ull;
+  clear_released_sobs();
+  Queue* waiting = queue(chunk.queue_index);
+  if (waiting == nullptr) return -EINVAL;
+  const std::uint64_t fence = PODSIM_GAUDI1_QMAN_CP_FENCE2_RDATA(waiting->qman, waiting->stream);
+  const std::vector<std::uint8_t> packets =
+      wait_packets(kFirstMonitor + chunk.queue_index, fence, sob, value);
+  std::uint64_t seq = 0;
+  // A wait that cannot be queued is dropped, as Linux rolls it back: nothing to wait for.
+  if (queue_jobs(ctx, {chunk}, timeout, false, seq, &packets) != 0) return 0;
+  ++sync_streams_[(sob - kFirstSob) / 2].users[(sob - kFirstSob) % 2];
+  cs_.at({ctx, seq}).sob_refs.push_back(sob);
+  out.seq = seq;
   return 0;
 }
 
@@ -115,28 +139,88 @@ int Device::wait_for_signal(std::uint32_t ctx, const hl_cs_chunk& chunk, core::T
   if (found == cs_.end()) return 0;
   if (!found->second.signal) return -EINVAL;
   if (found->second.done) return 0;
+  return queue_wait(ctx, chunk, timeout, found->second.sob, found->second.sob_value, out);
+}
+
+// Signal k of a reservation (1 = its first; 0 = the next signal after the reservation's start)
+// that a staged CS carries; a reservation no CS carries yet, or whose CS has ended, is nothing to
+// wait for.
+int Device::wait_for_encaps(std::uint32_t ctx, const hl_cs_chunk& chunk, core::TimePs timeout,
+                            hl_cs_out& out) {
+  if (chunk.queue_index >= kSyncStreams) return -EINVAL;
+  out = {};
+  out.status = HL_CS_STATUS_SUCCESS;
+  out.seq = ~0ull;
+  const EncapsHandle* h = nullptr;
+  for (const auto& [key, handle] : encaps_) {
+    if (key.first == ctx && handle.cs_seq == chunk.encaps_signal_seq) h = &handle;
+  }
+  if (h == nullptr) return 0;
+  if (chunk.encaps_signal_offset > h->count) return -EINVAL;
+  const auto carrier = cs_.find({ctx, h->cs_seq});
+  if (carrier == cs_.end() || carrier->second.done) return 0;
+  if (carrier->second.signal) return -EINVAL;
+  const std::uint32_t k = chunk.encaps_signal_offset;
+  return queue_wait(ctx, chunk, timeout, h->sob, h->first_value + (k > 0 ? k - 1 : 0), out);
+}
+
+// `count` signals of the queue's current object, switching to the other first when they would
+// pass the 15-bit limit (the other must be unused).
+int Device::reserve_signals(std::uint32_t ctx, const hl_cs_in& in, hl_cs_out& out) {
+  const std::uint32_t q = in.encaps_signals_q_idx, count = in.encaps_signals_count;
+  if (count >= kSobLimit || q >= kSyncStreams) return -EINVAL;
   clear_released_sobs();
-  const std::uint32_t sob = found->second.sob, value = found->second.sob_value;
-  Queue* waiting = queue(q);
-  if (waiting == nullptr) return -EINVAL;
-  const std::uint64_t fence = PODSIM_GAUDI1_QMAN_CP_FENCE2_RDATA(waiting->qman, waiting->stream);
-  const std::vector<std::uint8_t> packets = wait_packets(kFirstMonitor + q, fence, sob, value);
-  std::uint64_t seq = 0;
-  if (queue_jobs(ctx, {chunk}, timeout, false, seq, &packets) != 0) return 0;
-  ++sync_streams_[(sob - kFirstSob) / 2].refs[(sob - kFirstSob) % 2];
-  cs_.at({ctx, seq}).sob_refs.push_back(sob);
-  out.seq = seq;
+  SyncStream& stream = sync_streams_[q];
+  if (stream.next_value + count >= kSobLimit) {
+    const int other = 1 - stream.current;
+    if (stream.users[other] != 0) return -EINVAL;
+    if (stream.users[stream.current] == 0) released_sobs_.push_back(sob_of(q, stream.current));
+    stream.current = other;
+    stream.next_value = 1;
+    clear_released_sobs();
+  }
+  const int used = stream.current;
+  std::uint32_t& id = next_encaps_[ctx];
+  id = id == 0 ? 1 : id;
+  EncapsHandle h{q, count, sob_of(q, used), stream.next_value, ~0ull};
+  stream.next_value += count;
+  ++stream.users[used];
+  encaps_[{ctx, id}] = h;
+  out = {};
+  out.handle_id = id++;
+  out.count = stream.next_value;
+  out.sob_base_addr_offset = sob_offset(h.sob);
+  out.status = HL_CS_STATUS_SUCCESS;
   return 0;
 }
 
-// An object whose last user ended is cleared before the next submission (a register write
-// takes time, and the completion handler that ends a CS does not wait).
+// Only the latest reservation of a queue's current object can be given back.
+int Device::unreserve_signals(std::uint32_t ctx, const hl_cs_in& in, hl_cs_out& out) {
+  const auto it = encaps_.find({ctx, in.encaps_sig_handle_id});
+  if (it == encaps_.end()) return -EINVAL;
+  const EncapsHandle& h = it->second;
+  SyncStream& stream = sync_streams_[h.queue];
+  if (h.cs_seq != ~0ull || h.first_value + h.count != stream.next_value ||
+      sob_of(h.queue, stream.current) != h.sob) {
+    return -EINVAL;
+  }
+  stream.next_value -= h.count;
+  release_sob(h.sob);
+  encaps_.erase(it);
+  out = {};
+  out.seq = ~0ull;
+  out.status = HL_CS_STATUS_SUCCESS;
+  return 0;
+}
+
+// An object that is no longer current and whose last user ended is cleared before the next
+// submission (a register write takes time, and the completion handler that ends a CS does not
+// wait).
 void Device::release_sob(std::uint32_t sob) {
-  SyncStream& stream = sync_streams_[(sob - kFirstSob) / 2];
-  int& refs = stream.refs[(sob - kFirstSob) % 2];
-  if (--refs > 0) return;
-  refs = 1;
-  released_sobs_.push_back(sob);
+  const std::uint32_t q = (sob - kFirstSob) / 2;
+  const int which = static_cast<int>((sob - kFirstSob) % 2);
+  SyncStream& stream = sync_streams_[q];
+  if (--stream.users[which] == 0 && which != stream.current) released_sobs_.push_back(sob);
 }
 
 void Device::clear_released_sobs() {
@@ -149,6 +233,7 @@ void Device::clear_released_sobs() {
 // After a reset every sync stream starts again on its first object, both cleared.
 void Device::reset_sync_streams() {
   sync_streams_ = {};
+  encaps_.clear();  // reservations do not survive a reset
   released_sobs_.clear();
   for (std::uint32_t q = 0; q < kSyncStreams; ++q) {
     for (int which = 0; which < 2; ++which) released_sobs_.push_back(sob_of(q, which));

@@ -14,9 +14,11 @@
 #include "drm/habanalabs_accel.h"
 #include "hw/chip/chip.h"
 #include "hw/chip/spec/packet_codec.h"
+#include "hw/chip/spec/sync_values.h"
 #include "hw/dma/dma_descriptor.h"
 #include "hw/system/host_side.h"
 #include "hw/system/system_model.h"
+#include "podsim/spec/gaudi1.h"
 #include "tests/driver/with_device.h"
 
 namespace podsim::driver {
@@ -342,8 +344,11 @@ TEST(DriverDevice, BadSubmissionsAreRefusedAndChangeNothing) {
     cs.in.pad[2] = 1;
     EXPECT_EQ(file->ioctl(HL_IOCTL_CS, &cs), -EINVAL);
     cs.in.pad[2] = 0;
-    cs.in.cs_flags = HL_CS_FLAGS_STAGED_SUBMISSION | HL_CS_FLAGS_STAGED_SUBMISSION_FIRST;
+    cs.in.cs_flags = HL_CS_FLAGS_ENGINE_CORE_COMMAND;  // Gaudi2's
     EXPECT_EQ(file->ioctl(HL_IOCTL_CS, &cs), -EOPNOTSUPP);
+    cs = {};
+    cs.in.chunks_execute = reinterpret_cast<std::uintptr_t>(one.data());
+    cs.in.num_chunks_execute = 1;
     hl_wait_cs_args wait{};
     wait.in.flags = HL_WAIT_CS_FLAGS_INTERRUPT;
     EXPECT_EQ(file->ioctl(HL_IOCTL_WAIT_CS, &wait), -EPERM);
@@ -567,6 +572,133 @@ TEST(DriverDevice, RazwiAndUndefinedOpcodeAreRecordedFromTheEventQueue) {
     settle();
     EXPECT_EQ(info(*file, HL_INFO_RAZWI_EVENT, razwi), 0);
     EXPECT_EQ(razwi.addr, kNowhere);
+  });
+}
+
+// One stage of a staged submission; `staged` the first stage's sequence (0 for the first).
+int stage(File& file, std::vector<hl_cs_chunk> chunks, std::uint32_t flags, std::uint64_t staged,
+          hl_cs_args& cs, std::uint32_t handle = 0) {
+  cs = {};
+  cs.in.chunks_execute = reinterpret_cast<std::uintptr_t>(chunks.data());
+  cs.in.num_chunks_execute = static_cast<std::uint32_t>(chunks.size());
+  cs.in.cs_flags = HL_CS_FLAGS_STAGED_SUBMISSION | flags;
+  if (handle != 0) {
+    cs.in.encaps_sig_handle_id = handle;
+  } else {
+    cs.in.seq = staged;
+  }
+  return file.ioctl(HL_IOCTL_CS, &cs);
+}
+
+// A staged submission: a copy down in the first stage, a copy back up in the last. The first
+// stage's sequence names it, and waiting for it waits for the last stage: before the last is
+// submitted the submission is busy though the first stage's copy is done.
+TEST(DriverDevice, AStagedSubmissionCompletesWithItsLastStage) {
+  with_device([](Device& device, host::HostCpu&, system::SystemModel& model) {
+    auto file = open_node(device, false);
+    const std::uint64_t hbm = device.properties().dram_base;
+    const std::uint64_t window = model.chip(0).config().address_map.host.value;
+    std::vector<std::uint8_t> data(4096);
+    std::iota(data.begin(), data.end(), 3);
+    model.host(0).memory().backing().write(0x200000, data.data(), data.size());
+    const auto [down, down_size] = user_cb(*file, model, {lin_dma(window + 0x200000, hbm, 4096)});
+    const auto [up, up_size] = user_cb(*file, model, {lin_dma(hbm, window + 0x300000, 4096)});
+    hl_cs_args cs{};
+    ASSERT_EQ(stage(*file, {chunk(down, GAUDI_QUEUE_ID_DMA_0_0, down_size)},
+                    HL_CS_FLAGS_STAGED_SUBMISSION_FIRST, 0, cs),
+              0);
+    const std::uint64_t staged = cs.out.seq;
+    int rc = 0;
+    EXPECT_EQ(wait_for(*file, staged, 100000, rc).status, HL_WAIT_CS_STATUS_BUSY);
+    // Stages of an unknown submission are refused.
+    EXPECT_EQ(stage(*file, {chunk(up, GAUDI_QUEUE_ID_DMA_1_0, up_size)},
+                    HL_CS_FLAGS_STAGED_SUBMISSION_LAST, staged + 7, cs),
+              -EINVAL);
+    ASSERT_EQ(stage(*file, {chunk(up, GAUDI_QUEUE_ID_DMA_1_0, up_size)},
+                    HL_CS_FLAGS_STAGED_SUBMISSION_LAST, staged, cs),
+              0);
+    EXPECT_EQ(cs.out.seq, staged);
+    EXPECT_EQ(wait_for(*file, staged, 1000000, rc).status, HL_WAIT_CS_STATUS_COMPLETED);
+    std::vector<std::uint8_t> got(4096);
+    model.host(0).memory().backing().read(0x300000, got.data(), got.size());
+    EXPECT_EQ(got, data);
+    // After its last stage, the submission takes no more.
+    EXPECT_EQ(stage(*file, {chunk(up, GAUDI_QUEUE_ID_DMA_1_0, up_size)},
+                    HL_CS_FLAGS_STAGED_SUBMISSION_LAST, staged, cs),
+              -EINVAL);
+  });
+}
+
+// Encapsulated signals: 200 signals of queue 0's sync object reserved; a staged CS adds them
+// itself; a WAIT on the 200th waits for it; the reservation ends with the CS. Reservations
+// that are not the latest cannot be given back, nor can too many be taken.
+TEST(DriverDevice, EncapsulatedSignalsAreReservedCarriedAndWaitedFor) {
+  with_device([](Device& device, host::HostCpu&, system::SystemModel& model) {
+    auto file = open_node(device, false);
+    hl_cs_args cs{};
+    cs.in.cs_flags = HL_CS_FLAGS_RESERVE_SIGNALS_ONLY;
+    cs.in.encaps_signals_count = 200;
+    cs.in.encaps_signals_q_idx = GAUDI_QUEUE_ID_DMA_0_0;
+    ASSERT_EQ(file->ioctl(HL_IOCTL_CS, &cs), 0);
+    const std::uint32_t handle = cs.out.handle_id;
+    EXPECT_EQ(handle, 1u);
+    EXPECT_EQ(cs.out.count, 201u);  // the next signal's value
+    const std::uint64_t sob = PODSIM_GAUDI1_CFG_BASE + cs.out.sob_base_addr_offset;
+    chip::spec::Packet add("MSG_LONG");
+    add.set("addr", sob).set("value", chip::spec::encode_sob_write({200, true, false}));
+    add.barriers(true, true, true);
+    const auto [adds, adds_size] = user_cb(*file, model, {add});
+    ASSERT_EQ(stage(*file, {chunk(adds, GAUDI_QUEUE_ID_DMA_0_0, adds_size)},
+                    HL_CS_FLAGS_STAGED_SUBMISSION_FIRST | HL_CS_FLAGS_ENCAP_SIGNALS, 0, cs, handle),
+              0);
+    const std::uint64_t staged = cs.out.seq;
+    // A WAIT on queue 4 for signal `offset` of the reservation the staged CS carries.
+    const auto encaps_wait = [&](std::uint32_t offset) {
+      hl_cs_chunk wait{};
+      wait.queue_index = GAUDI_QUEUE_ID_DMA_1_0;
+      wait.encaps_signal_seq = staged;
+      wait.encaps_signal_offset = offset;
+      cs = {};
+      cs.in.chunks_execute = reinterpret_cast<std::uintptr_t>(&wait);
+      cs.in.num_chunks_execute = 1;
+      cs.in.cs_flags = HL_CS_FLAGS_WAIT | HL_CS_FLAGS_ENCAP_SIGNALS;
+      return file->ioctl(HL_IOCTL_CS, &cs);
+    };
+    ASSERT_EQ(encaps_wait(200), 0);
+    ASSERT_NE(cs.out.seq, ~0ull);
+    int rc = 0;
+    EXPECT_EQ(wait_for(*file, cs.out.seq, 1000000, rc).status, HL_WAIT_CS_STATUS_COMPLETED);
+    EXPECT_EQ(encaps_wait(201), -EINVAL);  // beyond the reservation
+    const auto [nop, nop_size] = user_cb(*file, model, {chip::spec::Packet("NOP")});
+    ASSERT_EQ(stage(*file, {chunk(nop, GAUDI_QUEUE_ID_DMA_0_0, nop_size)},
+                    HL_CS_FLAGS_STAGED_SUBMISSION_LAST, staged, cs),
+              0);
+    EXPECT_EQ(wait_for(*file, staged, 1000000, rc).status, HL_WAIT_CS_STATUS_COMPLETED);
+    // The reservation ended with its CS: a wait on it now has nothing to wait for.
+    EXPECT_EQ(encaps_wait(1), 0);
+    EXPECT_EQ(cs.out.seq, ~0ull);
+    // Give back: only the latest reservation, once.
+    const auto reserve = [&](std::uint32_t count) {
+      cs = {};
+      cs.in.cs_flags = HL_CS_FLAGS_RESERVE_SIGNALS_ONLY;
+      cs.in.encaps_signals_count = count;
+      cs.in.encaps_signals_q_idx = GAUDI_QUEUE_ID_DMA_0_0;
+      return file->ioctl(HL_IOCTL_CS, &cs) == 0 ? cs.out.handle_id : 0u;
+    };
+    const auto unreserve = [&](std::uint32_t id) {
+      cs = {};
+      cs.in.cs_flags = HL_CS_FLAGS_UNRESERVE_SIGNALS_ONLY;
+      cs.in.encaps_sig_handle_id = id;
+      return file->ioctl(HL_IOCTL_CS, &cs);
+    };
+    const std::uint32_t a = reserve(10), b = reserve(20);
+    ASSERT_NE(a, 0u);
+    ASSERT_NE(b, 0u);
+    EXPECT_EQ(unreserve(a), -EINVAL);  // b came after it
+    EXPECT_EQ(unreserve(b), 0);
+    EXPECT_EQ(unreserve(b), -EINVAL);
+    EXPECT_EQ(unreserve(a), 0);
+    EXPECT_EQ(reserve(40000), 0u);  // past the 15-bit limit
   });
 }
 
