@@ -28,10 +28,11 @@ constexpr std::uint64_t kKernelFirst = 64ull << 30, kKernelPerDevice = 4ull << 3
 constexpr int kMaxDevices = 16;  // what fits below the lent range
 constexpr std::uint64_t kLentFirst = 128ull << 30, kLentSize = 256ull << 30;
 
-// $PODSIM_DEVICES, or every chip of the box; at most kMaxDevices.
+// $PODSIM_DEVICES (at most the box's chips and kMaxDevices), or one: a program that opens "any
+// device" twice expects the second open to fail on a machine with one card.
 int device_count(int box_chips) {
   const char* text = std::getenv("PODSIM_DEVICES");
-  int n = box_chips;
+  int n = 1;
   if (text != nullptr && *text != '\0') {
     char* end = nullptr;
     const long v = std::strtol(text, &end, 10);

@@ -1,6 +1,6 @@
 // The model a client process talks to through the LD_PRELOAD shim: a modeled system whose first
 // box's chips the driver probes and serves (each a device of its own, as the kernel would list
-// them: $PODSIM_DEVICES of them, default all), in a thread of the process's own. Client threads
+// them: $PODSIM_DEVICES of them, default 1), in a thread of the process's own. Client threads
 // hand it calls; each runs in a simulation thread of its own (kept for the next call), so a call
 // that blocks (WAIT_CS) holds only its own thread. Between calls the simulation runs the activity
 // due soon (within 1 ms of simulated time: the work just submitted) and stops at a longer gap; it

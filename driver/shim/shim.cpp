@@ -87,6 +87,16 @@ std::map<void*, Mapping>& mappings() {
   return *m;
 }
 
+// $PODSIM_SHIM_TRACE: every ioctl the model refuses is printed with its errno, to see why a
+// program's call failed.
+bool trace_failures() {
+  static const bool on = [] {
+    const char* v = std::getenv("PODSIM_SHIM_TRACE");
+    return v != nullptr && *v != '\0' && *v != '0';
+  }();
+  return on;
+}
+
 int fail(int rc) {
   errno = -rc;
   return -1;
@@ -340,6 +350,9 @@ int ioctl(int fd, unsigned long request, ...) {
         if (request == HL_IOCTL_CS) copy_buffers(fd, memory);
         return file->ioctl(request, arg);
       });
+  if (rc < 0 && trace_failures()) {
+    std::fprintf(stderr, "podsim shim: ioctl %#lx on fd %d: %s\n", request, fd, std::strerror(-rc));
+  }
   return rc < 0 ? fail(rc) : rc;
 }
 

@@ -702,6 +702,55 @@ TEST(DriverDevice, EncapsulatedSignalsAreReservedCarriedAndWaitedFor) {
   });
 }
 
+// Several reservations on one queue, carried by CSs submitted in the opposite order and waited
+// for on one queue (hl-thunk's parallel encapsulated-signal test, in one thread).
+TEST(DriverDevice, SeveralReservationsOnOneQueueAreWaitedForInAnyOrder) {
+  with_device([](Device& device, host::HostCpu&, system::SystemModel& model) {
+    auto file = open_node(device, false);
+    constexpr int kReservations = 6;
+    std::vector<std::uint32_t> handles;
+    std::uint64_t sob = 0;
+    hl_cs_args cs{};
+    for (int i = 0; i < kReservations; ++i) {
+      cs = {};
+      cs.in.cs_flags = HL_CS_FLAGS_RESERVE_SIGNALS_ONLY;
+      cs.in.encaps_signals_count = 200;
+      cs.in.encaps_signals_q_idx = GAUDI_QUEUE_ID_DMA_0_1;
+      ASSERT_EQ(file->ioctl(HL_IOCTL_CS, &cs), 0);
+      handles.push_back(cs.out.handle_id);
+      sob = PODSIM_GAUDI1_CFG_BASE + cs.out.sob_base_addr_offset;
+    }
+    chip::spec::Packet add("MSG_LONG");
+    add.set("addr", sob).set("value", chip::spec::encode_sob_write({200, true, false}));
+    add.barriers(true, true, true);
+    std::vector<std::uint64_t> staged(kReservations), waits;
+    for (int i = kReservations; i-- > 0;) {
+      const auto [adds, adds_size] = user_cb(*file, model, {add});
+      ASSERT_EQ(stage(*file, {chunk(adds, GAUDI_QUEUE_ID_DMA_0_1, adds_size)},
+                      HL_CS_FLAGS_STAGED_SUBMISSION_FIRST | HL_CS_FLAGS_ENCAP_SIGNALS, 0, cs,
+                      handles[static_cast<std::size_t>(i)]),
+                0);
+      staged[static_cast<std::size_t>(i)] = cs.out.seq;
+    }
+    for (int i = 0; i < kReservations; ++i) {
+      hl_cs_chunk wait{};
+      wait.queue_index = GAUDI_QUEUE_ID_DMA_1_1;
+      wait.encaps_signal_seq = staged[static_cast<std::size_t>(i)];
+      wait.encaps_signal_offset = 200;
+      cs = {};
+      cs.in.chunks_execute = reinterpret_cast<std::uintptr_t>(&wait);
+      cs.in.num_chunks_execute = 1;
+      cs.in.cs_flags = HL_CS_FLAGS_WAIT | HL_CS_FLAGS_ENCAP_SIGNALS;
+      ASSERT_EQ(file->ioctl(HL_IOCTL_CS, &cs), 0);
+      ASSERT_NE(cs.out.seq, ~0ull);
+      waits.push_back(cs.out.seq);
+    }
+    int rc = 0;
+    for (const std::uint64_t w : waits)
+      EXPECT_EQ(wait_for(*file, w, 1000000, rc).status, HL_WAIT_CS_STATUS_COMPLETED) << w;
+  });
+}
+
 // A buffer that never ends (a FENCE nothing satisfies) times out at the CS's own timeout: its
 // wait says TIMEDOUT, the CS queued behind it is aborted by the hard reset that follows, the
 // reset and the timeout are recorded, and the device then runs work again.
