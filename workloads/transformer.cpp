@@ -316,93 +316,77 @@ void TransformerBlock::linear_backward(const std::string& name, Value in, Value 
   s_.gemm(name + ".dgrad", dout, w, *din, dgrad);
 }
 
-// Per sequence, GEMMs batched over the heads: each head's query, key and value are column
-// blocks of qkv (rows 3H apart, heads D apart), its probabilities an S x S block of probs.
+// A GEMM batched over the heads of one sequence: c (m x n) = a (m x k) b (k x n), transposed
+// where an operand says so, each walked from its offset by its leading dimension, one head
+// `head_stride` elements after the other.
+void TransformerBlock::head_gemm(const std::string& name, Value a, Value b, Value c,
+                                 std::array<std::uint32_t, 3> mnk,
+                                 std::array<HeadOperand, 3> operands) {
+  mme::GemmDesc g;
+  g.m = mnk[0];
+  g.n = mnk[1];
+  g.k = mnk[2];
+  g.batch = c_.heads;
+  g.trans_a = operands[0].trans;
+  g.trans_b = operands[1].trans;
+  g.lda = operands[0].ld;
+  g.ldb = operands[1].ld;
+  g.ldc = operands[2].ld;
+  g.stride_a = operands[0].head_stride;
+  g.stride_b = operands[1].head_stride;
+  g.stride_c = operands[2].head_stride;
+  s_.gemm(name, a, b, c, g, false, {operands[0].offset, operands[1].offset, operands[2].offset});
+}
+
+// Sequence n's operands: its heads' query, key or value (`part` 0, 1, 2: column blocks of qkv,
+// rows 3H apart, heads D apart), their S x S probabilities (blocks of probs), their context
+// (column blocks of ctx, rows H apart).
+TransformerBlock::HeadOperand TransformerBlock::qkv_part(std::uint32_t n, int part,
+                                                         bool trans) const {
+  const std::uint64_t h = c_.hidden;
+  return {std::uint64_t{n} * c_.sequence * 3 * h + static_cast<std::uint64_t>(part) * h,
+          static_cast<std::uint32_t>(3 * h), c_.head_size(), trans};
+}
+TransformerBlock::HeadOperand TransformerBlock::probs_block(std::uint32_t n, bool trans) const {
+  const std::uint64_t s = c_.sequence;
+  return {std::uint64_t{n} * c_.heads * s * s, c_.sequence, s * s, trans};
+}
+TransformerBlock::HeadOperand TransformerBlock::ctx_part(std::uint32_t n) const {
+  return {std::uint64_t{n} * c_.sequence * c_.hidden, c_.hidden, c_.head_size(), false};
+}
+
 void TransformerBlock::attention(Value qkv, Value ctx, Value probs) {
-  const std::uint32_t s = c_.sequence, h = c_.hidden, a = c_.heads, d = c_.head_size();
-  const Value raw = s_.temporary("scores", c_.dtype, {s, s * a * c_.batch});
-  for (std::uint32_t n = 0; n < c_.batch; ++n) {
-    const std::uint64_t rows = std::uint64_t{n} * s * 3 * h, block = std::uint64_t{n} * a * s * s;
-    mme::GemmDesc scores;  // q k^T
-    scores.m = scores.n = s;
-    scores.k = d;
-    scores.batch = a;
-    scores.trans_b = true;
-    scores.lda = scores.ldb = 3 * h;
-    scores.ldc = s;
-    scores.stride_a = scores.stride_b = d;
-    scores.stride_c = std::uint64_t{s} * s;
-    s_.gemm(fmt::format("scores{}", n), qkv, qkv, raw, scores, false, {rows, rows + h, block});
+  const std::uint32_t s = c_.sequence, d = c_.head_size();
+  const std::vector<std::uint32_t> shape{s, s * c_.heads * c_.batch};
+  const Value raw = s_.temporary("scores", c_.dtype, shape);
+  for (std::uint32_t n = 0; n < c_.batch; ++n) {  // q k^T
+    head_gemm(fmt::format("scores{}", n), qkv, qkv, raw, {s, s, d},
+              {qkv_part(n, 0), qkv_part(n, 1, true), probs_block(n)});
   }
-  const std::vector<std::uint32_t> shape{s, s * a * c_.batch};
   s_.kernel("softmax", request("softmax", c_.dtype, shape), {raw, probs});
-  for (std::uint32_t n = 0; n < c_.batch; ++n) {
-    const std::uint64_t rows = std::uint64_t{n} * s * 3 * h, block = std::uint64_t{n} * a * s * s;
-    mme::GemmDesc context;  // p v
-    context.m = s;
-    context.n = d;
-    context.k = s;
-    context.batch = a;
-    context.lda = s;
-    context.ldb = 3 * h;
-    context.ldc = h;
-    context.stride_a = std::uint64_t{s} * s;
-    context.stride_b = context.stride_c = d;
-    s_.gemm(fmt::format("context{}", n), probs, qkv, ctx, context, false,
-            {block, rows + 2 * h, std::uint64_t{n} * s * h});
+  for (std::uint32_t n = 0; n < c_.batch; ++n) {  // p v
+    head_gemm(fmt::format("context{}", n), probs, qkv, ctx, {s, d, s},
+              {probs_block(n), qkv_part(n, 2), ctx_part(n)});
   }
 }
 
 void TransformerBlock::attention_backward(Value qkv, Value probs, Value dctx, Value dqkv) {
-  const std::uint32_t s = c_.sequence, h = c_.hidden, a = c_.heads, d = c_.head_size();
-  const Value dprobs = s_.temporary("dprobs", c_.dtype, {s, s * a * c_.batch});
-  const Value dscores = s_.temporary("dscores", c_.dtype, {s, s * a * c_.batch});
-  const auto heads = [&](mme::GemmDesc g) {
-    g.batch = a;
-    return g;
-  };
+  const std::uint32_t s = c_.sequence, d = c_.head_size();
+  const std::vector<std::uint32_t> shape{s, s * c_.heads * c_.batch};
+  const Value dprobs = s_.temporary("dprobs", c_.dtype, shape);
+  const Value dscores = s_.temporary("dscores", c_.dtype, shape);
   for (std::uint32_t n = 0; n < c_.batch; ++n) {
-    const std::uint64_t rows = std::uint64_t{n} * s * 3 * h, block = std::uint64_t{n} * a * s * s,
-                        ctx_rows = std::uint64_t{n} * s * h;
-    mme::GemmDesc dp = heads({});  // dctx v^T
-    dp.m = dp.n = s;
-    dp.k = d;
-    dp.trans_b = true;
-    dp.lda = h;
-    dp.ldb = 3 * h;
-    dp.ldc = s;
-    dp.stride_a = dp.stride_b = d;
-    dp.stride_c = std::uint64_t{s} * s;
-    s_.gemm(fmt::format("dprobs{}", n), dctx, qkv, dprobs, dp, false,
-            {ctx_rows, rows + 2 * h, block});
-    mme::GemmDesc dv = heads({});  // p^T dctx
-    dv.m = s;
-    dv.n = d;
-    dv.k = s;
-    dv.trans_a = true;
-    dv.lda = s;
-    dv.ldb = h;
-    dv.ldc = 3 * h;
-    dv.stride_a = std::uint64_t{s} * s;
-    dv.stride_b = dv.stride_c = d;
-    s_.gemm(fmt::format("dv{}", n), probs, dctx, dqkv, dv, false, {block, ctx_rows, rows + 2 * h});
+    head_gemm(fmt::format("dprobs{}", n), dctx, qkv, dprobs, {s, s, d},  // dctx v^T
+              {ctx_part(n), qkv_part(n, 2, true), probs_block(n)});
+    head_gemm(fmt::format("dv{}", n), probs, dctx, dqkv, {s, d, s},  // p^T dctx
+              {probs_block(n, true), ctx_part(n), qkv_part(n, 2)});
   }
-  const std::vector<std::uint32_t> shape{s, s * a * c_.batch};
   s_.kernel("softmax_bwd", request("softmax_bwd", c_.dtype, shape), {dprobs, probs, dscores});
   for (std::uint32_t n = 0; n < c_.batch; ++n) {
-    const std::uint64_t rows = std::uint64_t{n} * s * 3 * h, block = std::uint64_t{n} * a * s * s;
-    mme::GemmDesc dq = heads({});  // dscores k
-    dq.m = s;
-    dq.n = d;
-    dq.k = s;
-    dq.lda = s;
-    dq.ldb = dq.ldc = 3 * h;
-    dq.stride_a = std::uint64_t{s} * s;
-    dq.stride_b = dq.stride_c = d;
-    s_.gemm(fmt::format("dq{}", n), dscores, qkv, dqkv, dq, false, {block, rows + h, rows});
-    mme::GemmDesc dk = dq;  // dscores^T q
-    dk.trans_a = true;
-    s_.gemm(fmt::format("dk{}", n), dscores, qkv, dqkv, dk, false, {block, rows, rows + h});
+    head_gemm(fmt::format("dq{}", n), dscores, qkv, dqkv, {s, d, s},  // dscores k
+              {probs_block(n), qkv_part(n, 1), qkv_part(n, 0)});
+    head_gemm(fmt::format("dk{}", n), dscores, qkv, dqkv, {s, d, s},  // dscores^T q
+              {probs_block(n, true), qkv_part(n, 0), qkv_part(n, 1)});
   }
 }
 

@@ -11,6 +11,7 @@
 // The CPU reference computes the same layer in double precision.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -52,6 +53,17 @@ class TransformerBlock {
                std::uint32_t out_features);
   void linear_backward(const std::string& name, Value in, Value w, Value dout, Value* din,
                        std::uint32_t in_features, std::uint32_t out_features);
+  struct HeadOperand {
+    std::uint64_t offset;       // elements from the tensor's start
+    std::uint32_t ld;           // elements between rows
+    std::uint64_t head_stride;  // elements between heads
+    bool trans;
+  };
+  void head_gemm(const std::string& name, Value a, Value b, Value c,
+                 std::array<std::uint32_t, 3> mnk, std::array<HeadOperand, 3> operands);
+  HeadOperand qkv_part(std::uint32_t n, int part, bool trans = false) const;
+  HeadOperand probs_block(std::uint32_t n, bool trans = false) const;
+  HeadOperand ctx_part(std::uint32_t n) const;
   void attention(Value qkv, Value ctx, Value probs);
   void attention_backward(Value qkv, Value probs, Value dctx, Value dqkv);
 
