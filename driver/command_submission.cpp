@@ -281,36 +281,51 @@ int Device::submit_stage(std::uint32_t ctx, const hl_cs_in& in,
     const auto h = encaps_.find({ctx, handle});
     if (h == encaps_.end() || h->second.cs_seq != ~0ull) return -EINVAL;
   }
+  // The stage's place in the submission is recorded before its jobs can end.
+  const auto prepare = [&](Cs& cs) {
+    const std::uint64_t head = first ? cs.seq : head_seq;
+    if (first) {
+      cs.staged_first = true;
+      cs.encaps = handle;
+      if (handle != 0) encaps_.at({ctx, handle}).cs_seq = cs.seq;
+    } else {
+      cs.staged = head;
+      if (!last) cs_.at({ctx, head}).stages.push_back(cs.seq);
+    }
+    if (!last) {
+      ++cs.remaining;  // held until the last stage ends
+    } else {
+      cs.staged_last = !first;
+      cs.staged = head;
+      cs_.at({ctx, head}).staged_closed = true;
+    }
+  };
   std::uint64_t own = 0;
-  if (const int rc =
-          queue_jobs(ctx, chunks, first ? timeout : kNoDeadline, skip_reset, own, nullptr, !last);
+  if (const int rc = queue_jobs(ctx, chunks, first ? timeout : kNoDeadline, skip_reset, own,
+                                nullptr, !last, prepare);
       rc != 0) {
     return rc;
   }
-  Cs& cs = cs_.at({ctx, own});
-  if (first) {
-    head_seq = own;
-    cs.staged_first = true;
-    cs.encaps = handle;
-    if (handle != 0) encaps_.at({ctx, handle}).cs_seq = own;
-  } else {
-    cs.staged = head_seq;
-    if (!last) cs_.at({ctx, head_seq}).stages.push_back(own);
-  }
-  if (!last) {
-    ++cs.remaining;  // held until the last stage ends
-  } else {
-    cs.staged_last = !first;
-    cs.staged = head_seq;
-    cs_.at({ctx, head_seq}).staged_closed = true;
-  }
+  if (first) head_seq = own;
   seq = head_seq;
   return 0;
 }
 
 int Device::queue_jobs(std::uint32_t ctx, const std::vector<hl_cs_chunk>& chunks,
                        core::TimePs timeout, bool skip_reset, std::uint64_t& seq,
-                       const std::vector<std::uint8_t>* driver_cb, bool internal_only) {
+                       const std::vector<std::uint8_t>* driver_cb, bool internal_only,
+                       const std::function<void(Cs&)>& prepare) {
+  // One submission at a time, as Linux's queue locks make it: a doorbell carries the queue's
+  // producer index, and another thread's write overtaking it would move the index back.
+  while (submitting_) sc_core::wait(submitted_);
+  submitting_ = true;
+  struct Unlock {
+    Device& d;
+    ~Unlock() {
+      d.submitting_ = false;
+      d.submitted_.notify();
+    }
+  } unlock{*this};
   // Everything is checked before anything is queued: a bad CS changes nothing.
   struct Planned {
     Queue* queue;
@@ -346,6 +361,7 @@ int Device::queue_jobs(std::uint32_t ctx, const std::vector<hl_cs_chunk>& chunks
   cs.deadline = timeout == kNoDeadline
                     ? deadlines_.end()
                     : deadlines_.emplace(core::now_ps() + timeout, std::make_pair(ctx, seq));
+  if (prepare) prepare(cs);
   watchdog_->wake.notify(sc_core::SC_ZERO_TIME);
   std::vector<Queue*> rung;
   for (const Planned& p : plan) {

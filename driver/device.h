@@ -41,6 +41,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -242,10 +243,12 @@ class Device {
   // `timeout`: from now until the CS counts as timed out.
   // A host-facing job of `driver_cb` runs the driver's packets instead of a user CB.
   // `internal_only`: a CS without host-facing jobs is accepted (a staged submission's stage
-  // before the last).
+  // before the last). `prepare` completes the new CS's record before its jobs are queued: the
+  // doorbell writes take time, during which the jobs may already finish.
   int queue_jobs(std::uint32_t ctx, const std::vector<hl_cs_chunk>& chunks, core::TimePs timeout,
                  bool skip_reset, std::uint64_t& seq,
-                 const std::vector<std::uint8_t>* driver_cb = nullptr, bool internal_only = false);
+                 const std::vector<std::uint8_t>* driver_cb = nullptr, bool internal_only = false,
+                 const std::function<void(Cs&)>& prepare = nullptr);
   int wait(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out& out);
   int wait_any(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out& out);
   void on_completion(int vector);
@@ -305,6 +308,8 @@ class Device {
   };
   ErrorRecords errors_;
   std::uint64_t notifier_ = 0;
+  bool submitting_ = false;  // a thread is queueing jobs (queue_jobs)
+  sc_core::sc_event submitted_;
   std::uint32_t status_ = HL_DEVICE_STATUS_OPERATIONAL;
   std::uint32_t hard_resets_ = 0;
   bool resetting_ = false;

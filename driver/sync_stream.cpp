@@ -82,13 +82,17 @@ int Device::signal(std::uint32_t ctx, const hl_cs_chunk& chunk, core::TimePs tim
   add.barriers(true, true, true);
   const std::vector<std::uint8_t> packets = chip::spec::PacketCodec().encode({add});
   std::uint64_t seq = 0;
-  if (const int rc = queue_jobs(ctx, {chunk}, timeout, false, seq, &packets); rc != 0) return rc;
-  Cs& cs = cs_.at({ctx, seq});
-  cs.signal = true;
-  cs.sob = sob_of(q, used);
-  cs.sob_value = value;
-  ++stream.users[used];
-  cs.sob_refs.push_back(sob_of(q, used));
+  const auto prepare = [&](Cs& cs) {  // before the job can end
+    cs.signal = true;
+    cs.sob = sob_of(q, used);
+    cs.sob_value = value;
+    ++stream.users[used];
+    cs.sob_refs.push_back(sob_of(q, used));
+  };
+  if (const int rc = queue_jobs(ctx, {chunk}, timeout, false, seq, &packets, false, prepare);
+      rc != 0) {
+    return rc;
+  }
   if (last) {
     stream.current = 1 - used;
     stream.next_value = 1;
@@ -115,10 +119,12 @@ int Device::queue_wait(std::uint32_t ctx, const hl_cs_chunk& chunk, core::TimePs
   const std::vector<std::uint8_t> packets =
       wait_packets(kFirstMonitor + chunk.queue_index, fence, sob, value);
   std::uint64_t seq = 0;
+  const auto prepare = [&](Cs& cs) {  // before the job can end
+    ++sync_streams_[(sob - kFirstSob) / 2].users[(sob - kFirstSob) % 2];
+    cs.sob_refs.push_back(sob);
+  };
   // A wait that cannot be queued is dropped, as Linux rolls it back: nothing to wait for.
-  if (queue_jobs(ctx, {chunk}, timeout, false, seq, &packets) != 0) return 0;
-  ++sync_streams_[(sob - kFirstSob) / 2].users[(sob - kFirstSob) % 2];
-  cs_.at({ctx, seq}).sob_refs.push_back(sob);
+  if (queue_jobs(ctx, {chunk}, timeout, false, seq, &packets, false, prepare) != 0) return 0;
   out.seq = seq;
   return 0;
 }

@@ -751,6 +751,36 @@ TEST(DriverDevice, SeveralReservationsOnOneQueueAreWaitedForInAnyOrder) {
   });
 }
 
+// Regression: two threads submitting to one queue at once could ring its doorbell out of order
+// (the producer index moving back), and a CS's record (a stage's place, a signal's sync object)
+// was completed after its jobs were queued, so jobs another doorbell started could end
+// unrecorded: a staged submission then never completed. Now submissions are one at a time and
+// records complete first; two programs submit to one queue: every staged submission completes.
+TEST(DriverDevice, StagesOnAQueueOtherThreadsAlsoRingComplete) {
+  with_device([](Device& device, host::HostCpu& cpu, system::SystemModel& model) {
+    auto file = open_node(device, false);
+    const auto [nop, nop_size] = user_cb(*file, model, {chip::spec::Packet("NOP")});
+    const hl_cs_chunk job = chunk(nop, GAUDI_QUEUE_ID_DMA_0_0, nop_size);
+    constexpr int kRounds = 40;
+    int noise_done = 0;
+    cpu.run([&](host::HostCpu&) {  // another thread ringing the same queue
+      hl_cs_args cs{};
+      for (int i = 0; i < kRounds; ++i) EXPECT_EQ(submit(*file, {job, job, job}, cs), 0);
+      ++noise_done;
+    });
+    int rc = 0;
+    for (int i = 0; i < kRounds; ++i) {
+      hl_cs_args cs{};
+      ASSERT_EQ(stage(*file, {job}, HL_CS_FLAGS_STAGED_SUBMISSION_FIRST, 0, cs), 0);
+      const std::uint64_t staged = cs.out.seq;
+      ASSERT_EQ(stage(*file, {job, job}, HL_CS_FLAGS_STAGED_SUBMISSION_LAST, staged, cs), 0);
+      ASSERT_EQ(wait_for(*file, staged, 1000000, rc).status, HL_WAIT_CS_STATUS_COMPLETED)
+          << "round " << i;
+    }
+    while (noise_done == 0) sc_core::wait(sc_core::sc_time(1, sc_core::SC_US));
+  });
+}
+
 // A buffer that never ends (a FENCE nothing satisfies) times out at the CS's own timeout: its
 // wait says TIMEDOUT, the CS queued behind it is aborted by the hard reset that follows, the
 // reset and the timeout are recorded, and the device then runs work again.
