@@ -47,6 +47,15 @@ struct Activity {
     if (c.hbm() != nullptr) a.hbm_bytes = c.hbm()->bytes_moved();
     return a;
   }
+  Activity& operator+=(const Activity& o) {
+    now += o.now;
+    device += o.device;
+    tpc_busy += o.tpc_busy;
+    mme_busy += o.mme_busy;
+    dma_busy += o.dma_busy;
+    hbm_bytes += o.hbm_bytes;
+    return *this;
+  }
   Activity operator-(const Activity& o) const {
     return {now - o.now,           device - o.device,     tpc_busy - o.tpc_busy,
             mme_busy - o.mme_busy, dma_busy - o.dma_busy, hbm_bytes - o.hbm_bytes};
@@ -314,14 +323,7 @@ class RunCommand : public Command {
 
   int summary(chip::Chip& c, const std::string& system, const Outcome& o, double cpu) const {
     Activity total;
-    for (const StepRow& r : o.rows) {
-      total.now += r.activity.now;
-      total.device += r.activity.device;
-      total.tpc_busy += r.activity.tpc_busy;
-      total.mme_busy += r.activity.mme_busy;
-      total.dma_busy += r.activity.dma_busy;
-      total.hbm_bytes += r.activity.hbm_bytes;
-    }
+    for (const StepRow& r : o.rows) total += r.activity;
     const auto us = [](core::TimePs t) { return static_cast<double>(t) * 1e-6; };
     fmt::print("workload   {}, {}, {} mode, {} steps on {} chip 0 ({}) through the driver\n",
                description(), tpc::info(mlp_.dtype).name, mode_, o.rows.size(), system,

@@ -34,10 +34,6 @@ std::uint32_t mme_queue(int engine) {
   return GAUDI_QUEUE_ID_MME_0_0 + 4u * static_cast<std::uint32_t>(engine);
 }
 
-std::uint64_t sob_address(std::uint32_t sob) {
-  return PODSIM_GAUDI1_SYNC_MNGR_OBJS_SOB_OBJ(PODSIM_GAUDI1_SYNC_MNGR_W_S_BASE, sob);
-}
-
 // A node writes its outputs and its scratch buffers (which are in no read list).
 bool writes(const Node& n, std::uint32_t id) {
   const auto t = static_cast<TensorId>(id);

@@ -11,7 +11,7 @@
 namespace podsim::synapse {
 namespace {
 
-constexpr int kRows = 4;    // rows per index-space point
+constexpr int kRows = 4;  // rows per index-space point
 
 enum class Kind { kBias, kUnary, kBinary };
 

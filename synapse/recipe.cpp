@@ -6,6 +6,8 @@
 #include <boost/crc.hpp>
 #include <cstring>
 
+#include "podsim/spec/gaudi1.h"
+
 namespace podsim::synapse {
 namespace {
 
@@ -239,6 +241,10 @@ const char* to_string(Engine e) {
       return "dma";
   }
   return "?";
+}
+
+std::uint64_t sob_address(std::uint32_t sob) {
+  return PODSIM_GAUDI1_SYNC_MNGR_OBJS_SOB_OBJ(PODSIM_GAUDI1_SYNC_MNGR_W_S_BASE, sob);
 }
 
 std::uint64_t fingerprint(const Recipe& recipe) {

@@ -91,6 +91,10 @@ struct Recipe {
   std::uint64_t fingerprint = 0;
 };
 
+// The chip address of user sync object `sob` (of the W_S manager, where the driver leaves
+// user space its objects): what a stage's engines signal and its waiters watch.
+std::uint64_t sob_address(std::uint32_t sob);
+
 // The hash `fingerprint` holds.
 std::uint64_t fingerprint(const Recipe& recipe);
 

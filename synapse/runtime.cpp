@@ -80,10 +80,6 @@ void wait_for(std::vector<Packet>& out, std::uint32_t monitor, std::uint32_t sob
   out.push_back(fence);
 }
 
-std::uint64_t sob_address(std::uint32_t sob) {
-  return PODSIM_GAUDI1_SYNC_MNGR_OBJS_SOB_OBJ(PODSIM_GAUDI1_SYNC_MNGR_W_S_BASE, sob);
-}
-
 }  // namespace
 
 Runtime::Runtime(driver::Device& device, host::HostMemory& memory, HostRegion region)
@@ -272,21 +268,19 @@ void Runtime::before_submit(Stream& s) {
   wait_seq(s.last);
 }
 
-std::uint64_t Runtime::submit(
-    Stream& s, const std::vector<std::uint8_t>& packets,
-    const std::vector<std::pair<std::uint32_t, std::pair<std::uint64_t, std::uint32_t>>>&
-        internal) {
+std::uint64_t Runtime::submit(Stream& s, const std::vector<std::uint8_t>& packets,
+                              const std::vector<QueueBuffer>& internal) {
   if (packets.size() > kCbBytes)
     throw RuntimeError(fmt::format("synapse: a command buffer of {} bytes (at most {})",
                                    packets.size(), kCbBytes));
   before_submit(s);
   memory_.backing().write(s.cb_address, packets.data(), packets.size());
   std::vector<hl_cs_chunk> chunks;
-  for (const auto& [queue, cb] : internal) {
+  for (const QueueBuffer& b : internal) {
     hl_cs_chunk c{};
-    c.cb_handle = cb.first;
-    c.queue_index = queue;
-    c.cb_size = cb.second;
+    c.cb_handle = b.address;  // an internal job's CB is named by its device address
+    c.queue_index = b.queue;
+    c.cb_size = b.bytes;
     chunks.push_back(c);
   }
   hl_cs_chunk own{};
@@ -425,11 +419,11 @@ const Runtime::Uploaded& Runtime::command_buffers(const Recipe& recipe,
     const std::uint64_t offset = blob.size();
     blob.insert(blob.end(), bytes.begin(), bytes.end());
     blob.resize(round_up(blob.size(), kAlign), 0);
-    u.buffers.push_back({q, {offset, static_cast<std::uint32_t>(bytes.size())}});
+    u.buffers.push_back({q, offset, static_cast<std::uint32_t>(bytes.size())});
   }
   u.bytes = blob.size();
   u.address = device_malloc(blob.size());
-  for (auto& b : u.buffers) b.second.first += u.address;
+  for (QueueBuffer& b : u.buffers) b.address += u.address;
   upload(u.address, blob);
   uploaded = true;
   return command_buffers_.emplace(key, std::move(u)).first->second;

@@ -56,7 +56,7 @@ struct Event {
   core::TimePs recorded = 0;
 };
 
-// Where a recipe ran and how long it took.
+// A launch: its CS's sequence, and what it had to upload first (nothing once cached).
 struct LaunchInfo {
   std::uint64_t seq = 0;
   bool uploaded_program = false, uploaded_command_buffers = false;
@@ -113,9 +113,15 @@ class Runtime {
   struct HostBuffer {
     std::uint64_t bytes = 0, va = 0;
   };
+  // An internal job's command buffer: its queue, device address and size.
+  struct QueueBuffer {
+    std::uint32_t queue;
+    std::uint64_t address;
+    std::uint32_t bytes;
+  };
   struct Uploaded {
     std::uint64_t address = 0, bytes = 0;
-    std::vector<std::pair<std::uint32_t, std::pair<std::uint64_t, std::uint32_t>>> buffers;
+    std::vector<QueueBuffer> buffers;
   };
 
   int call(unsigned long request, void* arg, const char* what);
@@ -123,10 +129,8 @@ class Runtime {
   Stream& stream(StreamId id);
   std::uint64_t device_va(std::uint64_t host, std::uint64_t bytes);
   // Submits `packets` on stream `s`'s queue, with `internal` jobs beside it; returns the sequence.
-  std::uint64_t submit(
-      Stream& s, const std::vector<std::uint8_t>& packets,
-      const std::vector<std::pair<std::uint32_t, std::pair<std::uint64_t, std::uint32_t>>>&
-          internal = {});
+  std::uint64_t submit(Stream& s, const std::vector<std::uint8_t>& packets,
+                       const std::vector<QueueBuffer>& internal = {});
   void before_submit(Stream& s);
   void wait_seq(std::uint64_t seq);
   void upload(std::uint64_t device, const std::vector<std::uint8_t>& bytes);

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "hw/core/random.h"
+#include "workloads/values.h"
 
 namespace podsim::workloads {
 namespace {
@@ -23,23 +24,12 @@ core::Random stream(std::uint64_t seed, std::uint64_t purpose) {
   return core::Random(seed ^ (purpose * 0x9E3779B97F4A7C15ull));
 }
 
-double rounded(double v, Dtype t) {
-  std::vector<std::uint8_t> b(8);
-  tpc::write_element(b, t, 0, v);
-  return tpc::read_element(b, t, 0);
-}
-
 // The teacher: labels = argmax over classes of x T, T [inputs, classes].
 std::vector<double> teacher(const MlpConfig& c) {
   core::Random r = stream(c.seed, kTeacherStream);
   std::vector<double> t(static_cast<std::size_t>(c.layers.front()) * c.layers.back());
   for (double& v : t) v = uniform(r, -1, 1);
   return t;
-}
-
-tpc::KernelRequest request(const char* kernel, Dtype t, std::vector<std::uint32_t> shape,
-                           std::map<std::string, double> params = {}) {
-  return tpc::KernelRequest{kernel, t, {}, std::move(shape), std::move(params)};
 }
 
 }  // namespace
@@ -86,13 +76,12 @@ std::vector<double> initial_weights(const MlpConfig& c, std::size_t layer) {
 
 Mlp::Mlp(Session& session, const MlpConfig& config) : s_(session), c_(config) {
   if (auto p = c_.problem(); !p.empty()) throw std::invalid_argument("mlp: " + p);
-  const std::uint32_t batch = c_.batch, classes = c_.layers.back();
+  const std::uint32_t batch = c_.batch;
   x_ = s_.persistent("x", c_.dtype, {c_.layers.front(), batch});
   labels_ = s_.persistent("labels", Dtype::kI32, {batch});
   loss_ = s_.persistent("loss", Dtype::kF32, {batch});
   dloss_ = s_.persistent("dloss", Dtype::kF32, {batch});
   s_.write(dloss_, std::vector<double>(batch, 1.0 / batch));
-  (void)classes;
   for (std::size_t l = 0; l + 1 < c_.layers.size(); ++l) {
     const std::uint32_t in = c_.layers[l], out = c_.layers[l + 1];
     w_.push_back(s_.persistent(fmt::format("w{}", l), c_.dtype, {out, in}));

@@ -5,23 +5,13 @@
 #include <cmath>
 
 #include "hw/core/random.h"
+#include "workloads/values.h"
 
 namespace podsim::workloads {
 namespace {
 
 using synapse::Session;
 using tpc::Dtype;
-
-double rounded(double v, Dtype t) {
-  std::vector<std::uint8_t> b(8);
-  tpc::write_element(b, t, 0, v);
-  return tpc::read_element(b, t, 0);
-}
-
-tpc::KernelRequest request(const char* kernel, Dtype t, std::vector<std::uint32_t> shape,
-                           std::map<std::string, double> params = {}) {
-  return tpc::KernelRequest{kernel, t, {}, std::move(shape), std::move(params)};
-}
 
 constexpr double kGeluC = 0.7978845608028654;  // sqrt(2 / pi)
 
