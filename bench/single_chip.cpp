@@ -4,9 +4,10 @@
 // command submission and its wait, from a client program under the LD_PRELOAD shim) in wall
 // microseconds.
 //
-//   bench/single_chip [--podsim PATH] [--json FILE] [--scale N]
+//   bench/single_chip [--podsim PATH] [--json FILE] [--scale N] [--system NAME]
 //
-// The chip is Gaudi1 (hls1): the driver model serves Gaudi1's register map and queues only.
+// The chip is a Gaudi2 (hls2 chip 0) unless --system names another (hls1 for a Gaudi1); the
+// round trip runs on the shim's default, a Gaudi1 of hls1, as hl-thunk's clients expect.
 // --scale divides the round trips' count and the layer's sequence for a quick look; the figures
 // are recorded at scale 1.
 #include <fmt/format.h>
@@ -48,10 +49,14 @@ double round_trip_us(const std::string& client, const std::string& shim, long co
 
 int main(int argc, char** argv) {
   std::string podsim = PODSIM_BINARY, client = ROUND_TRIP_BINARY, shim = SHIM_LIBRARY;
-  std::string json_file, scale_text = "1";
-  if (!podsim::bench::read_flags(
-          argc, argv, {{"--podsim", &podsim}, {"--json", &json_file}, {"--scale", &scale_text}},
-          "usage: single_chip [--podsim PATH] [--json FILE] [--scale N]")) {
+  std::string json_file, scale_text = "1", system = "hls2";
+  if (!podsim::bench::read_flags(argc, argv,
+                                 {{"--podsim", &podsim},
+                                  {"--json", &json_file},
+                                  {"--scale", &scale_text},
+                                  {"--system", &system}},
+                                 "usage: single_chip [--podsim PATH] [--json FILE] [--scale N] "
+                                 "[--system NAME]")) {
     return 2;
   }
   long scale = std::atol(scale_text.c_str());
@@ -61,43 +66,65 @@ int main(int argc, char** argv) {
   }
   try {
     const std::uint32_t sequence = std::max<std::uint32_t>(16, 256 / scale);
-    const std::vector<std::string> args{"run",      "--workload", "transformer-block",
-                                        "--steps",  "3",          "--batch",
-                                        "2",        "--sequence", std::to_string(sequence),
-                                        "--hidden", "512",        "--heads",
-                                        "8",        "--ffn",      "2048",
-                                        "--dtype",  "bf16"};
+    const std::vector<std::string> args{"--system",
+                                        system,
+                                        "run",
+                                        "--workload",
+                                        "transformer-block",
+                                        "--steps",
+                                        "3",
+                                        "--batch",
+                                        "2",
+                                        "--sequence",
+                                        std::to_string(sequence),
+                                        "--hidden",
+                                        "512",
+                                        "--heads",
+                                        "8",
+                                        "--ffn",
+                                        "2048",
+                                        "--dtype",
+                                        "bf16"};
     const podsim::bench::PodsimRun run = podsim::bench::run_podsim(podsim, args);
     const nlohmann::json& last = run.result["steps"].back();  // recipes cached: steady state
+    const std::string chip = run.result["chip"].get<std::string>();
+    const int tpcs = run.result["engines"]["tpc"].get<int>();
+    const int mmes = run.result["engines"]["mme"].get<int>();
     const double step_us = last["step_ps"].get<double>() * 1e-6;
     const double device_us = last["device_ps"].get<double>() * 1e-6;
     const auto busy = [&](const char* key) { return last[key].get<double>() * 1e-6; };
-    fmt::print("gaudi1 (hls1 chip 0) through the driver and Synapse, lazy mode, bf16\n");
+    fmt::print("{} ({} chip 0) through the driver and Synapse, lazy mode, bf16\n", chip, system);
     fmt::print("transformer layer: batch 2, sequence {}, hidden 512, 8 heads, ffn 2048\n",
                sequence);
     fmt::print("  {:<40} {:>12.2f} us\n", "step (inputs in, forward, backward, out)", step_us);
     fmt::print("  {:<40} {:>12.2f} us\n", "recipe launches on the device", device_us);
-    fmt::print("  {:<40} {:>12.2f} us ({:.1f}% of 8 x device)\n", "TPC busy, summed over 8",
-               busy("tpc_busy_ps"), 100 * busy("tpc_busy_ps") / (8 * device_us));
-    fmt::print("  {:<40} {:>12.2f} us ({:.1f}% of 2 x device)\n", "MME busy, summed over 2",
-               busy("mme_busy_ps"), 100 * busy("mme_busy_ps") / (2 * device_us));
+    const double tpc_fraction = busy("tpc_busy_ps") / (tpcs * device_us);
+    const double mme_fraction = busy("mme_busy_ps") / (mmes * device_us);
+    fmt::print("  {:<40} {:>12.2f} us ({:.1f}% of {} x device)\n",
+               fmt::format("TPC busy, summed over {}", tpcs), busy("tpc_busy_ps"),
+               100 * tpc_fraction, tpcs);
+    fmt::print("  {:<40} {:>12.2f} us ({:.1f}% of {} x device)\n",
+               fmt::format("MME busy, summed over {}", mmes), busy("mme_busy_ps"),
+               100 * mme_fraction, mmes);
     fmt::print("  {:<40} {:>12.2f} us\n", "DMA busy, summed", busy("dma_busy_ps"));
     fmt::print("  {:<40} {:>12.3f} MB\n", "HBM traffic", last["hbm_bytes"].get<double>() * 1e-6);
     fmt::print("  {:<40} {:>12.2f} s ({} steps, set-up included)\n", "wall time to simulate",
-               run.wall_seconds, args[4]);
+               run.wall_seconds, 3);
     const long count = std::max(1000L, 100000L / scale);
     const double us = round_trip_us(client, shim, count);
     fmt::print("uAPI round trip (NOP CS submit + WAIT_CS, shim): {:.1f} us wall per pair over {}\n",
                us, count);
+    const auto name = [&](const char* what) {
+      return fmt::format("{} transformer layer {}", chip, what);
+    };
     const std::vector<Figure> figures{
-        {"gaudi1 transformer layer step simulated time", step_us, "us", "report"},
-        {"gaudi1 transformer layer device time of the launches", device_us, "us", "report"},
-        {"gaudi1 transformer layer tpc busy fraction", busy("tpc_busy_ps") / (8 * device_us), "1",
-         "report"},
-        {"gaudi1 transformer layer mme busy fraction", busy("mme_busy_ps") / (2 * device_us), "1",
-         "report"},
-        {"gaudi1 transformer layer wall seconds to simulate three steps", run.wall_seconds, "s",
-         "report"},
+        {name("step simulated time"), step_us, "us", "report"},
+        {name("device time of the launches"), device_us, "us", "report"},
+        {name("tpc busy fraction"), tpc_fraction, "1", "report"},
+        {name("mme busy fraction"), mme_fraction, "1", "report"},
+        {name("dma busy time summed over engines"), busy("dma_busy_ps"), "us", "report"},
+        {name("hbm traffic per step"), last["hbm_bytes"].get<double>() * 1e-6, "MB", "report"},
+        {name("wall seconds to simulate three steps"), run.wall_seconds, "s", "report"},
         {"uapi nop cs submit and wait round trip wall time", us, "us", "report"},
     };
     if (!json_file.empty()) {

@@ -24,7 +24,8 @@ constexpr std::uint32_t kRingLog2 = 8;  // 256 jobs in flight per queue
 constexpr std::uint32_t kRingEntries = 1u << kRingLog2;
 constexpr std::uint32_t kCqReady = 1u << 31;
 constexpr std::uint64_t kPage = 4096;
-// External queues: DMA 0 and 1, four streams each, completion queue and vector i for queue i.
+// Host-facing queues: ids 0-7 in both families (Gaudi1's DMA 0 and 1, Gaudi2's PDMA 0 and 1,
+// four streams each), completion queue and vector i for queue i.
 constexpr std::uint32_t kExternalQueues = 8;
 constexpr std::uint32_t kMsiDataBase = 0x4000;
 // A CS's timeout unless it sets its own, and how long the context-switch (restore) CS may take:
@@ -34,8 +35,6 @@ constexpr core::TimePs kCsTimeoutPs = 30 * kSecondPs;
 // A hard reset's duration: stopping the queues, resetting the engines, starting them again.
 constexpr core::TimePs kResetPs =
     100000000000ull;  // 100 ms [U]  // + 0x100 x bus + vector: unique per device
-
-bool is_external(std::uint32_t id) { return id < kExternalQueues; }
 
 // Blocks until a CS ends or `deadline`, in steps of at most an hour of simulated time (the
 // kernel's time must not overflow on a wait that means forever).
@@ -147,20 +146,16 @@ void Device::init_qmans() {
   }
 }
 
-// The queue's QMAN must be one the chip has: Gaudi1's queue ids name all of Gaudi1's QMANs,
-// and a preset may have fewer engines (or, like the NICs', QMANs the model does not have).
+// The queue's engine must be one the chip has: the family's queue ids name all its engines,
+// and a preset may have fewer (or, like the NICs', queues the model does not have).
 Device::Queue* Device::queue(std::uint32_t id) {
   if (auto it = queues_.find(id); it != queues_.end()) return &it->second;
-  const std::uint64_t qman = podsim_gaudi1_queue_qman_base(id);
-  bool present = false;
-  for (int i = 0; i < props_.dma_engines; ++i) present |= qman == chip::Chip::dma_qman_base(i);
-  for (int i = 0; i < props_.mme_engines; ++i) present |= qman == chip::Chip::mme_qman_base(i);
-  for (int i = 0; i < props_.tpc_cores; ++i) present |= qman == chip::Chip::tpc_qman_base(i);
-  if (id == GAUDI_QUEUE_ID_CPU_PQ || qman == 0 || !present) return nullptr;
+  const std::optional<QueueRef> ref = map_.queue(id);
+  if (!ref || ref->engine.index >= engines(ref->engine.kind)) return nullptr;
   Queue q;
-  q.qman = qman;
-  q.stream = static_cast<int>(podsim_gaudi1_queue_stream(id));
-  q.external = is_external(id);
+  q.qman = qman_base(ref->engine);
+  q.stream = ref->stream;
+  q.external = ref->host_facing;
   const auto ring = kernel_.allocate(kRingEntries * PODSIM_GAUDI1_PQ_ENTRY_SIZE, kPage);
   const auto cq = q.external ? kernel_.allocate(kRingEntries * 4, kPage) : ring;
   if (!ring || !cq) return nullptr;
@@ -173,6 +168,18 @@ Device::Queue* Device::queue(std::uint32_t id) {
   }
   set_up_ring(q);
   return &queues_.emplace(id, q).first->second;
+}
+
+int Device::engines(EngineKind kind) const {
+  switch (kind) {
+    case EngineKind::kDma:
+      return props_.dma_engines;
+    case EngineKind::kMme:
+      return props_.mme_engines;
+    case EngineKind::kTpc:
+      break;
+  }
+  return props_.tpc_cores;
 }
 
 void Device::set_up_ring(const Queue& q) {
@@ -336,7 +343,7 @@ int Device::queue_jobs(std::uint32_t ctx, const std::vector<hl_cs_chunk>& chunks
   std::map<Queue*, std::uint32_t> per_queue;
   std::uint32_t external = 0;
   for (const hl_cs_chunk& c : chunks) {
-    Queue* q = c.queue_index < GAUDI_QUEUE_ID_SIZE ? queue(c.queue_index) : nullptr;
+    Queue* q = queue(c.queue_index);
     if (q == nullptr || (c.cb_size == 0 && driver_cb == nullptr)) return -EINVAL;
     std::uint64_t address = c.cb_handle;
     if (q->external && driver_cb == nullptr) {

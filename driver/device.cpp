@@ -16,13 +16,9 @@ namespace podsim::driver {
 namespace {
 
 constexpr std::uint64_t kPage = 4096;
-// Gaudi1's BAR2 opens the chip's configuration space from this chip address [C7].
-constexpr std::uint64_t kCfgBarBase = 0x7FF8000000;
 // A CB's mmap offset: the CB type in bits 63:59, the id in pages [C13].
 constexpr std::uint64_t kCbHandleType = 2ull << 59;
 constexpr std::uint64_t kHandleTypeMask = 0x1Full << 59;
-// Gaudi1's register map names 8 DMA engines, 2 master MMEs, 8 TPCs and 10 NIC engines.
-constexpr int kGaudiDma = 8, kGaudiMmes = 2, kGaudiTpcs = 8;
 
 std::uint64_t pages(std::uint64_t bytes) { return (bytes + kPage - 1) / kPage * kPage; }
 
@@ -40,10 +36,11 @@ T& arg_as(void* arg) {
 
 }  // namespace
 
-DeviceProperties DeviceProperties::of(const chip::ChipConfig& chip, std::uint16_t server_type) {
+DeviceProperties DeviceProperties::of(const chip::ChipConfig& chip) {
   DeviceProperties p;
   p.device_id = static_cast<std::uint32_t>(chip.pcie.endpoint.device_id);
-  p.server_type = server_type;
+  const QueueMap& map = QueueMap::of(p.device_id);
+  p.server_type = map.server_type();
   p.card_name = chip.name;
   p.sram_base = chip.address_map.sram.value;
   p.sram_size = chip.sram.size.bytes;
@@ -51,21 +48,23 @@ DeviceProperties DeviceProperties::of(const chip::ChipConfig& chip, std::uint16_
   p.dram_base = chip.address_map.hbm.value + PODSIM_GAUDI1_DRAM_BASE_ADDR_USER;
   p.dram_size = chip::memory_size(chip) - PODSIM_GAUDI1_DRAM_BASE_ADDR_USER;
   p.page_tables = chip.address_map.hbm.value + PODSIM_GAUDI1_MMU_PAGE_TABLES_ADDR;
-  p.dma_engines = chip.dma.engines;
+  p.dma_engines = chip::Chip::dma_engines_of(chip);
   p.mme_engines = chip.mme.engines;
   p.tpc_cores = chip.tpc.cores;
   p.nic_ports = chip.nic.ports;
   p.clock_mhz = static_cast<std::uint32_t>(chip.tpc.core.clock.hertz / 1e6);
   p.host_window = chip.address_map.host.value;
   if (chip::memory_size(chip) <= PODSIM_GAUDI1_DRAM_BASE_ADDR_USER) {
-    throw std::invalid_argument(fmt::format(
-        "{}: {} bytes of device memory; the Gaudi1 driver keeps the first {:#x} for itself",
-        chip.name, chip::memory_size(chip), PODSIM_GAUDI1_DRAM_BASE_ADDR_USER));
+    throw std::invalid_argument(
+        fmt::format("{}: {} bytes of device memory; the driver keeps the first {:#x} for itself",
+                    chip.name, chip::memory_size(chip), PODSIM_GAUDI1_DRAM_BASE_ADDR_USER));
   }
-  if (p.dma_engines > kGaudiDma || p.mme_engines > kGaudiMmes || p.tpc_cores > kGaudiTpcs) {
+  const int dma = map.most(EngineKind::kDma), mmes = map.most(EngineKind::kMme),
+            tpcs = map.most(EngineKind::kTpc);
+  if (p.dma_engines > dma || p.mme_engines > mmes || p.tpc_cores > tpcs) {
     throw std::invalid_argument(fmt::format(
-        "{}: {} DMA engines, {} MMEs and {} TPCs; the Gaudi1 driver serves at most {}, {} and {}",
-        chip.name, p.dma_engines, p.mme_engines, p.tpc_cores, kGaudiDma, kGaudiMmes, kGaudiTpcs));
+        "{}: {} DMA engines, {} MMEs and {} TPCs; {}'s queue ids name at most {}, {} and {}",
+        chip.name, p.dma_engines, p.mme_engines, p.tpc_cores, map.family(), dma, mmes, tpcs));
   }
   return p;
 }
@@ -77,6 +76,7 @@ Device::Device(host::HostCpu& cpu, host::HostMemory& memory, PciFunction pci,
       identity_(memory.backing().size()),
       pci_(std::move(pci)),
       props_(std::move(props)),
+      map_(QueueMap::of(props_.device_id)),
       kernel_(kernel.base, kernel.size),
       tables_(props_.page_tables, PODSIM_GAUDI1_MMU_PAGE_TABLES_SIZE, PODSIM_GAUDI1_MMU_MAX_ASID,
               [this](std::uint64_t at, const void* data, std::uint32_t length) {
@@ -153,9 +153,14 @@ void Device::free_cb(std::uint64_t handle) {
   cbs_.erase(it);
 }
 
+std::uint64_t Device::register_bar(std::uint64_t chip_address) const {
+  const BarWindow w = map_.registers();
+  return pci_.bar(w.bar).address + (chip_address - w.chip_base);
+}
+
 std::uint32_t Device::read_register(std::uint64_t chip_address) {
   std::uint32_t value = 0;
-  const std::uint64_t at = pci_.bar(2).address + (chip_address - kCfgBarBase);
+  const std::uint64_t at = register_bar(chip_address);
   if (cpu_.read(at, &value, 4) != tlm::TLM_OK_RESPONSE) {
     throw std::runtime_error(fmt::format("{:#x}: the device did not answer", chip_address));
   }
@@ -164,14 +169,14 @@ std::uint32_t Device::read_register(std::uint64_t chip_address) {
 
 void Device::write_registers(std::uint64_t chip_address, const std::uint32_t* values,
                              std::uint32_t count) {
-  const std::uint64_t at = pci_.bar(2).address + (chip_address - kCfgBarBase);
+  const std::uint64_t at = register_bar(chip_address);
   if (cpu_.write(at, values, 4 * count) != tlm::TLM_OK_RESPONSE) {
     throw std::runtime_error(fmt::format("{:#x}: the device did not take a write", chip_address));
   }
 }
 
 void Device::write_register(std::uint64_t chip_address, std::uint32_t value) {
-  const std::uint64_t at = pci_.bar(2).address + (chip_address - kCfgBarBase);
+  const std::uint64_t at = register_bar(chip_address);
   if (cpu_.write(at, &value, 4) != tlm::TLM_OK_RESPONSE) {
     throw std::runtime_error(fmt::format("{:#x}: the device did not take a write", chip_address));
   }
@@ -179,28 +184,25 @@ void Device::write_register(std::uint64_t chip_address, std::uint32_t value) {
 
 // An engine is busy while it runs or while its QMAN has work, as the Linux driver judges it.
 bool Device::engine_busy(int id) {
-  std::uint64_t qman = 0;
+  const std::optional<EngineRef> e = map_.engine(id);
+  if (!e || e->index >= engines(e->kind)) return false;  // absent, or not modeled (NICs)
+  const int i = e->index;
   bool engine = false;
-  if (id >= GAUDI_ENGINE_ID_DMA_0 && id < GAUDI_ENGINE_ID_DMA_0 + props_.dma_engines) {
-    const int i = id - GAUDI_ENGINE_ID_DMA_0;
-    qman = chip::Chip::dma_qman_base(i);
-    engine = read_register(PODSIM_GAUDI1_DMA_CORE_STS0(chip::Chip::dma_core_base(i))) &
-             PODSIM_GAUDI1_DMA_STS0_BUSY_MASK;
-  } else if (id >= GAUDI_ENGINE_ID_TPC_0 && id < GAUDI_ENGINE_ID_TPC_0 + props_.tpc_cores) {
-    const int i = id - GAUDI_ENGINE_ID_TPC_0;
-    qman = chip::Chip::tpc_qman_base(i);
-    engine = read_register(PODSIM_GAUDI1_TPC_CFG_STATUS(chip::Chip::tpc_cfg_base(i))) &
-             PODSIM_GAUDI1_TPC_STATUS_BUSY_MASK;
-  } else if ((id == GAUDI_ENGINE_ID_MME_2 && props_.mme_engines > 0) ||
-             (id == GAUDI_ENGINE_ID_MME_0 && props_.mme_engines > 1)) {
-    const int i = id == GAUDI_ENGINE_ID_MME_2 ? 0 : 1;  // the masters, in the chip's MME order
-    qman = chip::Chip::mme_qman_base(i);
-    engine = read_register(chip::Chip::mme_desc_base(i) + PODSIM_GAUDI1_MME_DESC_STATUS_OFFSET) &
-             PODSIM_GAUDI1_TPC_STATUS_BUSY_MASK;
-  } else {
-    return false;  // absent, or an engine the model has no status for (the slave MMEs, NICs)
+  switch (e->kind) {
+    case EngineKind::kDma:
+      engine = read_register(PODSIM_GAUDI1_DMA_CORE_STS0(chip::Chip::dma_core_base(i))) &
+               PODSIM_GAUDI1_DMA_STS0_BUSY_MASK;
+      break;
+    case EngineKind::kTpc:
+      engine = read_register(PODSIM_GAUDI1_TPC_CFG_STATUS(chip::Chip::tpc_cfg_base(i))) &
+               PODSIM_GAUDI1_TPC_STATUS_BUSY_MASK;
+      break;
+    case EngineKind::kMme:
+      engine = read_register(chip::Chip::mme_desc_base(i) + PODSIM_GAUDI1_MME_DESC_STATUS_OFFSET) &
+               PODSIM_GAUDI1_TPC_STATUS_BUSY_MASK;
+      break;
   }
-  return engine || !qman_idle(read_register(PODSIM_GAUDI1_QMAN_GLBL_STS0(qman)));
+  return engine || !qman_idle(read_register(PODSIM_GAUDI1_QMAN_GLBL_STS0(qman_base(*e))));
 }
 
 int File::ioctl(unsigned long request, void* arg) {
@@ -247,8 +249,8 @@ int File::info(void* arg) {
       ip.device_mem_alloc_default_page_size = p.dram_page_size;
       ip.device_id = p.device_id;
       ip.server_type = p.server_type;
-      ip.tpc_enabled_mask = static_cast<__u8>((1u << p.tpc_cores) - 1);
-      ip.tpc_enabled_mask_ext = ip.tpc_enabled_mask;
+      ip.tpc_enabled_mask_ext = (1ull << p.tpc_cores) - 1;
+      ip.tpc_enabled_mask = static_cast<__u8>(ip.tpc_enabled_mask_ext);
       ip.mme_master_slave_mode = 1;
       std::snprintf(reinterpret_cast<char*>(ip.cpucp_version), sizeof ip.cpucp_version,
                     "podsim model (no firmware)");
@@ -264,14 +266,14 @@ int File::info(void* arg) {
     }
     case HL_INFO_HW_IDLE: {
       if (no_buffer) return -EINVAL;
-      std::uint64_t busy = 0;
-      for (int id = 0; id < GAUDI_ENGINE_ID_SIZE; ++id) {
-        if (d.engine_busy(id)) busy |= 1ull << id;
-      }
       hl_info_hw_idle idle{};
-      idle.is_idle = busy == 0;
-      idle.busy_engines_mask = static_cast<__u32>(busy);
-      idle.busy_engines_mask_ext[0] = busy;
+      idle.is_idle = 1;
+      for (int id = 0; id < d.map_.engine_ids(); ++id) {
+        if (!d.engine_busy(id)) continue;
+        idle.is_idle = 0;
+        idle.busy_engines_mask_ext[id / 64] |= 1ull << (id % 64);
+      }
+      idle.busy_engines_mask = static_cast<__u32>(idle.busy_engines_mask_ext[0]);
       return write_info(&a, &idle, sizeof idle);
     }
     case HL_INFO_DEVICE_STATUS: {

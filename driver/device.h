@@ -50,6 +50,7 @@
 
 #include "driver/page_tables.h"
 #include "driver/pci_probe.h"
+#include "driver/queue_map.h"
 #include "driver/user_memory.h"
 #include "drm/habanalabs_accel.h"
 #include "hw/chip/chip_config.h"
@@ -64,7 +65,7 @@ namespace podsim::driver {
 // the firmware would report at boot (memory sizes, enabled engines, clocks).
 struct DeviceProperties {
   std::uint32_t device_id = kGaudiDeviceId;
-  std::uint16_t server_type = 1;  // HL_SERVER_GAUDI_HLS1
+  std::uint16_t server_type = 1;  // the family's box: HL_SERVER_GAUDI_HLS1 or GAUDI2_HLS2
   std::string card_name;
   std::uint64_t sram_base = 0, sram_size = 0;
   std::uint64_t dram_base = 0, dram_size = 0;  // what user space may use
@@ -74,10 +75,10 @@ struct DeviceProperties {
   std::uint32_t clock_mhz = 0;    // the compute clock INFO CLK_RATE reports
   std::uint64_t host_window = 0;  // where host memory appears in the chip's address space
 
-  // Gaudi1's fixed properties with what a chip preset says the firmware reports. Throws
-  // std::invalid_argument for a chip the driver cannot serve (more engines than Gaudi1's
-  // register map names).
-  static DeviceProperties of(const chip::ChipConfig& chip, std::uint16_t server_type);
+  // The family's fixed properties (by the preset's PCI device id: Gaudi1 or Gaudi2) with what
+  // the preset says the firmware reports. Throws std::invalid_argument for a chip the driver
+  // cannot serve (another device id, more engines than the family's queue ids name).
+  static DeviceProperties of(const chip::ChipConfig& chip);
 };
 
 // Host physical memory the driver allocates its buffers (CBs) from.
@@ -220,6 +221,8 @@ class Device {
   void invalidate_translations();
   void write_device(std::uint64_t chip_address, const void* data, std::uint32_t length);
 
+  // The host address of a chip register, in the family's register BAR.
+  std::uint64_t register_bar(std::uint64_t chip_address) const;
   std::uint32_t read_register(std::uint64_t chip_address);
   void write_register(std::uint64_t chip_address, std::uint32_t value);
   // `count` consecutive registers in one access.
@@ -234,7 +237,8 @@ class Device {
   void record_error(std::uint32_t kind, std::uint64_t address);
   void init_hardware();
   void init_qmans();
-  Queue* queue(std::uint32_t id);  // set up at first use; nullptr when the chip lacks it
+  Queue* queue(std::uint32_t id);      // set up at first use; nullptr when the chip lacks it
+  int engines(EngineKind kind) const;  // how many the chip has
   void set_up_ring(const Queue& q);
   // Jobs queue `q` holds that its QMAN has not fetched (internal) or completed (external).
   std::uint32_t in_flight(const Queue& q);
@@ -262,6 +266,7 @@ class Device {
   UserMemory* user_ = &identity_;
   PciFunction pci_;
   DeviceProperties props_;
+  const QueueMap& map_;  // the family's ids
   core::RangeAllocator kernel_;
   PageTables tables_;
   core::RangeAllocator asids_;

@@ -116,11 +116,12 @@ PciFunction probe(host::HostCpu& cpu, int bus, const ProbeWindow& window) {
   f.vendor_id = static_cast<std::uint16_t>(ids);
   f.device_id = static_cast<std::uint16_t>(ids >> 16);
   if (f.vendor_id == 0xFFFF) c.refuse("no device answers");
-  if (f.vendor_id != kHabanaVendorId || f.device_id != kGaudiDeviceId) {
+  if (f.vendor_id != kHabanaVendorId || QueueMap::find(f.device_id) == nullptr) {
     c.refuse(
-        fmt::format("device {:04x}:{:04x} is not one the driver binds to ({:04x}:{:04x}, "
-                    "Gaudi)",
-                    f.vendor_id, f.device_id, kHabanaVendorId, kGaudiDeviceId));
+        fmt::format("device {:04x}:{:04x} is not one the driver binds to ({:04x}:{:04x} Gaudi1, "
+                    "{:04x}:{:04x} Gaudi2)",
+                    f.vendor_id, f.device_id, kHabanaVendorId, kGaudiDeviceId, kHabanaVendorId,
+                    kGaudi2DeviceId));
   }
   const std::uint32_t class_revision = c.read(pcie::reg::kRevision);
   f.revision = static_cast<std::uint8_t>(class_revision);

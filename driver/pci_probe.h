@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/queue_map.h"
 #include "hw/host/host_cpu.h"
 
 namespace podsim::driver {
@@ -37,10 +38,6 @@ struct PciFunction {
   // The BAR with this number; throws std::out_of_range when the function has none.
   const PciBar& bar(int index) const;
 };
-
-// The PCI ids the driver binds to [C1], [C7].
-constexpr std::uint16_t kHabanaVendorId = 0x1da3;
-constexpr std::uint16_t kGaudiDeviceId = 0x1000;
 
 struct ProbeWindow {
   std::uint64_t base = 0, size = 0;  // host addresses the BARs must fall in

@@ -189,11 +189,11 @@ class RunCommand : public Command {
     const auto system = collectives::load_system_file(system_name, options.overrides);
     driver::DeviceProperties props;
     try {
-      props = driver::DeviceProperties::of(system.config.chip, HL_SERVER_GAUDI_HLS1);
+      props = driver::DeviceProperties::of(system.config.chip);
     } catch (const std::invalid_argument& e) {
       throw UsageError(
-          fmt::format("run: {}: the driver serves Gaudi1-class chips ({}); try "
-                      "--system hls1",
+          fmt::format("run: {}: {}; the driver serves Gaudi1 and Gaudi2 chips (try --system "
+                      "hls1 or hls2)",
                       system_name, e.what()));
     }
     require_memory(estimate_bytes(), fmt::format("podsim run {}", workload_),
@@ -226,7 +226,8 @@ class RunCommand : public Command {
       core::stats_registry().write(options.stats_file, core::now_ps());
     if (!options.trace_file.empty()) core::trace_writer().close();
     if (!options.json_file.empty())
-      write_output_file(options.json_file, to_json(o, cpu).dump(2) + "\n");
+      write_output_file(options.json_file,
+                        to_json(o, cpu, system_name, model.chip(0)).dump(2) + "\n");
     return status;
   }
 
@@ -366,8 +367,12 @@ class RunCommand : public Command {
     return status;
   }
 
-  nlohmann::json to_json(const Outcome& o, double cpu) const {
+  nlohmann::json to_json(const Outcome& o, double cpu, const std::string& system,
+                         chip::Chip& c) const {
     nlohmann::json j;
+    j["system"] = system;
+    j["chip"] = c.config().name;
+    j["engines"] = {{"tpc", c.tpc_cores()}, {"mme", c.mme_engines()}, {"dma", c.dma_engines()}};
     j["workload"] = workload_;
     j["description"] = description();
     j["mode"] = mode_;

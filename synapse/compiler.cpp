@@ -27,11 +27,9 @@ constexpr int kEngineClasses = 3;
 
 std::uint64_t align(std::uint64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 
-std::uint32_t tpc_queue(int core) {
-  return GAUDI_QUEUE_ID_TPC_0_0 + 4u * static_cast<std::uint32_t>(core);
-}
-std::uint32_t mme_queue(int engine) {
-  return GAUDI_QUEUE_ID_MME_0_0 + 4u * static_cast<std::uint32_t>(engine);
+// Stream 0 of the target's engine: the compute runtime's.
+std::uint32_t queue_of(const Target& target, driver::EngineKind kind, int index) {
+  return driver::QueueMap::of(target.device_id).queue_id({kind, index}, 0);
 }
 
 // A node writes its outputs and its scratch buffers (which are in no read list).
@@ -326,7 +324,8 @@ void Compiler::encode_kernel(const Pending& p, Stage& stage) {
       regs.kernel_id = k;
       image[static_cast<std::size_t>(v)] = tpc::register_image(regs);
     }
-    stage.jobs.push_back(relocate(tpc_queue(static_cast<int>(t)), std::move(image[0]), image[1],
+    stage.jobs.push_back(relocate(queue_of(target_, driver::EngineKind::kTpc, static_cast<int>(t)),
+                                  std::move(image[0]), image[1],
                                   PODSIM_GAUDI1_TPC_CFG_TPC_EXECUTE_OFFSET));
   }
 }
@@ -358,7 +357,8 @@ void Compiler::encode_mme(const Pending& p, Stage& stage) {
       regs.sync_message = chip::spec::encode_sob_write({1, true, false});
       image[static_cast<std::size_t>(v)] = mme::register_image(regs);
     }
-    stage.jobs.push_back(relocate(mme_queue(static_cast<int>(e)), std::move(image[0]), image[1],
+    stage.jobs.push_back(relocate(queue_of(target_, driver::EngineKind::kMme, static_cast<int>(e)),
+                                  std::move(image[0]), image[1],
                                   PODSIM_GAUDI1_MME_DESC_EXECUTE_OFFSET));
   }
 }
@@ -368,7 +368,7 @@ void Compiler::encode_copy(const Pending& p, Stage& stage) {
   const auto src = static_cast<std::uint32_t>(n.operands[0]);
   const auto dst = static_cast<std::uint32_t>(n.operands[1]);
   EngineJob job;
-  job.queue = GAUDI_QUEUE_ID_DMA_2_0;
+  job.queue = queue_of(target_, driver::EngineKind::kDma, 2);
   job.src = SectionAddress{section(src), recipe_.tensors[src].offset};
   job.dst = SectionAddress{section(dst), recipe_.tensors[dst].offset};
   job.bytes = recipe_.tensors[src].bytes;
@@ -399,6 +399,7 @@ Recipe Compiler::run() {
   if (target_.tpcs < 1 || target_.mmes < 1 || target_.mme_rows < 1)
     throw std::invalid_argument("the target needs at least one TPC and one MME");
   recipe_.signature = graph_.signature();
+  recipe_.device_id = target_.device_id;
   recipe_.first_sob = target_.first_sob;
   recipe_.first_monitor = target_.first_monitor;
   fuse();
@@ -412,8 +413,10 @@ Recipe Compiler::run() {
 
 }  // namespace
 
-Target Target::gaudi1() {
+Target Target::of(std::uint32_t device_id) {
   Target t;
+  t.device_id = driver::QueueMap::of(device_id).device_id();
+  t.mme_rows = device_id == driver::kGaudi2DeviceId ? 256 : 128;
   t.first_sob = PODSIM_GAUDI1_FIRST_USER_SOB;
   t.first_monitor = PODSIM_GAUDI1_FIRST_USER_MONITOR;
   t.sobs = PODSIM_GAUDI1_SYNC_MNGR_OBJS_SOB_OBJ_COUNT - t.first_sob;

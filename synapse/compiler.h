@@ -23,6 +23,7 @@
 
 #include <cstdint>
 
+#include "driver/queue_map.h"
 #include "synapse/graph.h"
 #include "synapse/recipe.h"
 
@@ -31,15 +32,19 @@ namespace podsim::synapse {
 // The device a recipe is compiled for: what its runtime reports (INFO HW_IP and SYNC_MANAGER)
 // and the MME geometry.
 struct Target {
-  int tpcs = 8;                  // enabled TPCs
-  int mmes = 2;                  // master MMEs the driver exposes as queues
+  std::uint32_t device_id = driver::kGaudiDeviceId;  // whose queue ids the recipe names
+  int tpcs = 8;                                      // enabled TPCs
+  int mmes = 2;                                      // master MMEs the driver exposes as queues
   std::uint32_t mme_rows = 128;  // rows of one MME's array: GEMM rows are dealt out in these
   std::uint32_t first_sob = 0, first_monitor = 0;  // the first the driver leaves to user space
   std::uint32_t sobs = 0, monitors = 0;            // how many from there
   bool fuse = true;                                // fuse element-wise chains (fusion.h)
 
-  // Gaudi1 as Linux's driver leaves it to user space [C1].
-  static Target gaudi1();
+  // The device with PCI id `device_id` (Gaudi1 or Gaudi2) as Linux's driver leaves it to user
+  // space [C1], with its MME array's rows (Gaudi1 128, Gaudi2 256). Throws
+  // std::invalid_argument for another device.
+  static Target of(std::uint32_t device_id);
+  static Target gaudi1() { return of(driver::kGaudiDeviceId); }
 };
 
 // Throws std::invalid_argument naming the node or tensor when the graph cannot run on the

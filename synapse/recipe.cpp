@@ -6,6 +6,7 @@
 #include <boost/crc.hpp>
 #include <cstring>
 
+#include "driver/queue_map.h"
 #include "podsim/spec/gaudi1.h"
 
 namespace podsim::synapse {
@@ -162,6 +163,7 @@ EngineJob read_job(Reader& r) {
 std::vector<std::uint8_t> payload(const Recipe& recipe) {
   Writer w;
   w.str(recipe.signature);
+  w.u32(recipe.device_id);
   w.list(recipe.tensors, [&](const RecipeTensor& t) {
     w.str(t.name);
     w.u8(static_cast<std::uint8_t>(t.dtype));
@@ -194,6 +196,8 @@ std::vector<std::uint8_t> payload(const Recipe& recipe) {
 // What deserialize refuses beyond the format itself: references out of range.
 void check(const Recipe& r) {
   const auto bad = [](const std::string& what) { throw RecipeError("recipe: " + what); };
+  const driver::QueueMap* map = driver::QueueMap::find(r.device_id);
+  if (map == nullptr) bad(fmt::format("device id {:#06x} is not a Gaudi1 or Gaudi2", r.device_id));
   for (std::uint32_t i : r.persistent) {
     if (i >= r.tensors.size() || !r.tensors[i].persistent)
       bad(fmt::format("persistent tensor {} is not a persistent tensor of the recipe", i));
@@ -218,6 +222,8 @@ void check(const Recipe& r) {
         bad(fmt::format("stage {} waits for stage {}, which does not come before it", k, w));
     }
     for (const EngineJob& j : s.jobs) {
+      if (!map->queue(j.queue))
+        bad(fmt::format("stage {} runs on queue {}, not a {} engine's", k, j.queue, map->family()));
       for (const Relocation& rel : j.relocations) {
         if (rel.section >= sections || rel.run >= j.registers.size() ||
             rel.index + 1 >= j.registers[rel.run].values.size())
@@ -288,6 +294,7 @@ Recipe deserialize(const std::vector<std::uint8_t>& bytes) {
   Reader r(body, size);
   Recipe recipe;
   recipe.signature = r.str("the signature");
+  recipe.device_id = r.u32("the device id");
   recipe.tensors = r.list<RecipeTensor>("tensors", 30, [&](RecipeTensor& t) {
     t.name = r.str("a tensor name");
     t.dtype = static_cast<Dtype>(r.u8("a tensor type"));

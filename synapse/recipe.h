@@ -72,8 +72,9 @@ struct KernelBinary {
 };
 
 struct Recipe {
-  static constexpr std::uint32_t kVersion = 1;
-  std::string signature;  // the graph's (Graph::signature)
+  static constexpr std::uint32_t kVersion = 2;  // 2: the device id
+  std::string signature;                        // the graph's (Graph::signature)
+  std::uint32_t device_id = 0;  // the PCI device id of the family whose queue ids it names
   std::vector<RecipeTensor> tensors;
   std::vector<std::uint32_t> persistent;  // tensor indices in launch order (section 2 + i)
   std::uint64_t workspace_bytes = 0;

@@ -27,20 +27,24 @@ using Packet = chip::spec::Packet;
 
 std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
 
-std::uint32_t queue_of(StreamKind kind) {
+// Streams on the host-facing DMA engines 0 (to the device) and 1 (to the host).
+std::uint32_t queue_of(const driver::QueueMap& map, StreamKind kind) {
+  const auto dma = [&](int engine, int stream) {
+    return map.queue_id({driver::EngineKind::kDma, engine}, stream);
+  };
   switch (kind) {
     case StreamKind::kHostToDevice:
-      return GAUDI_QUEUE_ID_DMA_0_0;
+      return dma(0, 0);
     case StreamKind::kDeviceToHost:
-      return GAUDI_QUEUE_ID_DMA_1_0;
+      return dma(1, 0);
     case StreamKind::kDeviceToDevice:
-      return GAUDI_QUEUE_ID_DMA_0_1;
+      return dma(0, 1);
     case StreamKind::kCollective:
-      return GAUDI_QUEUE_ID_DMA_0_2;
+      return dma(0, 2);
     case StreamKind::kCompute:
       break;
   }
-  return GAUDI_QUEUE_ID_DMA_1_3;
+  return dma(1, 3);
 }
 
 Packet msg_long(std::uint64_t address, std::uint32_t value) {
@@ -57,9 +61,10 @@ Packet lin_dma(std::uint64_t src, std::uint64_t dst, std::uint64_t bytes) {
 }
 
 // A queue's monitor writes 1 to fence counter 0 of the queue's stream when it fires.
-void monitor_payload(std::vector<Packet>& out, std::uint32_t monitor, std::uint32_t queue) {
-  const std::uint64_t fence = PODSIM_GAUDI1_QMAN_CP_FENCE0_RDATA(
-      podsim_gaudi1_queue_qman_base(queue), podsim_gaudi1_queue_stream(queue));
+void monitor_payload(std::vector<Packet>& out, std::uint32_t monitor,
+                     const driver::QueueRef& queue) {
+  const std::uint64_t fence =
+      PODSIM_GAUDI1_QMAN_CP_FENCE0_RDATA(driver::qman_base(queue.engine), queue.stream);
   const std::uint64_t sm = PODSIM_GAUDI1_SYNC_MNGR_W_S_BASE;
   out.push_back(msg_long(PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_PAY_ADDRL(sm, monitor),
                          static_cast<std::uint32_t>(fence)));
@@ -100,7 +105,11 @@ Runtime::Runtime(driver::Device& device, host::HostMemory& memory, HostRegion re
   args.return_pointer = reinterpret_cast<std::uintptr_t>(&sm);
   args.return_size = sizeof sm;
   call(HL_IOCTL_INFO, &args, "INFO SYNC_MANAGER");
-  target_ = Target::gaudi1();
+  if (driver::QueueMap::find(ip.device_id) == nullptr) {
+    throw RuntimeError(
+        fmt::format("synapse: device id {:#06x} is not a Gaudi1 or Gaudi2", ip.device_id));
+  }
+  target_ = Target::of(ip.device_id);
   target_.tpcs = static_cast<int>(std::bitset<64>(ip.tpc_enabled_mask_ext).count());
   target_.first_sob = sm.first_available_sync_object;
   target_.first_monitor = sm.first_available_monitor;
@@ -218,7 +227,7 @@ StreamId Runtime::create_stream(StreamKind kind) {
 Runtime::Stream Runtime::make_stream(StreamKind kind) {
   Stream s;
   s.kind = kind;
-  s.queue = queue_of(kind);
+  s.queue = queue_of(map(), kind);
   hl_cb_args cb{};
   cb.in.op = HL_CB_OP_CREATE;
   cb.in.cb_size = kCbBytes;
@@ -372,7 +381,7 @@ const Runtime::Uploaded& Runtime::command_buffers(const Recipe& recipe,
   std::map<std::uint32_t, std::vector<std::uint8_t>> encoded;
   const chip::spec::PacketCodec codec;
   for (std::uint32_t q = 0; q < queues.size(); ++q)
-    monitor_payload(cbs[queues[q]], recipe.first_monitor + q, queues[q]);
+    monitor_payload(cbs[queues[q]], recipe.first_monitor + q, *map().queue(queues[q]));
   const auto address = [&](const SectionAddress& a) { return bases.at(a.section) + a.offset; };
   for (std::uint32_t k = 0; k < recipe.stages.size(); ++k) {
     const Stage& st = recipe.stages[k];
@@ -434,7 +443,7 @@ const Runtime::Uploaded& Runtime::command_buffers(const Recipe& recipe,
 std::vector<std::uint8_t> Runtime::completion(const Recipe& recipe, std::uint32_t monitor,
                                               std::uint32_t queue) const {
   std::vector<Packet> p;
-  monitor_payload(p, monitor, queue);
+  monitor_payload(p, monitor, *map().queue(queue));
   std::map<Engine, std::uint32_t> last;
   for (std::uint32_t k = 0; k < recipe.stages.size(); ++k) last[recipe.stages[k].engine] = k;
   for (const auto& [engine, k] : last) {
@@ -465,6 +474,11 @@ LaunchInfo Runtime::launch(StreamId id, const Recipe& recipe,
   if (recipe.workspace_bytes > 0 && workspace == 0)
     throw RuntimeError(
         fmt::format("synapse: the recipe needs a workspace of {} bytes", recipe.workspace_bytes));
+  if (recipe.device_id != target_.device_id) {
+    throw RuntimeError(
+        fmt::format("synapse: the recipe was compiled for device {:#06x}, this is {:#06x}",
+                    recipe.device_id, target_.device_id));
+  }
   if (recipe.first_sob != target_.first_sob || recipe.first_monitor != target_.first_monitor ||
       recipe.first_sob + recipe.stages.size() > target_.first_sob + target_.sobs) {
     throw RuntimeError("synapse: the recipe was compiled for another device's sync objects");

@@ -73,6 +73,7 @@ class Runtime {
 
   // What to compile for: the engines and sync objects the driver reports.
   const Target& target() const { return target_; }
+  const driver::QueueMap& map() const { return driver::QueueMap::of(target_.device_id); }
 
   // Host memory pinned and mapped for the device's DMA; host_write/host_read are the
   // application's own loads and stores.

@@ -195,7 +195,7 @@ void ModelServer::Impl::serve() {
                                   kKernelPerDevice};
         devices.push_back(std::make_unique<Device>(
             cpu, host.memory(), pci,
-            DeviceProperties::of(model.chip(i).config(), HL_SERVER_GAUDI_HLS1), kernel));
+            DeviceProperties::of(model.chip(i).config()), kernel));
       }
     });
     sc_core::sc_start();

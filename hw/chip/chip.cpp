@@ -210,7 +210,7 @@ std::vector<Chip::Mapped> Chip::build_blocks() {
     blocks.push_back({kSyncManagerNames[i], kSyncManagerBases[i], SyncManager::kRegisterSpan,
                       &sync_managers_.back()->target_socket});
   }
-  const int engines = std::min(config_.dma.engines, kMaxDmaEngines);
+  const int engines = dma_engines_of(config_);
   for (int i = 0; i < engines; ++i) {
     dma_.push_back(std::make_unique<dma::DmaCore>(fmt::format("dma{}", i).c_str(),
                                                   config_.dma.engine, functional_));
@@ -352,6 +352,10 @@ std::uint64_t Chip::tpc_cfg_base(int i) { return tpc_section(i) + 0x6000; }
 std::uint64_t Chip::tpc_qman_base(int i) { return tpc_section(i) + 0x8000; }
 
 std::uint64_t Chip::dma_qman_base(int i) { return kDmaQmanBases[i]; }
+
+int Chip::dma_engines_of(const ChipConfig& config) {
+  return std::min(config.dma.engines, kMaxDmaEngines);
+}
 
 void Chip::debug_write(std::uint64_t address, const std::uint8_t* data, std::uint64_t length) {
   debug(tlm::TLM_WRITE_COMMAND, address, const_cast<std::uint8_t*>(data), length);

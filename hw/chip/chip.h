@@ -89,6 +89,8 @@ class Chip : public sc_core::sc_module {
   static std::uint64_t sob_address(std::uint32_t sob);
   static std::uint64_t dma_core_base(int i);
   static std::uint64_t dma_qman_base(int i);
+  // The DMA engines a chip of `config` has: as many as asked, up to the 8 the map names.
+  static int dma_engines_of(const ChipConfig& config);
   int tpc_cores() const { return static_cast<int>(tpcs_.size()); }
   tpc::TpcCore& tpc(int i) { return *tpcs_[static_cast<std::size_t>(i)]; }
   Qman& tpc_qman(int i) { return *tpc_qmans_[static_cast<std::size_t>(i)]; }

@@ -321,6 +321,72 @@ TEST(DriverDevice, ACommandSubmissionRunsAndCompletesThroughItsCompletionQueue) 
   });
 }
 
+// A Gaudi2 (hls2) is served with Gaudi2's ids: its HW_IP, a host-facing job on PDMA 0 and an
+// internal one on DCORE1's first EDMA (the chip's DMA 4), the registers through BAR0, engine
+// busy bits by Gaudi2's engine ids, and queues of engines the chip lacks refused.
+TEST(DriverDevice, AGaudi2IsServedWithGaudi2sQueueAndEngineIds) {
+  with_device(
+      [](Device& device, host::HostCpu& cpu, system::SystemModel& model) {
+        auto file = open_node(device, false);
+        chip::Chip& chip = model.chip(0);
+        hl_info_hw_ip_info ip{};
+        ASSERT_EQ(info(*file, HL_INFO_HW_IP_INFO, ip), 0);
+        EXPECT_EQ(ip.device_id, kGaudi2DeviceId);
+        EXPECT_EQ(ip.server_type, HL_SERVER_GAUDI2_HLS2);
+        EXPECT_EQ(ip.tpc_enabled_mask_ext, (1ull << 24) - 1);
+        const std::uint64_t window = chip.config().address_map.host.value;
+        constexpr std::uint64_t kSource = 0x100000, kHbm = 0x200000, kSram = 0x7FF0100000;
+        constexpr std::uint64_t kInternalCb = 0x7FF0010000;
+        constexpr std::uint32_t kBytes = 1 << 16;
+        std::vector<std::uint8_t> data(kBytes);
+        std::iota(data.begin(), data.end(), 5);
+        model.host(0).memory().backing().write(kSource, data.data(), data.size());
+        const auto [handle, size] =
+            user_cb(*file, model, {lin_dma(window + kSource, kHbm, kBytes)});
+        hl_cs_args cs{};
+        ASSERT_EQ(submit(*file, {chunk(handle, GAUDI2_QUEUE_ID_PDMA_0_0, size)}, cs), 0);
+        int rc = 0;
+        EXPECT_EQ(wait_for(*file, cs.out.seq, 1000000, rc).status, HL_WAIT_CS_STATUS_COMPLETED);
+        const auto internal = chip::spec::PacketCodec().encode({lin_dma(kHbm, kSram, kBytes)});
+        chip.debug_write(kInternalCb, internal.data(), internal.size());
+        const auto internal_size = static_cast<std::uint32_t>(internal.size());
+        ASSERT_EQ(submit(*file,
+                         {chunk(kInternalCb, GAUDI2_QUEUE_ID_DCORE1_EDMA_0_0, internal_size),
+                          chunk(handle, GAUDI2_QUEUE_ID_PDMA_0_1, size)},
+                         cs),
+                  0);
+        EXPECT_EQ(wait_for(*file, cs.out.seq, 1000000, rc).status, HL_WAIT_CS_STATUS_COMPLETED);
+        sc_core::wait(sc_core::sc_time(1, sc_core::SC_MS));
+        EXPECT_EQ(chip.dma(4).stats().bytes_written.value(), kBytes);
+        std::vector<std::uint8_t> got(kBytes);
+        chip.debug_read(kSram, got.data(), got.size());
+        EXPECT_TRUE(got == data) << "SRAM differs";
+        // DCORE3's EDMAs would be the chip's DMA 8 and 9 (it has 8); NICs have no QMAN here.
+        for (std::uint32_t q : {GAUDI2_QUEUE_ID_DCORE3_EDMA_0_0, GAUDI2_QUEUE_ID_NIC_0_0,
+                                GAUDI2_QUEUE_ID_CPU_PQ, GAUDI2_QUEUE_ID_SIZE}) {
+          EXPECT_EQ(submit(*file,
+                           {chunk(kInternalCb, q, internal_size),
+                            chunk(handle, GAUDI2_QUEUE_ID_PDMA_0_1, size)},
+                           cs),
+                    -EINVAL)
+              << q;
+        }
+        const std::uint64_t bar0 = device.pci().bar(0).address;
+        const std::uint64_t engine = chip::Chip::dma_core_base(3);
+        for (const auto& [offset, value] :
+             dma::register_writes(dma::DmaJob::copy(0, 256 << 20, 256 << 20))) {
+          ASSERT_EQ(cpu.write(bar0 + (engine + offset - 0x7FFC000000), &value, 4),
+                    tlm::TLM_OK_RESPONSE);
+        }
+        hl_info_hw_idle idle{};
+        ASSERT_EQ(info(*file, HL_INFO_HW_IDLE, idle), 0);
+        EXPECT_EQ(idle.is_idle, 0u);
+        EXPECT_EQ(idle.busy_engines_mask_ext[0], 1ull << GAUDI2_DCORE0_ENGINE_ID_EDMA_1);
+        EXPECT_EQ(chip.error_count(), 0u);
+      },
+      "hls2");
+}
+
 TEST(DriverDevice, BadSubmissionsAreRefusedAndChangeNothing) {
   with_device([](Device& device, host::HostCpu&, system::SystemModel& model) {
     auto file = open_node(device, false);

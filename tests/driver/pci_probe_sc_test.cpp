@@ -60,7 +60,7 @@ TEST(PciProbe, FindsTheBarsAndMsixAndOpensMemoryThroughThem) {
 }
 
 TEST(PciProbe, RefusesADeviceItDoesNotBindTo) {
-  auto model = gaudi_box({"chip.pcie.endpoint.device_id=0x1020"});
+  auto model = gaudi_box({"chip.pcie.endpoint.device_id=0x1030"});
   system::HostSide& host = model->host(0);
   std::string error;
   host.cpu().run([&](host::HostCpu& cpu) {
@@ -71,7 +71,7 @@ TEST(PciProbe, RefusesADeviceItDoesNotBindTo) {
     }
   });
   sc_core::sc_start();
-  EXPECT_THAT(error, ::testing::HasSubstr("PCI bus 1: device 1da3:1020 is not one the driver"));
+  EXPECT_THAT(error, ::testing::HasSubstr("PCI bus 1: device 1da3:1030 is not one the driver"));
 }
 
 TEST(PciProbe, RefusesBarsTheHostWindowCannotHold) {

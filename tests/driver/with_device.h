@@ -1,10 +1,11 @@
-// The driver tests' bench: chip 0 of an hls1 box, probed through PCIe by the driver, with a test
-// body run in the host CPU's thread (where ioctls may wait).
+// The driver tests' bench: chip 0 of an hls1 box (or another system's), probed through PCIe by the
+// driver, with a test body run in the host CPU's thread (where ioctls may wait).
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <string>
 
 #include "collectives/system_file.h"
 #include "driver/device.h"
@@ -18,16 +19,16 @@ inline constexpr KernelMemory kKernelMemory{1ull << 30, 1ull << 30};
 
 // Runs `body` against the probed device; fails the test if the body did not run to its end.
 inline void with_device(
-    const std::function<void(Device&, host::HostCpu&, system::SystemModel&)>& body) {
-  const auto loaded = collectives::load_system_file("hls1", {});
+    const std::function<void(Device&, host::HostCpu&, system::SystemModel&)>& body,
+    const std::string& system_name = "hls1") {
+  const auto loaded = collectives::load_system_file(system_name, {});
   system::SystemModel model("system", loaded.config, system::build_topology(loaded.config),
                             system::ModelOptions{1, true});
   system::HostSide& host = model.host(0);
   bool ran = false;
   host.cpu().run([&](host::HostCpu& cpu) {
     const PciFunction pci = probe(cpu, host.bus(0), {host.window_base(0), host.window_size()});
-    Device device(cpu, host.memory(), pci,
-                  DeviceProperties::of(model.chip(0).config(), HL_SERVER_GAUDI_HLS1),
+    Device device(cpu, host.memory(), pci, DeviceProperties::of(model.chip(0).config()),
                   kKernelMemory);
     body(device, cpu, model);
     ran = true;

@@ -51,6 +51,18 @@ TEST_F(RunCli, LazyModeCompilesTheStepOnceAndMatchesTheCpu) {
   EXPECT_THAT(last_.out, HasSubstr("on hls1 chip 0 (gaudi1) through the driver"));
 }
 
+// On a Gaudi2 (hls2) the same stack runs through Gaudi2's queue ids on its 24 TPCs, and the
+// transformer layer still matches the CPU.
+TEST_F(RunCli, TheTransformerLayerRunsOnAGaudi2) {
+  const auto j =
+      run({"--system", "hls2", "--workload", "transformer-block", "--steps", "1", "--check"});
+  ASSERT_EQ(j["steps"].size(), 1u);
+  EXPECT_GT(j["steps"][0]["tpc_busy_ps"].get<double>(), 0);
+  EXPECT_THAT(last_.out, HasSubstr("on hls2 chip 0 (gaudi2) through the driver"));
+  EXPECT_THAT(last_.out, HasSubstr("24 TPCs busy"));
+  EXPECT_THAT(last_.out, HasSubstr("within the bf16 tolerance"));
+}
+
 // Eager mode launches every operation on its own and compiles each distinct one once; it
 // computes the same losses.
 TEST_F(RunCli, EagerModeRunsOpByOpToTheSameLosses) {
@@ -108,9 +120,10 @@ TEST_F(RunCli, TheSameSeedGivesTheSameResults) {
 }
 
 TEST_F(RunCli, BadArgumentsAreRefusedWithTheirReason) {
-  auto r = fails({"--system", "hls2"});
+  auto r = fails({"--system", "hls3"});
   EXPECT_EQ(r.exit_status, 2);
-  EXPECT_THAT(r.err, HasSubstr("the driver serves Gaudi1-class chips"));
+  EXPECT_THAT(r.err, HasSubstr("Gaudi2's queue ids name at most 10, 4 and 25"));
+  EXPECT_THAT(r.err, HasSubstr("the driver serves Gaudi1 and Gaudi2 chips"));
   r = fails({"--steps", "0"});
   EXPECT_EQ(r.exit_status, 2);
   EXPECT_THAT(r.err, HasSubstr("--steps must be at least 1"));

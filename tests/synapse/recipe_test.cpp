@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "drm/habanalabs_accel.h"
 #include "synapse/compiler.h"
 
 namespace podsim::synapse {
@@ -203,7 +204,7 @@ TEST(SynapseRecipe, RefusesBytesThatAreNotARecipeOfThisVersion) {
   EXPECT_EQ(refusal({}), "recipe: not a podsim recipe (no PODRECPE header)");
   std::vector<std::uint8_t> b = good;
   b[8] = 9;  // the version
-  EXPECT_EQ(refusal(b), "recipe: version 9, this build reads version 1: compile the graph again");
+  EXPECT_EQ(refusal(b), "recipe: version 9, this build reads version 2: compile the graph again");
   b = good;
   b.resize(b.size() - 5);
   EXPECT_NE(refusal(b).find("truncated or extended"), std::string::npos);
@@ -225,6 +226,26 @@ TEST(SynapseRecipe, RefusesReferencesOutOfRange) {
   r = compile(chain(2), unfused());
   r.tensors[1].offset = r.workspace_bytes;
   EXPECT_EQ(refusal(serialize(r)), "recipe: tensor t0 lies outside the workspace");
+  r = compile(chain(2), unfused());
+  r.device_id = 0x1030;
+  EXPECT_EQ(refusal(serialize(r)), "recipe: device id 0x1030 is not a Gaudi1 or Gaudi2");
+  r = compile(chain(2), unfused());
+  r.stages[0].jobs[0].queue = GAUDI_QUEUE_ID_NIC_0_0;
+  EXPECT_EQ(refusal(serialize(r)), "recipe: stage 0 runs on queue 73, not a Gaudi1 engine's");
+}
+
+// A Gaudi2 target names Gaudi2's queues (DCORE0's TPCs first) and deals GEMM rows in its
+// 256-row arrays.
+TEST(SynapseCompiler, AGaudi2TargetNamesGaudi2sQueues) {
+  Target t = Target::of(driver::kGaudi2DeviceId);
+  t.tpcs = 24;
+  EXPECT_EQ(t.mme_rows, 256u);
+  t.fuse = false;
+  const Recipe r = compile(chain(2), t);
+  EXPECT_EQ(r.device_id, driver::kGaudi2DeviceId);
+  EXPECT_EQ(r.stages[0].jobs[0].queue, static_cast<std::uint32_t>(GAUDI2_QUEUE_ID_DCORE0_TPC_0_0));
+  EXPECT_EQ(deserialize(serialize(r)).fingerprint, r.fingerprint);
+  EXPECT_NE(r.fingerprint, compile(chain(2), unfused()).fingerprint);
 }
 
 // Every byte of a recipe flipped in turn: each is refused or read back whole (never a crash).
