@@ -427,6 +427,8 @@ std::shared_ptr<Handle> Communicator::new_handle(const Spec& spec, Algorithm alg
   return handle;
 }
 
+void Communicator::open() { model_.attached<Launcher>().open(chips_); }
+
 std::shared_ptr<Handle> Communicator::start_together(const std::vector<Spec>& specs) {
   if (specs.empty()) throw std::invalid_argument("start_together: no collective to start");
   std::vector<std::pair<Spec, Algorithm>> runs;

@@ -103,6 +103,11 @@ class Communicator {
   // chunk, buffers beyond chip memory, an algorithm the ranks' wiring does not allow).
   void validate(const Spec& spec) const;
 
+  // From a thread: opens every rank's device and sets up its side of the collectives (as
+  // ncclCommInitRank does), so that the first collective's time is its own. Optional: a
+  // collective started first does it inside its own time.
+  void open();
+
   // Starts a collective now; the handle's `finished` event fires when every rank is done.
   // Throws std::invalid_argument on a spec the communicator cannot run (naming the problem).
   std::shared_ptr<Handle> start(const Spec& spec);

@@ -5,7 +5,12 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "hw/chip/qman_ring.h"
+#include "driver/client.h"
+#include "driver/host_drivers.h"
+#include "driver/queue_map.h"
+#include "hw/chip/chip.h"
+#include "hw/chip/nic_doorbell.h"
+#include "hw/chip/spec/packet_codec.h"
 #include "hw/chip/spec/sync_values.h"
 #include "hw/dma/dma_regs.h"
 #include "podsim/spec/gaudi1.h"
@@ -13,34 +18,55 @@
 namespace podsim::collectives {
 namespace {
 
-constexpr std::uint64_t kPqEntryBytes = PODSIM_GAUDI1_PQ_ENTRY_SIZE;
+using chip::spec::Packet;
 
-std::uint32_t lo(std::uint64_t v) { return static_cast<std::uint32_t>(v); }
-std::uint32_t hi(std::uint64_t v) { return static_cast<std::uint32_t>(v >> 32); }
+constexpr std::uint64_t kPage = 4096;
+constexpr std::uint64_t kWaitUs = 3600ull * 1000000;  // a collective's CS ends by its timeout
+constexpr int kCompletionEngine = 1;                  // DMA 1: host-facing
 
-void write64(chip::Chip& c, std::uint64_t lo_register, std::uint64_t hi_register,
-             std::uint64_t value) {
-  c.write_register(lo_register, lo(value));
-  c.write_register(hi_register, hi(value));
+Packet msg_long(std::uint64_t address, std::uint32_t value) {
+  Packet p("MSG_LONG");
+  p.set("addr", address).set("value", value);
+  return p;
 }
+
+void write64(std::vector<Packet>& out, std::uint64_t lo_register, std::uint64_t hi_register,
+             std::uint64_t value) {
+  out.push_back(msg_long(lo_register, static_cast<std::uint32_t>(value)));
+  out.push_back(msg_long(hi_register, static_cast<std::uint32_t>(value >> 32)));
+}
+
+// A monitor's payload: one onto `fence`.
+void payload(std::vector<Packet>& out, std::uint64_t manager, std::uint32_t monitor,
+             std::uint64_t fence) {
+  write64(out, PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_PAY_ADDRL(manager, monitor),
+          PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_PAY_ADDRH(manager, monitor), fence);
+  out.push_back(msg_long(PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_PAY_DATA(manager, monitor), 1));
+}
+
+driver::EngineRef queue_engine(int queue, int dma_queues) {
+  return queue < dma_queues ? driver::EngineRef{driver::EngineKind::kDma, queue}
+                            : driver::EngineRef{driver::EngineKind::kTpc, queue - dma_queues};
+}
+
+std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
 
 }  // namespace
 
 Launcher::Launcher(system::SystemModel& model)
-    : model_(model), chips_(static_cast<std::size_t>(model.chips())) {}
+    : model_(model),
+      drivers_(model.attached<driver::HostDrivers>()),
+      chips_(static_cast<std::size_t>(model.chips())) {}
 
+// The TPCs the driver serves (a gaudi3's first 25, under Gaudi2's ids), as many as monitors allow.
 int Launcher::tpc_queues(int chip) const {
   const chip::Chip& c = model_.chip(chip);
-  return std::max(
-      0, std::min(c.tpc_cores(), static_cast<int>(kMonitorsPerSlot) - 1 - c.dma_engines()));
+  const int served = driver::DeviceProperties::of(c.config()).tpc_cores;
+  return std::max(0,
+                  std::min(served, static_cast<int>(kMonitorsPerSlot) - 1 - c.dma_engines()));
 }
 
 int Launcher::queues(int chip) const { return model_.chip(chip).dma_engines() + tpc_queues(chip); }
-
-std::uint64_t Launcher::qman_base(int queue, int dma_queues) {
-  return queue < dma_queues ? chip::Chip::dma_qman_base(queue)
-                            : chip::Chip::tpc_qman_base(queue - dma_queues);
-}
 
 ChipGeometry Launcher::geometry(int chip, bool reduce_on_tpcs) const {
   chip::Chip& c = model_.chip(chip);
@@ -48,9 +74,11 @@ ChipGeometry Launcher::geometry(int chip, bool reduce_on_tpcs) const {
     throw std::invalid_argument(fmt::format(
         "{}: collectives keep their command buffers in SRAM, and chip.sram.size is 0", c.name()));
   }
-  if (c.dma_engines() == 0) {
-    throw std::invalid_argument(
-        fmt::format("{}: collectives run on the DMA QMANs, and chip.dma.engines is 0", c.name()));
+  if (c.dma_engines() <= kCompletionEngine) {
+    throw std::invalid_argument(fmt::format(
+        "{}: collectives run on the DMA QMANs and complete through the host-facing DMA 0 and 1, "
+        "and chip.dma.engines is {}",
+        c.name(), c.dma_engines()));
   }
   ChipGeometry g;
   g.queues = c.dma_engines();
@@ -74,75 +102,23 @@ bool Launcher::fits(const CommandCompiler& code, const std::vector<int>& chips) 
   for (int r = 0; r < code.ranks(); ++r) {
     const chip::Chip& c = model_.chip(chips[static_cast<std::size_t>(r)]);
     const std::uint64_t sram = c.config().sram.size.bytes;
-    const std::uint64_t rings =
-        static_cast<std::uint64_t>(queues(chips[static_cast<std::size_t>(r)])) * kSlots *
-        (1u << kPqLog2) * kPqEntryBytes;
-    const std::uint64_t room = sram - sram / 2 - std::min(rings, sram - sram / 2);
-    if (code.sobs(r) > kSobs - kFirstSob || code.arena_bytes(r) > room) return false;
+    if (code.sobs(r) > kSobs - kFirstSob || code.arena_bytes(r) > sram - sram / 2) return false;
   }
   return true;
 }
 
-std::uint64_t Launcher::pq(const ChipState& s, int queue, int slot) const {
-  return s.region +
-         (static_cast<std::uint64_t>(queue) * kSlots + static_cast<std::uint64_t>(slot)) *
-             (1u << kPqLog2) * kPqEntryBytes;
-}
-
 Launcher::ChipState& Launcher::state(int chip) {
   ChipState& s = chips_[static_cast<std::size_t>(chip)];
-  if (!s.ready) set_up(chip, s);
+  if (!s.laid_out) {
+    const chip::ChipConfig& config = model_.chip(chip).config();
+    const std::uint64_t sram = config.sram.size.bytes;
+    s.region = config.address_map.sram.value + sram / 2;
+    s.region_bytes = sram - sram / 2;
+    s.sobs = core::RangeAllocator(kFirstSob, kSobs - kFirstSob);
+    s.arena = core::RangeAllocator(s.region, s.region_bytes);
+    s.laid_out = true;
+  }
   return s;
-}
-
-// What a driver does once: PQ rings, where descriptors and WQEs live, the monitors' payloads
-// (a queue's fence counter; the MSI doorbell for the done monitor), the QMANs enabled.
-void Launcher::set_up(int chip, ChipState& s) {
-  chip::Chip& c = model_.chip(chip);
-  const std::uint64_t sram = c.config().sram.size.bytes;
-  s.region = c.config().address_map.sram.value + sram / 2;
-  s.region_bytes = sram - sram / 2;
-  const int dma_queues = c.dma_engines(), all_queues = queues(chip);
-  const std::uint64_t rings = pq(s, all_queues, 0) - s.region;
-  s.sobs = core::RangeAllocator(kFirstSob, kSobs - kFirstSob);
-  s.arena = core::RangeAllocator(s.region + rings, s.region_bytes - rings);
-  s.pi.assign(static_cast<std::size_t>(all_queues), {});
-  for (int h = 0; h < all_queues; ++h) {
-    const std::uint64_t qman = qman_base(h, dma_queues);
-    for (int slot = 0; slot < (h < dma_queues ? kSlots : kSlots - 1); ++slot) {
-      write64(c, PODSIM_GAUDI1_QMAN_PQ_BASE_LO(qman, slot),
-              PODSIM_GAUDI1_QMAN_PQ_BASE_HI(qman, slot), pq(s, h, slot));
-      c.write_register(PODSIM_GAUDI1_QMAN_PQ_SIZE(qman, slot), kPqLog2);
-    }
-    c.write_register(PODSIM_GAUDI1_QMAN_GLBL_CFG0(qman),
-                     podsim_gaudi1_make_qman_glbl_cfg0(0xF, 0x1F, 0x1F));
-    if (h >= dma_queues) continue;
-    const std::uint64_t core = chip::Chip::dma_core_base(h);
-    write64(c, core + dma::regs::kExtDescBaseLo, core + dma::regs::kExtDescBaseHi, s.region);
-  }
-  const std::uint64_t doorbell = PODSIM_GAUDI1_NIC_DOORBELL_BASE;
-  write64(c, doorbell + chip::NicDoorbell::kWqeBaseLo, doorbell + chip::NicDoorbell::kWqeBaseHi,
-          s.region);
-  for (int m = 0; m < 4; ++m) {
-    const std::uint64_t manager = chip::Chip::sync_manager_base(m);
-    for (int slot = 0; slot < kSlots; ++slot) {
-      const std::uint32_t first =
-          kFirstMonitor + static_cast<std::uint32_t>(slot) * kMonitorsPerSlot;
-      auto payload = [&](std::uint32_t monitor, std::uint64_t address) {
-        write64(c, PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_PAY_ADDRL(manager, monitor),
-                PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_PAY_ADDRH(manager, monitor), address);
-        c.write_register(PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_PAY_DATA(manager, monitor), 1);
-      };
-      for (int h = 0; h < all_queues; ++h) {
-        payload(first + static_cast<std::uint32_t>(h),
-                PODSIM_GAUDI1_QMAN_CP_FENCE0_RDATA(qman_base(h, dma_queues), slot));
-      }
-      payload(first + kMonitorsPerSlot - 1,
-              PODSIM_GAUDI1_PCIE_MSI_BASE + 4ull * static_cast<unsigned>(kFirstVector + slot));
-    }
-  }
-  c.msi().listen([this, chip](int vector) { on_interrupt(chip, vector); });
-  s.ready = true;
 }
 
 void Launcher::launch(std::vector<int> chips, std::shared_ptr<const CommandCompiler> code,
@@ -150,7 +126,7 @@ void Launcher::launch(std::vector<int> chips, std::shared_ptr<const CommandCompi
   if (!fits(*code, chips)) {
     throw std::invalid_argument(
         "the collective's command buffers or sync objects do not fit a chip (half its SRAM, "
-        "7168 sync objects): use larger chunks");
+        "5120 sync objects): use larger chunks");
   }
   auto run = std::make_unique<Running>();
   run->chips = std::move(chips);
@@ -212,99 +188,229 @@ bool Launcher::try_start(Running& run) {
 
 void Launcher::start(Running& run, const std::vector<int>& slots) {
   const int ranks = run.code->ranks();
-  std::vector<ChipPlacement> placements(static_cast<std::size_t>(ranks));
+  run.slots = slots;
+  run.placements.resize(static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
     const auto i = static_cast<std::size_t>(r);
-    const ChipState& s = chips_[static_cast<std::size_t>(run.chips[i])];
-    placements[i] = {run.shares[i].first_sob,
-                     run.shares[i].arena,
-                     s.region,
-                     s.region,
-                     slots[i],
-                     kFirstMonitor + static_cast<std::uint32_t>(slots[i]) * kMonitorsPerSlot};
+    ChipState& s = chips_[static_cast<std::size_t>(run.chips[i])];
+    s.running[static_cast<std::size_t>(slots[i])] = &run;
+    run.placements[i] = {run.shares[i].first_sob,
+                         run.shares[i].arena,
+                         s.region,
+                         s.region,
+                         slots[i],
+                         kFirstMonitor + static_cast<std::uint32_t>(slots[i]) * kMonitorsPerSlot};
   }
   run.remaining = ranks;
-  run.errors_before.resize(static_cast<std::size_t>(ranks));
-  std::vector<ChipImage> images;
+  for (int r = 0; r < ranks; ++r) {
+    drivers_.cpu(run.chips[static_cast<std::size_t>(r)]).run([this, &run, r](host::HostCpu&) {
+      run_rank(run, r);
+    });
+  }
+}
+
+void Launcher::run_rank(Running& run, int rank) {
+  const int chip = run.chips[static_cast<std::size_t>(rank)];
+  bool ok = false;
+  try {
+    driver::File& file = ready(chip);
+    const ChipImage image = run.code->encode(rank, run.placements);
+    prepare(run, rank, file, image);
+    ok = execute(run, rank, file, image);
+  } catch (const std::exception& e) {
+    if (failures_.size() < kKeptFailures) {
+      failures_.push_back(fmt::format("rank {} on chip {}: {}", rank, chip, e.what()));
+    }
+    // A rank that cannot run (a failed ioctl, a CS that timed out) ends not ok; its peers, which
+    // may wait for it, are ended by their own CSs' timeouts.
+    run.failed = true;
+    core::notify_now(run.all_prepared);
+  }
+  finish(run, rank, ok);
+}
+
+driver::File& Launcher::ready(int chip) {
+  driver::File& file = drivers_.file(chip);
+  ChipState& s = state(chip);
+  while (s.setting_up) sc_core::wait(s.set_up_done);
+  if (!s.ready) set_up(chip, s, file);
+  return file;
+}
+
+void Launcher::open(const std::vector<int>& chips) {
+  int remaining = static_cast<int>(chips.size());
+  std::string error;
+  sc_core::sc_event opened;
+  for (int chip : chips) {
+    drivers_.cpu(chip).run([&, chip](host::HostCpu&) {
+      try {
+        ready(chip);
+      } catch (const std::exception& e) {
+        if (error.empty()) error = fmt::format("chip {}: {}", chip, e.what());
+      }
+      if (--remaining == 0) core::notify_now(opened);
+    });
+  }
+  while (remaining > 0) sc_core::wait(opened);
+  if (!error.empty()) throw std::runtime_error("collectives: opening the devices: " + error);
+}
+
+// What the application does once per device: the engines' descriptor and WQE bases at the
+// region, every slot's queue monitors' payloads (the done monitor's: the completion job's fence),
+// and the region's host mirror mapped for the uploads.
+void Launcher::set_up(int chip, ChipState& s, driver::File& file) {
+  s.setting_up = true;
+  driver::Client client(file, fmt::format("collectives: chip {}", chip));
+  const chip::Chip& c = model_.chip(chip);
+  const int dma_queues = c.dma_engines(), all_queues = queues(chip);
+  std::vector<Packet> packets;
+  for (int h = 0; h < dma_queues; ++h) {
+    const std::uint64_t core = chip::Chip::dma_core_base(h);
+    write64(packets, core + dma::regs::kExtDescBaseLo, core + dma::regs::kExtDescBaseHi, s.region);
+  }
+  const std::uint64_t doorbell = PODSIM_GAUDI1_NIC_DOORBELL_BASE;
+  write64(packets, doorbell + chip::NicDoorbell::kWqeBaseLo,
+          doorbell + chip::NicDoorbell::kWqeBaseHi, s.region);
+  const std::uint64_t completion_qman =
+      driver::qman_base({driver::EngineKind::kDma, kCompletionEngine});
+  for (int m = 0; m < 3; ++m) {
+    const std::uint64_t manager = chip::Chip::sync_manager_base(m);
+    for (int slot = 0; slot < kSlots; ++slot) {
+      const std::uint32_t first =
+          kFirstMonitor + static_cast<std::uint32_t>(slot) * kMonitorsPerSlot;
+      for (int h = 0; h < all_queues; ++h) {
+        payload(packets, manager, first + static_cast<std::uint32_t>(h),
+                PODSIM_GAUDI1_QMAN_CP_FENCE0_RDATA(driver::qman_base(queue_engine(h, dma_queues)),
+                                                   slot));
+      }
+      payload(packets, manager, first + kMonitorsPerSlot - 1,
+              PODSIM_GAUDI1_QMAN_CP_FENCE0_RDATA(completion_qman, slot));
+    }
+  }
+  const driver::HostDrivers::Region app = drivers_.application_memory(chip);
+  s.mirror = app.base;
+  s.mirror_va = client.map_host(s.mirror, round_up(s.region_bytes, kPage));
+  const std::vector<std::uint8_t> cb = chip::spec::PacketCodec().encode(packets);
+  const driver::Client::Cb buffer = client.create_cb(static_cast<std::uint32_t>(cb.size()));
+  drivers_.memory(chip).backing().write(buffer.address, cb.data(), cb.size());
+  const driver::QueueMap& map = driver::QueueMap::of(c.config().pcie.endpoint.device_id);
+  const std::uint64_t seq = client.submit({driver::Client::chunk(
+      map.queue_id({driver::EngineKind::kDma, 0}, 0), buffer.handle, buffer.size)});
+  const std::uint32_t status = client.wait(seq, kWaitUs);
+  client.destroy_cb(buffer);
+  s.setting_up = false;
+  core::notify_now(s.set_up_done);
+  if (status != HL_WAIT_CS_STATUS_COMPLETED) {
+    throw std::runtime_error(fmt::format("collectives: chip {}: the set-up CS failed", chip));
+  }
+  s.ready = true;
+}
+
+// The rank's images uploaded to its arena, its objects cleared and its done monitor armed; then
+// it waits for every rank to have done the same.
+void Launcher::prepare(Running& run, int rank, driver::File& file, const ChipImage& image) {
+  const auto i = static_cast<std::size_t>(rank);
+  const int chip = run.chips[i];
+  ChipState& s = chips_[static_cast<std::size_t>(chip)];
+  const ChipPlacement& at = run.placements[i];
+  driver::Client client(file, fmt::format("collectives: chip {}", chip));
+  std::vector<Packet> packets;
+  if (!image.bytes.empty()) {
+    const std::uint64_t offset = at.arena - s.region;
+    drivers_.memory(chip).backing().write(s.mirror + offset, image.bytes.data(),
+                                          image.bytes.size());
+    Packet copy("LIN_DMA");
+    copy.set("tsize", image.bytes.size())
+        .set("lin", 1)
+        .set("src_addr", s.mirror_va + offset)
+        .set("dst_addr", at.arena);
+    copy.barriers(false, true, false);
+    packets.push_back(copy);
+  }
   const std::uint32_t zero = chip::spec::encode_sob_write({0, false, false});
-  for (int r = 0; r < ranks; ++r) {
-    const auto i = static_cast<std::size_t>(r);
-    const int chip_index = run.chips[i];
-    chip::Chip& c = model_.chip(chip_index);
-    ChipState& s = chips_[static_cast<std::size_t>(chip_index)];
-    s.running[static_cast<std::size_t>(slots[i])] = &run;
-    s.rank[static_cast<std::size_t>(slots[i])] = r;
-    run.errors_before[i] = c.error_count();
-    images.push_back(run.code->encode(r, placements));
-    if (!images.back().bytes.empty()) {
-      c.debug_write(placements[i].arena, images.back().bytes.data(), images.back().bytes.size());
-    }
-    const std::uint32_t first = placements[i].first_sob;
-    for (std::uint32_t g = first; g < first + run.code->sobs(r); ++g) {
-      c.write_register(chip::Chip::sob_address(g), zero);
-    }
-    const std::uint32_t done = first + run.code->done_sob(r);
-    const auto arm = chip::spec::MonitorArm::single(chip::Chip::sob_index(done),
-                                                    static_cast<std::uint32_t>(run.code->queues(r)),
-                                                    chip::spec::MonitorOp::kGreaterOrEqual);
-    c.write_register(
-        PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_ARM(chip::Chip::sync_manager_of(done),
-                                             placements[i].monitor + kMonitorsPerSlot - 1),
-        chip::spec::encode_monitor_arm(arm));
+  for (std::uint32_t g = at.first_sob; g < at.first_sob + run.code->sobs(rank); ++g) {
+    packets.push_back(msg_long(chip::Chip::sob_address(g), zero));
   }
-  // Every rank's objects are cleared before any queue runs: a fast peer's first write may land
-  // as soon as its queue starts.
-  for (int r = 0; r < ranks; ++r) {
-    const auto i = static_cast<std::size_t>(r);
-    queue_buffers(run.chips[i], slots[i], images[i]);
-  }
+  const std::uint32_t done = at.first_sob + run.code->done_sob(rank);
+  const auto arm = chip::spec::MonitorArm::single(
+      chip::Chip::sob_index(done), static_cast<std::uint32_t>(run.code->queues(rank)),
+      chip::spec::MonitorOp::kGreaterOrEqual);
+  packets.push_back(
+      msg_long(PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_ARM(chip::Chip::sync_manager_of(done),
+                                                    at.monitor + kMonitorsPerSlot - 1),
+               chip::spec::encode_monitor_arm(arm)));
+  const std::vector<std::uint8_t> cb = chip::spec::PacketCodec().encode(packets);
+  const driver::Client::Cb buffer = client.create_cb(static_cast<std::uint32_t>(cb.size()));
+  drivers_.memory(chip).backing().write(buffer.address, cb.data(), cb.size());
+  const driver::QueueMap& map =
+      driver::QueueMap::of(model_.chip(chip).config().pcie.endpoint.device_id);
+  const std::uint64_t seq = client.submit({driver::Client::chunk(
+      map.queue_id({driver::EngineKind::kDma, 0}, at.slot), buffer.handle, buffer.size)});
+  const std::uint32_t status = client.wait(seq, kWaitUs);
+  client.destroy_cb(buffer);
+  if (status != HL_WAIT_CS_STATUS_COMPLETED) throw std::runtime_error("the prepare CS failed");
+  if (++run.prepared == run.code->ranks()) core::notify_now(run.all_prepared);
+  while (run.prepared < run.code->ranks() && !run.failed) sc_core::wait(run.all_prepared);
+  if (run.failed) throw std::runtime_error("a peer failed to prepare");
 }
 
-void Launcher::queue_buffers(int chip, int slot, const ChipImage& image) {
-  chip::Chip& c = model_.chip(chip);
-  const int dma_queues = c.dma_engines();
-  ChipState& s = chips_[static_cast<std::size_t>(chip)];
+// One CS of the rank's command buffers and the completion job; true when it completed.
+bool Launcher::execute(Running& run, int rank, driver::File& file, const ChipImage& image) {
+  const auto i = static_cast<std::size_t>(rank);
+  const int chip = run.chips[i];
+  const ChipPlacement& at = run.placements[i];
+  driver::Client client(file, fmt::format("collectives: chip {}", chip));
+  const driver::QueueMap& map =
+      driver::QueueMap::of(model_.chip(chip).config().pcie.endpoint.device_id);
+  const int dma_queues = run.code->dma_queues(rank);
+  std::vector<hl_cs_chunk> chunks;
+  std::vector<driver::Client::Cb> copies;
+  const auto host_copy = [&](const std::uint8_t* bytes, std::size_t size) {
+    copies.push_back(client.create_cb(static_cast<std::uint32_t>(size)));
+    drivers_.memory(chip).backing().write(copies.back().address, bytes, size);
+    return copies.back();
+  };
   for (std::size_t h = 0; h < image.buffers.size(); ++h) {
-    std::uint32_t& pi = s.pi[h][static_cast<std::size_t>(slot)];
+    const driver::EngineRef engine = queue_engine(static_cast<int>(h), dma_queues);
+    const std::uint32_t queue = map.queue_id(engine, at.slot);
+    const bool host_facing = map.queue(queue)->host_facing;
     for (const auto& [address, bytes] : image.buffers[h]) {
-      chip::PqEntry entry;
-      entry.address = address;
-      entry.length = bytes;
-      std::uint8_t raw[kPqEntryBytes];
-      chip::encode_pq_entry(entry, raw);
-      c.debug_write(pq(s, static_cast<int>(h), slot) + kPqEntryBytes * chip::pq_slot(pi, kPqLog2),
-                    raw, sizeof raw);
-      pi = chip::pq_next(pi, kPqLog2);
+      if (!host_facing) {
+        chunks.push_back(driver::Client::chunk(queue, address, bytes));
+        continue;
+      }
+      const driver::Client::Cb cb = host_copy(image.bytes.data() + (address - at.arena), bytes);
+      chunks.push_back(driver::Client::chunk(queue, cb.handle, cb.size));
     }
-    c.write_register(PODSIM_GAUDI1_QMAN_PQ_PI(qman_base(static_cast<int>(h), dma_queues), slot),
-                     pi);
   }
+  Packet fence("FENCE");
+  fence.set("id", 0).set("target_val", 1).set("dec_val", 1);
+  const std::vector<std::uint8_t> completion = chip::spec::PacketCodec().encode({fence});
+  const driver::Client::Cb cb = host_copy(completion.data(), completion.size());
+  chunks.push_back(driver::Client::chunk(
+      map.queue_id({driver::EngineKind::kDma, kCompletionEngine}, at.slot), cb.handle, cb.size));
+  const std::uint64_t seq = client.submit(chunks);
+  const std::uint32_t status = client.wait(seq, kWaitUs);
+  for (const driver::Client::Cb& c : copies) client.destroy_cb(c);
+  return status == HL_WAIT_CS_STATUS_COMPLETED;
 }
 
-// A rank's done monitor fired: its queues have finished; its share goes back.
-void Launcher::on_interrupt(int chip, int vector) {
-  const int slot = vector - kFirstVector;
-  if (slot < 0 || slot >= kSlots) return;
-  ChipState& s = chips_[static_cast<std::size_t>(chip)];
-  Running* run = s.running[static_cast<std::size_t>(slot)];
-  if (run == nullptr) return;
-  const int rank = s.rank[static_cast<std::size_t>(slot)];
-  const Share& share = run->shares[static_cast<std::size_t>(rank)];
-  s.running[static_cast<std::size_t>(slot)] = nullptr;
+// The rank's share goes back; the last rank ends the collective.
+void Launcher::finish(Running& run, int rank, bool ok) {
+  const auto i = static_cast<std::size_t>(rank);
+  ChipState& s = chips_[static_cast<std::size_t>(run.chips[i])];
+  const Share& share = run.shares[i];
+  s.running[static_cast<std::size_t>(run.slots[i])] = nullptr;
   s.sobs.release(share.first_sob, share.sobs);
   s.arena.release(share.arena, share.arena_bytes);
-  const bool ok =
-      model_.chip(chip).error_count() == run->errors_before[static_cast<std::size_t>(rank)];
-  const bool last = --run->remaining == 0;
-  auto rank_done = run->rank_done;
+  const bool last = --run.remaining == 0;
+  auto rank_done = run.rank_done;
+  std::unique_ptr<Running> finished;  // kept until rank_done has run
   if (last) {
     auto it = std::find_if(running_.begin(), running_.end(),
-                           [run](const std::unique_ptr<Running>& p) { return p.get() == run; });
-    std::unique_ptr<Running> finished = std::move(*it);
+                           [&run](const std::unique_ptr<Running>& p) { return p.get() == &run; });
+    finished = std::move(*it);
     running_.erase(it);
-    start_waiting();
-    if (rank_done) rank_done(rank, ok);
-    return;
   }
   start_waiting();
   if (rank_done) rank_done(rank, ok);

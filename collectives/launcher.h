@@ -1,19 +1,29 @@
-// Runs compiled collectives (command_compiler.h) on the chips of a system, as HCCL's runtime does
-// through the driver: each chip lends the collectives one stream ("slot") of each of its DMA
-// QMANs (and of its TPC QMANs, for collectives that reduce on TPCs: slots 0 to 2, the last
-// stream being the compute runtime's), sync objects and the upper half of its SRAM; a collective
-// takes a slot, a run of sync objects and an arena on every chip it runs on, all at once, when all
-// are free (else it waits: two collectives never each hold half of what the other needs; those
+// Runs compiled collectives (command_compiler.h) on the chips of a system as HCCL does: as an
+// application on each chip's host, through the driver's uAPI only (driver/host_drivers.h: the
+// device's open compute node), never by reaching into the model.
+// Each chip lends the collectives one stream ("slot") of each of its DMA QMANs (and of its TPC
+// QMANs, for collectives that reduce on TPCs: streams 0 to 2, the last being the compute
+// runtime's), sync objects of the first three sync managers (the fourth, W_S, is the driver's
+// and the Synapse runtime's), monitors and the upper half of its SRAM; a collective takes a
+// slot, a run of sync objects and an arena on every chip it runs on, all at once, when all are
+// free (else it waits: two collectives never each hold half of what the other needs; those
 // waiting start in launch order as their chips free up, one waiting for a busy chip holding none
-// back); its images are written to the arenas and its sync objects cleared, then every queue's
-// doorbell rung; each rank's done object reaching its queue count fires a monitor whose payload
-// rings an MSI doorbell, the rank's completion interrupt, which frees its share. Captures: the
-// setup a driver would do once per chip (PQ rings, DESC_BASE, WQE_BASE, the monitors' payloads, the
-// QMAN enables), done through register writes; collectives in flight at once up to the chip's
-// slots, each with its own objects and queues. Ignores: the host's time (writing images, ringing
-// doorbells and taking interrupts cost no simulated time; the PCIe path arrives with the driver),
-// and recovery: a collective whose chips raise an error event never completes, and its slot stays
-// taken.
+// back).
+// Then, for each rank, a program on its chip's host CPU:
+// - once per chip, a set-up CS: a command buffer on DMA 0 of MSG_LONGs that set the DMA engines'
+//   DESC_BASE and the NIC doorbell's WQE_BASE at the arena region and every queue monitor's
+//   payload (one onto its queue's fence counter); the region's mirror in host memory is mapped
+//   for DMA (MAP USERPTR);
+// - a prepare CS on DMA 0 (stream = slot): the rank's images, written into the host mirror, copied
+//   to its arena by LIN_DMA; its sync objects cleared and its done monitor armed by MSG_LONGs;
+// - once every rank has prepared (a fast peer's first write may land as soon as its queue
+//   starts), one CS of the rank's command buffers: internal jobs where they lie in SRAM,
+//   host-facing ones (DMA 0 and 1) copied into driver command buffers, and a completion job on
+//   DMA 1 that fences until the done object reaches the queue count; WAIT_CS then ends the rank,
+//   which frees its share.
+// Captures the host side's cost (ioctls, PCIe doorbells and fetches, the image upload) and a
+// rank whose CS does not complete (timed out and reset by the driver: reported not ok).
+// Ignores the CPU time of building images.
 #pragma once
 
 #include <array>
@@ -21,34 +31,45 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <string>
+#include <systemc>
 #include <vector>
 
 #include "collectives/command_compiler.h"
 #include "hw/core/range_allocator.h"
 #include "hw/system/system_model.h"
 
+namespace podsim::driver {
+class HostDrivers;
+class File;
+}  // namespace podsim::driver
+
 namespace podsim::collectives {
 
 class Launcher {
  public:
   static constexpr int kSlots = 4;                  // a QMAN's streams
-  static constexpr std::uint32_t kFirstSob = 1024;  // below: left to the driver and tests
-  static constexpr std::uint32_t kSobs = 4 * 2048;  // four sync managers
+  static constexpr std::uint32_t kFirstSob = 1024;  // below: left to the compute launcher
+  static constexpr std::uint32_t kSobs = 3 * 2048;  // the E_N, E_S and W_N sync managers
   static constexpr std::uint32_t kFirstMonitor = 256;
   static constexpr std::uint32_t kMonitorsPerSlot = 64;  // one per queue, the done monitor last
-  static constexpr int kFirstVector = 24;                // MSI vectors kFirstVector + slot
-  static constexpr std::uint32_t kPqLog2 = 6;            // 64 buffers a queue may have queued
 
   explicit Launcher(system::SystemModel& model);
   Launcher(const Launcher&) = delete;
   Launcher& operator=(const Launcher&) = delete;
 
   // What the compiler needs of `chip`, with reductions on its TPCs when `reduce_on_tpcs` (as many
-  // as the slot's monitors allow). Throws std::invalid_argument for a chip without SRAM or DMA
-  // engines, or without TPCs to reduce on.
+  // as the slot's monitors allow). Throws std::invalid_argument for a chip without SRAM, without
+  // the two host-facing DMA engines, or without TPCs to reduce on.
   ChipGeometry geometry(int chip, bool reduce_on_tpcs = false) const;
   // Whether `code` fits the chips at all (each rank's objects and arena within its chip's share).
   bool fits(const CommandCompiler& code, const std::vector<int>& chips) const;
+
+  // From a thread: opens `chips`' devices and sets up the collectives' side of each, as a
+  // communicator's initialisation does, and returns when all are ready (a collective on a chip
+  // not yet ready does this first, inside its own time). Throws std::runtime_error naming the
+  // chip when one cannot be opened.
+  void open(const std::vector<int>& chips);
 
   // Runs `code` (rank r on chips[r]) as soon as every chip has room; rank_done(r, ok) when rank
   // r's queues have all finished. Throws std::invalid_argument when it does not fit.
@@ -56,6 +77,9 @@ class Launcher {
               std::function<void(int rank, bool ok)> rank_done);
   // Collectives waiting for room.
   std::size_t waiting() const { return pending_.size(); }
+  // Why ranks failed (an ioctl refused, a CS that did not complete), the first few, for reports.
+  const std::vector<std::string>& failures() const { return failures_; }
+  static constexpr std::size_t kKeptFailures = 16;
 
  private:
   struct Share {
@@ -67,35 +91,46 @@ class Launcher {
     std::shared_ptr<const CommandCompiler> code;
     std::function<void(int, bool)> rank_done;
     std::vector<Share> shares;
-    std::vector<std::uint64_t> errors_before;
+    std::vector<int> slots;
+    std::vector<ChipPlacement> placements;
+    int prepared = 0;  // ranks whose prepare CS has completed
+    bool failed = false;
+    sc_core::sc_event all_prepared;
     int remaining = 0;
   };
   struct ChipState {
-    bool ready = false;
+    bool laid_out = false;
     std::uint64_t region = 0, region_bytes = 0;  // the collectives' share of the SRAM
     std::array<Running*, kSlots> running{};
-    std::array<int, kSlots> rank{};
     core::RangeAllocator sobs, arena;
-    std::vector<std::array<std::uint32_t, kSlots>> pi;  // by queue
+    // The device side, set up by the chip's first collective.
+    bool ready = false, setting_up = false;
+    sc_core::sc_event set_up_done;
+    std::uint64_t mirror = 0, mirror_va = 0;  // the region's copy in host memory, its device VA
   };
 
   ChipState& state(int chip);
   // TPC queues a collective may have on `chip`, and all the queues it may have.
   int tpc_queues(int chip) const;
   int queues(int chip) const;
-  static std::uint64_t qman_base(int queue, int dma_queues);
-  void set_up(int chip, ChipState& s);
   bool try_start(Running& r);
   void start(Running& r, const std::vector<int>& slots);
-  void queue_buffers(int chip, int slot, const ChipImage& image);
-  void on_interrupt(int chip, int vector);
-  std::uint64_t pq(const ChipState& s, int queue, int slot) const;
+  // The program of rank `rank` on its chip's host CPU.
+  void run_rank(Running& run, int rank);
+  // From a program of the chip's host: its open file, the chip set up.
+  driver::File& ready(int chip);
+  void set_up(int chip, ChipState& s, driver::File& file);
+  void prepare(Running& run, int rank, driver::File& file, const ChipImage& image);
+  bool execute(Running& run, int rank, driver::File& file, const ChipImage& image);
+  void finish(Running& run, int rank, bool ok);
   void start_waiting();
 
   system::SystemModel& model_;
+  driver::HostDrivers& drivers_;
   std::vector<ChipState> chips_;
   std::deque<std::unique_ptr<Running>> pending_;
   std::vector<std::unique_ptr<Running>> running_;
+  std::vector<std::string> failures_;
 };
 
 }  // namespace podsim::collectives

@@ -36,6 +36,17 @@ T& arg_as(void* arg) {
 
 }  // namespace
 
+std::string DeviceProperties::unserved(const chip::ChipConfig& chip) {
+  const QueueMap& map = QueueMap::of(static_cast<std::uint32_t>(chip.pcie.endpoint.device_id));
+  const QueueMap::Limits most = map.limits();
+  const int dma = chip::Chip::dma_engines_of(chip);
+  if (dma <= most.dma && chip.mme.engines <= most.mmes && chip.tpc.cores <= most.tpcs) return {};
+  return fmt::format("{}: {} DMA engines, {} MMEs and {} TPCs; {}'s queue ids name at most {}, {} "
+                     "and {}",
+                     chip.name, dma, chip.mme.engines, chip.tpc.cores, map.family(), most.dma,
+                     most.mmes, most.tpcs);
+}
+
 DeviceProperties DeviceProperties::of(const chip::ChipConfig& chip) {
   DeviceProperties p;
   p.device_id = static_cast<std::uint32_t>(chip.pcie.endpoint.device_id);
@@ -59,13 +70,10 @@ DeviceProperties DeviceProperties::of(const chip::ChipConfig& chip) {
         fmt::format("{}: {} bytes of device memory; the driver keeps the first {:#x} for itself",
                     chip.name, chip::memory_size(chip), PODSIM_GAUDI1_DRAM_BASE_ADDR_USER));
   }
-  const int dma = map.most(EngineKind::kDma), mmes = map.most(EngineKind::kMme),
-            tpcs = map.most(EngineKind::kTpc);
-  if (p.dma_engines > dma || p.mme_engines > mmes || p.tpc_cores > tpcs) {
-    throw std::invalid_argument(fmt::format(
-        "{}: {} DMA engines, {} MMEs and {} TPCs; {}'s queue ids name at most {}, {} and {}",
-        chip.name, p.dma_engines, p.mme_engines, p.tpc_cores, map.family(), dma, mmes, tpcs));
-  }
+  const QueueMap::Limits most = map.limits();
+  p.dma_engines = std::min(p.dma_engines, most.dma);
+  p.mme_engines = std::min(p.mme_engines, most.mmes);
+  p.tpc_cores = std::min(p.tpc_cores, most.tpcs);
   return p;
 }
 
@@ -92,14 +100,24 @@ Device::Device(host::HostCpu& cpu, host::HostMemory& memory, PciFunction pci,
 
 Device::~Device() {
   // A reset under way finishes first: it waits on the device's registers (the destructor runs
-  // in a program of the host CPU, a thread that may wait).
+  // in a program of the host CPU, a thread that may wait). After the simulation, outside any
+  // program, the driver forgets the device without touching it.
+  watchdog_->device = nullptr;  // its process ends at its next wake
+  if (!in_program()) {
+    for (std::uint32_t data : interrupts_) cpu_.on_interrupt(data, nullptr);
+    return;
+  }
   while (resetting_) sc_core::wait(reset_done_);
   // The chip stops reporting into memory the driver is giving back, and late interrupts find
   // no handler.
   write_register(PODSIM_GAUDI1_EVENT_QUEUE_ENABLE(PODSIM_GAUDI1_EVENT_QUEUE_BASE), 0);
   for (std::uint32_t data : interrupts_) cpu_.on_interrupt(data, nullptr);
-  watchdog_->device = nullptr;  // its process ends at its next wake
   watchdog_->wake.notify(sc_core::SC_ZERO_TIME);
+}
+
+bool Device::in_program() {
+  const sc_core::sc_process_handle current = sc_core::sc_get_current_process_handle();
+  return current.valid() && current.proc_kind() == sc_core::SC_THREAD_PROC_;
 }
 
 int Device::open(bool control, std::unique_ptr<File>& file) {
@@ -129,7 +147,7 @@ File::~File() {
   if (d.debug_ctx_ == ctx_) d.debug_ctx_ = 0;  // closing leaves debug mode
   d.dram_used_ -= d.ctx_dram_[ctx_];
   d.ctx_dram_.erase(ctx_);
-  d.close_context(ctx_);
+  if (Device::in_program()) d.close_context(ctx_);  // else the simulation is over
   // The context's buffers go with it, mapped or not.
   for (auto it = d.cbs_.begin(); it != d.cbs_.end();) {
     if (it->second.ctx != ctx_) {

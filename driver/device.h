@@ -76,9 +76,12 @@ struct DeviceProperties {
   std::uint64_t host_window = 0;  // where host memory appears in the chip's address space
 
   // The family's fixed properties (by the preset's PCI device id: Gaudi1 or Gaudi2) with what
-  // the preset says the firmware reports. Throws std::invalid_argument for a chip the driver
-  // cannot serve (another device id, more engines than the family's queue ids name).
+  // the preset says the firmware reports. A chip with more engines than its family's queue ids
+  // name (gaudi3 under Gaudi2's ids) is served with those the ids name, the others left idle.
+  // Throws std::invalid_argument for another device id or too little device memory.
   static DeviceProperties of(const chip::ChipConfig& chip);
+  // What of `chip` the driver cannot reach (its engines beyond the ids), empty when nothing.
+  static std::string unserved(const chip::ChipConfig& chip);
 };
 
 // Host physical memory the driver allocates its buffers (CBs) from.
@@ -106,6 +109,8 @@ class Device {
   void set_user_memory(UserMemory& user) { user_ = &user; }
 
   const DeviceProperties& properties() const { return props_; }
+  // Whether the caller is a program's thread, which may reach the device (may wait).
+  static bool in_program();
   const PciFunction& pci() const { return pci_; }
 
  private:
@@ -200,6 +205,7 @@ class Device {
   void time_out(std::uint32_t ctx, std::uint64_t seq);
   void hard_reset();
   void end(Cs& cs);
+  void trace(const Cs& cs);
   void release_stages(const Cs& last);
   static constexpr core::TimePs kNoDeadline = ~core::TimePs{0};
 
@@ -254,6 +260,9 @@ class Device {
                  const std::vector<std::uint8_t>* driver_cb = nullptr, bool internal_only = false,
                  const std::function<void(Cs&)>& prepare = nullptr);
   int wait(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out& out);
+  // Whether `cs` has ended as of now, and waiting until it has or `deadline`.
+  static bool ended(const Cs& cs);
+  void await(const Cs& cs, core::TimePs deadline);
   int wait_any(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out& out);
   void on_completion(int vector);
   std::uint64_t chip_view(std::uint64_t host_physical) const {
@@ -293,6 +302,7 @@ class Device {
   std::map<std::uint32_t, std::uint64_t> next_seq_;           // by context, from 1
   std::multimap<core::TimePs, std::pair<std::uint32_t, std::uint64_t>> deadlines_;
   sc_core::sc_event completed_;
+  std::vector<core::TimePs> trace_lanes_;  // the end of each trace lane's last span
   std::shared_ptr<Watchdog> watchdog_;
   std::array<SyncStream, 8> sync_streams_;  // by host-facing queue id
   std::map<std::pair<std::uint32_t, std::uint32_t>, EncapsHandle> encaps_;  // by context, id

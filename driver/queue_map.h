@@ -66,6 +66,12 @@ class QueueMap {
   std::optional<EngineRef> engine(int id) const;
   // How many engines of `kind` the family's ids name.
   int most(EngineKind kind) const;
+  struct Limits {
+    int dma = 0, mmes = 0, tpcs = 0;
+  };
+  Limits limits() const {
+    return {most(EngineKind::kDma), most(EngineKind::kMme), most(EngineKind::kTpc)};
+  }
 
  private:
   QueueMap(std::string family, std::uint32_t device_id, std::uint16_t server_type,

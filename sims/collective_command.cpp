@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "collectives/communicator.h"
+#include "collectives/launcher.h"
 #include "collectives/reference.h"
 #include "hw/core/event_queue.h"
 #include "hw/core/kernel.h"
@@ -52,6 +53,12 @@ class CollectiveRunner : public sc_core::sc_module {
 
  private:
   void run() {
+    try {
+      comm_.open();
+    } catch (const std::runtime_error& e) {
+      fmt::print(stderr, "podsim: {}\n", e.what());
+      return;
+    }
     for (std::size_t i = 0; i < specs_.size(); ++i) {
       rows_.push_back(run_size(specs_[i]));
       progress_.update(static_cast<double>(i + 1) / static_cast<double>(specs_.size()));
@@ -182,7 +189,8 @@ class CollectiveCommand : public Command {
                             progress);
     core::run_to_completion(options.lock_step);
     const double cpu = cpu_seconds() - cpu_before;
-    return report(options, system.config.name, ranks, runner, cpu);
+    return report(options, system.config.name, ranks, runner, cpu,
+                  model.attached<collectives::Launcher>().failures());
   }
 
  private:
@@ -240,7 +248,8 @@ class CollectiveCommand : public Command {
   }
 
   int report(const GlobalOptions& options, const std::string& system_name, int ranks,
-             const CollectiveRunner& runner, double cpu) const {
+             const CollectiveRunner& runner, double cpu,
+             const std::vector<std::string>& failures) const {
     const auto& rows = runner.rows();
     const auto op = *collectives::parse_op(op_);
     const double factor = collectives::bus_factor(op, ranks);
@@ -279,6 +288,9 @@ class CollectiveCommand : public Command {
       ok = ok && r.ok && r.wrong == 0;
     }
     if (!runner.finished()) fmt::print("# the run stopped before every size finished\n");
+    for (const std::string& f : failures) {
+      fmt::print("# failed: {}\n", f);
+    }
     const core::EventQueue& queue = core::event_queue();
     fmt::print("# simulated in {:.2f} s CPU: {} callbacks in {} activations, at most {} pending\n",
                cpu, queue.fired(), queue.activations(), queue.peak_pending());

@@ -190,6 +190,8 @@ class RunCommand : public Command {
     driver::DeviceProperties props;
     try {
       props = driver::DeviceProperties::of(system.config.chip);
+      const std::string unserved = driver::DeviceProperties::unserved(system.config.chip);
+      if (!unserved.empty()) throw std::invalid_argument(unserved);
     } catch (const std::invalid_argument& e) {
       throw UsageError(
           fmt::format("run: {}: {}; the driver serves Gaudi1 and Gaudi2 chips (try --system "

@@ -217,6 +217,7 @@ std::vector<Chip::Mapped> Chip::build_blocks() {
     dma_qmans_.push_back(std::make_unique<Qman>(fmt::format("dma{}_qman", i).c_str(),
                                                 qman_config(config_, kDmaCoreBases[i])));
     dma_.back()->set_error_sink(sink);
+    dma_.back()->set_host_base(config_.address_map.host.value);
     dma_qmans_.back()->set_error_sink(sink);
     dma_qmans_.back()->attach_engine(*dma_.back());
     blocks.push_back({fmt::format("dma{}", i), kDmaCoreBases[i], dma::regs::kBlockSize,
@@ -322,7 +323,7 @@ void Chip::debug(tlm::tlm_command command, std::uint64_t address, std::uint8_t* 
     if (noc_->debug(command, address + done, data + done, n) != n) {
       throw std::logic_error(
           fmt::format("{}: the block at {:#x} keeps no contents{}", name(), address + done,
-                      functional_ ? "" : " (timing-only mode: only the SRAM keeps contents)"));
+                      functional_ ? "" : " (timing-only mode)"));
     }
   }
 }

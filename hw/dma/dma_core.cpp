@@ -51,6 +51,7 @@ void DmaCore::begin_next() {
   busy_ = !jobs_.empty();
   if (!busy_) return idle_waiters_.run(busy_);
   current_ = std::move(jobs_.front());
+  carries_data_ = functional_ || current_.job.src >= host_base_;
   jobs_.pop_front();
   failed_ = issue_pending_ = slot_wait_ = ending_ = false;
   DmaShape shape = current_.job.shape;
@@ -108,7 +109,7 @@ void DmaCore::issue_burst() {
 }
 
 std::uint8_t* DmaCore::payload(std::vector<std::uint8_t>& buffer, std::uint64_t offset) const {
-  if (!functional_) return nullptr;
+  if (!carries_data_) return nullptr;
   if (buffer.size() < config_.burst.bytes) buffer.resize(config_.burst.bytes);
   return buffer.data() + offset;
 }
@@ -135,7 +136,7 @@ bool DmaCore::read_burst(Burst& burst, core::TimePs& ready) {
     }
     ready = std::max(ready, done);
   }
-  if (reduce && functional_) {
+  if (reduce && carries_data_) {
     core::reduce_into(job.type, job.op, burst.data.data(), burst.data2.data(),
                       burst.bytes / core::size_of(job.type));
   }

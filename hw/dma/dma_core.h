@@ -55,6 +55,10 @@ class DmaCore : public sc_core::sc_module, public core::EngineStatus, private co
   // Queues a job; `done(ok)` runs when its last write (and completion write) has completed, or
   // when it failed. Throws std::invalid_argument if the job cannot run (check_job).
   void submit(const DmaJob& job, std::function<void(bool ok)> done);
+  // Sources at or above `base` are the host's (the chip's host window and the MMU's virtual
+  // range above it): in timing-only mode a job from there still moves its bytes, since what the
+  // host uploads is command buffers and descriptors the chip goes on to run.
+  void set_host_base(std::uint64_t base) { host_base_ = base; }
   // Where errors (a rejected access, a malformed COMMIT) are reported; none by default.
   void set_error_sink(core::ErrorSink sink) { error_sink_ = std::move(sink); }
 
@@ -115,6 +119,8 @@ class DmaCore : public sc_core::sc_module, public core::EngineStatus, private co
 
   DmaConfig config_;
   bool functional_;
+  std::uint64_t host_base_ = ~0ull;
+  bool carries_data_ = false;  // the current job's bytes move
   core::ErrorSink error_sink_;
   DmaRegisters registers_;
   IssueWindow window_;

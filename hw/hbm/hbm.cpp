@@ -11,9 +11,12 @@
 namespace podsim::hbm {
 
 Hbm::Hbm(sc_core::sc_module_name name, const HbmConfig& config, bool functional)
-    : sc_core::sc_module(name), target_socket("target_socket"), engine_(config) {
+    : sc_core::sc_module(name),
+      target_socket("target_socket"),
+      engine_(config),
+      functional_(functional),
+      memory_(std::make_unique<core::SparseMemory>(engine_.decoder().capacity())) {
   if (config.model == HbmModel::kRate) rate_ = std::make_unique<Rate>(rate_of(config));
-  if (functional) memory_ = std::make_unique<core::SparseMemory>(engine_.decoder().capacity());
   target_socket.register_b_transport(this, &Hbm::b_transport);
   target_socket.register_transport_dbg(this, &Hbm::transport_dbg);
   register_stats();
@@ -46,7 +49,9 @@ void Hbm::trace_channels() {
 }
 
 core::SparseMemory& Hbm::backing() {
-  if (!memory_) throw std::logic_error(std::string(name()) + ": timing-only HBM keeps no data");
+  if (!functional_) {
+    throw std::logic_error(std::string(name()) + ": timing-only HBM keeps no payload data");
+  }
   return *memory_;
 }
 
@@ -102,7 +107,7 @@ void Hbm::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_time& de
   if (status != tlm::TLM_OK_RESPONSE) return trans.set_response_status(status);
   const tlm::tlm_command command = trans.get_command();
   if (command != tlm::TLM_IGNORE_COMMAND && trans.get_data_length() > 0) {
-    if (memory_) move_data(trans);
+    if (trans.get_data_ptr() != nullptr) move_data(trans);
     const core::TimePs now = core::now_ps();
     const core::TimePs done = serve(command == tlm::TLM_WRITE_COMMAND, trans.get_address(),
                                     trans.get_data_length(), now + delay.value());
@@ -125,7 +130,7 @@ core::TimePs Hbm::serve(bool write, std::uint64_t address, std::uint64_t length,
 }
 
 unsigned int Hbm::transport_dbg(int, tlm::tlm_generic_payload& trans) {
-  if (!memory_ || trans.get_command() == tlm::TLM_IGNORE_COMMAND) return 0;
+  if (trans.get_command() == tlm::TLM_IGNORE_COMMAND) return 0;
   if (trans.get_byte_enable_ptr() != nullptr || trans.get_data_ptr() == nullptr) return 0;
   if (!in_range(trans.get_address(), trans.get_data_length())) return 0;
   move_data(trans);
@@ -137,7 +142,7 @@ tlm::tlm_response_status Hbm::check(const tlm::tlm_generic_payload& trans) const
   if (!in_range(trans.get_address(), length)) return tlm::TLM_ADDRESS_ERROR_RESPONSE;
   if (trans.get_byte_enable_ptr() != nullptr) return tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE;
   if (trans.get_streaming_width() < length) return tlm::TLM_BURST_ERROR_RESPONSE;
-  if (memory_ && length > 0 && trans.get_data_ptr() == nullptr &&
+  if (functional_ && length > 0 && trans.get_data_ptr() == nullptr &&
       trans.get_command() != tlm::TLM_IGNORE_COMMAND) {
     return tlm::TLM_GENERIC_ERROR_RESPONSE;
   }

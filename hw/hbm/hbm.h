@@ -30,14 +30,16 @@ class Hbm : public sc_core::sc_module {
  public:
   tlm_utils::multi_passthrough_target_socket<Hbm> target_socket;
 
-  // `functional`: keep contents (a sparse store sized to the capacity); otherwise only time.
+  // `functional`: payloads carry data, kept in a sparse store sized to the capacity; otherwise
+  // accesses without data are served for their time alone, while what is written with data
+  // (the driver's page tables, descriptors) is still kept, as the SRAM keeps command buffers.
   // Throws std::invalid_argument naming the key on a bad configuration.
   Hbm(sc_core::sc_module_name name, const HbmConfig& config, bool functional = true);
   ~Hbm() override;
 
   const HbmConfig& config() const { return engine_.config(); }
   std::uint64_t capacity() const { return engine_.decoder().capacity(); }
-  bool functional() const { return memory_ != nullptr; }
+  bool functional() const { return functional_; }
   // The contents, for loaders and tests; throws std::logic_error in timing-only mode.
   core::SparseMemory& backing();
   const BulkEngine& engine() const { return engine_; }
@@ -68,6 +70,7 @@ class Hbm : public sc_core::sc_module {
 
   BulkEngine engine_;
   std::unique_ptr<Rate> rate_;
+  bool functional_;
   std::unique_ptr<core::SparseMemory> memory_;
 };
 

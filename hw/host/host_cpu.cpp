@@ -1,5 +1,6 @@
 #include "hw/host/host_cpu.h"
 
+#include <algorithm>
 #include <string>
 
 #include "hw/core/kernel.h"
@@ -15,8 +16,12 @@ HostCpu::HostCpu(sc_core::sc_module_name name, const HostCpuConfig& config, Root
 
 void HostCpu::run(Program program) {
   sc_core::sc_spawn_options options;
+  // A program spawned from a process is named under it: the CPU's own name keeps programs of
+  // several hosts that one process starts apart.
+  std::string cpu = name();
+  std::replace(cpu.begin(), cpu.end(), '.', '_');
   sc_core::sc_spawn([this, program = std::move(program)] { program(*this); },
-                    ("program" + std::to_string(programs_++)).c_str(), &options);
+                    (cpu + "_program" + std::to_string(programs_++)).c_str(), &options);
 }
 
 tlm::tlm_response_status HostCpu::access(tlm::tlm_command command, std::uint64_t address,

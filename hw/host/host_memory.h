@@ -33,7 +33,9 @@ struct HostMemoryConfig {
                 .min(0)
                 .source("[P3]: DRAM access behind the root complex, 90 ns [U]"));
     v.field("functional", functional,
-            core::Spec("keep contents; false: timing only").source("podsim: functional mode"));
+            core::Spec("payloads carry data; false: timing only (accesses without data served "
+                       "for their time; what is written with data, such as command buffers, kept)")
+                .source("podsim: functional mode"));
   }
 
   core::MemoryTargetConfig memory_target() const;

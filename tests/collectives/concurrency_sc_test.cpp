@@ -57,6 +57,8 @@ TEST(ConcurrentCollectives, DisjointBoxesTakeNoLongerThanAlone) {
   Communicator box1(*model, {8, 9, 10, 11, 12, 13, 14, 15});
   std::vector<double> alone, both;
   Driver d("driver", [&](Driver& self) {
+    box0.open();
+    box1.open();
     alone.push_back(self.together({{&box0, all_reduce()}})[0]);
     alone.push_back(self.together({{&box1, all_reduce()}})[0]);
     both = self.together({{&box0, all_reduce()}, {&box1, all_reduce()}});
@@ -73,6 +75,7 @@ TEST(ConcurrentCollectives, TwoOnTheSamePortsShareTheBandwidth) {
   const std::uint64_t second_base = layout(all_reduce(), 8, 0).end;
   std::vector<double> alone, both;
   Driver d("driver", [&](Driver& self) {
+    box.open();  // the devices' set-up is no collective's time
     alone = self.together({{&box, all_reduce()}});
     both = self.together({{&box, all_reduce()}, {&box, all_reduce(second_base)}});
   });
@@ -95,10 +98,12 @@ TEST(ConcurrentCollectives, ACollectiveKeepsWhatItHoldsWhileItRuns) {
   Communicator first(*model, {0, 1}), other(*model, {2, 3});
   Spec tiny = all_reduce();
   tiny.count = 1024;
-  const std::uint64_t second_base = layout(all_reduce(), 2, 0).end;
+  Spec big = all_reduce();
+  big.count = 256u << 20;  // 1 GiB: longer than the tiny ones' launches (about 35 us each)
+  const std::uint64_t second_base = layout(big, 2, 0).end;
   bool both_ok = false;
   Driver d("driver", [&](Driver& self) {
-    auto long_one = first.start(all_reduce());
+    auto long_one = first.start(big);
     for (int i = 1; i < 300; ++i) self.together({{&other, tiny}});
     ASSERT_FALSE(long_one->done());
     auto next = first.start(all_reduce(second_base));
