@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 #include "driver/client.h"
@@ -102,7 +103,8 @@ bool Launcher::fits(const CommandCompiler& code, const std::vector<int>& chips) 
   for (int r = 0; r < code.ranks(); ++r) {
     const chip::Chip& c = model_.chip(chips[static_cast<std::size_t>(r)]);
     const std::uint64_t sram = c.config().sram.size.bytes;
-    if (code.sobs(r) > kSobs - kFirstSob || code.arena_bytes(r) > sram - sram / 2) return false;
+    if (code.sobs(r) > kSobs - kFirstSob || code.arena_bytes(r) > sram - sram / 2 - kGateBytes)
+      return false;
   }
   return true;
 }
@@ -115,7 +117,8 @@ Launcher::ChipState& Launcher::state(int chip) {
     s.region = config.address_map.sram.value + sram / 2;
     s.region_bytes = sram - sram / 2;
     s.sobs = core::RangeAllocator(kFirstSob, kSobs - kFirstSob);
-    s.arena = core::RangeAllocator(s.region, s.region_bytes);
+    s.gate = s.region;
+    s.arena = core::RangeAllocator(s.region + kGateBytes, s.region_bytes - kGateBytes);
     s.laid_out = true;
   }
   return s;
@@ -215,16 +218,15 @@ void Launcher::run_rank(Running& run, int rank) {
   try {
     driver::File& file = ready(chip);
     const ChipImage image = run.code->encode(rank, run.placements);
-    prepare(run, rank, file, image);
     ok = execute(run, rank, file, image);
   } catch (const std::exception& e) {
     if (failures_.size() < kKeptFailures) {
       failures_.push_back(fmt::format("rank {} on chip {}: {}", rank, chip, e.what()));
     }
     // A rank that cannot run (a failed ioctl, a CS that timed out) ends not ok; its peers, which
-    // may wait for it, are ended by their own CSs' timeouts.
-    run.failed = true;
-    core::notify_now(run.all_prepared);
+    // may wait for it, are ended by their own CSs' timeouts. The chip's objects may be left
+    // counted: it is set up (and cleared) again before its next collective.
+    chips_[static_cast<std::size_t>(chip)].ready = false;
   }
   finish(run, rank, ok);
 }
@@ -287,10 +289,28 @@ void Launcher::set_up(int chip, ChipState& s, driver::File& file) {
               PODSIM_GAUDI1_QMAN_CP_FENCE0_RDATA(completion_qman, slot));
     }
   }
-  const driver::HostDrivers::Region app = drivers_.application_memory(chip);
-  s.mirror = app.base;
-  s.mirror_va = client.map_host(s.mirror, round_up(s.region_bytes, kPage));
-  const std::vector<std::uint8_t> cb = chip::spec::PacketCodec().encode(packets);
+  // Every object starts at zero; each rank's completion job leaves its own at zero again.
+  const std::uint32_t zero = chip::spec::encode_sob_write({0, false, false});
+  for (std::uint32_t g = kFirstSob; g < kSobs; ++g) {
+    packets.push_back(msg_long(chip::Chip::sob_address(g), zero));
+  }
+  const chip::spec::PacketCodec codec;
+  const std::vector<std::uint8_t> gate = codec.encode({gate_fence()});
+  s.gate_bytes = static_cast<std::uint32_t>(gate.size());
+  for (std::size_t w = 0; w < gate.size(); w += 4) {
+    std::uint32_t word = 0;
+    std::memcpy(&word, gate.data() + w, 4);
+    packets.push_back(msg_long(s.gate + w, word));
+  }
+  if (s.mirror_va == 0) {
+    const driver::HostDrivers::Region app = drivers_.application_memory(chip);
+    s.mirror = app.base;
+    s.mirror_va = client.map_host(s.mirror, round_up(s.region_bytes, kPage));
+    const driver::Client::Cb host_gate = client.create_cb(s.gate_bytes);
+    drivers_.memory(chip).backing().write(host_gate.address, gate.data(), gate.size());
+    s.host_gate = host_gate.handle;
+  }
+  const std::vector<std::uint8_t> cb = codec.encode(packets);
   const driver::Client::Cb buffer = client.create_cb(static_cast<std::uint32_t>(cb.size()));
   drivers_.memory(chip).backing().write(buffer.address, cb.data(), cb.size());
   const driver::QueueMap& map = driver::QueueMap::of(c.config().pcie.endpoint.device_id);
@@ -306,15 +326,31 @@ void Launcher::set_up(int chip, ChipState& s, driver::File& file) {
   s.ready = true;
 }
 
-// The rank's images uploaded to its arena, its objects cleared and its done monitor armed; then
-// it waits for every rank to have done the same.
-void Launcher::prepare(Running& run, int rank, driver::File& file, const ChipImage& image) {
+// One CS: on DMA 0 the upload of the rank's images (LIN_DMA from the host mirror), its done
+// monitor armed and every other queue's gate opened (fence counter 1); each other queue's
+// buffers behind its gate; on DMA 1 last, the completion job, which fences until the done object
+// counts every queue and then clears the rank's objects (every write into them has landed by
+// then: each was waited for), so peers need not wait for each other to start. True when it
+// completed.
+bool Launcher::execute(Running& run, int rank, driver::File& file, const ChipImage& image) {
   const auto i = static_cast<std::size_t>(rank);
   const int chip = run.chips[i];
   ChipState& s = chips_[static_cast<std::size_t>(chip)];
   const ChipPlacement& at = run.placements[i];
   driver::Client client(file, fmt::format("collectives: chip {}", chip));
-  std::vector<Packet> packets;
+  const driver::QueueMap& map =
+      driver::QueueMap::of(model_.chip(chip).config().pcie.endpoint.device_id);
+  const chip::spec::PacketCodec codec;
+  const int dma_queues = run.code->dma_queues(rank), queues = run.code->queues(rank);
+  std::vector<driver::Client::Cb> copies;
+  const auto host_cb = [&](const std::uint8_t* bytes, std::size_t size) {
+    copies.push_back(client.create_cb(static_cast<std::uint32_t>(size)));
+    drivers_.memory(chip).backing().write(copies.back().address, bytes, size);
+    return copies.back();
+  };
+  const auto queue_of = [&](int h) { return map.queue_id(queue_engine(h, dma_queues), at.slot); };
+
+  std::vector<Packet> upload;
   if (!image.bytes.empty()) {
     const std::uint64_t offset = at.arena - s.region;
     drivers_.memory(chip).backing().write(s.mirror + offset, image.bytes.data(),
@@ -325,68 +361,51 @@ void Launcher::prepare(Running& run, int rank, driver::File& file, const ChipIma
         .set("src_addr", s.mirror_va + offset)
         .set("dst_addr", at.arena);
     copy.barriers(false, true, false);
-    packets.push_back(copy);
-  }
-  const std::uint32_t zero = chip::spec::encode_sob_write({0, false, false});
-  for (std::uint32_t g = at.first_sob; g < at.first_sob + run.code->sobs(rank); ++g) {
-    packets.push_back(msg_long(chip::Chip::sob_address(g), zero));
+    upload.push_back(copy);
   }
   const std::uint32_t done = at.first_sob + run.code->done_sob(rank);
-  const auto arm = chip::spec::MonitorArm::single(
-      chip::Chip::sob_index(done), static_cast<std::uint32_t>(run.code->queues(rank)),
-      chip::spec::MonitorOp::kGreaterOrEqual);
-  packets.push_back(
-      msg_long(PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_ARM(chip::Chip::sync_manager_of(done),
-                                                    at.monitor + kMonitorsPerSlot - 1),
-               chip::spec::encode_monitor_arm(arm)));
-  const std::vector<std::uint8_t> cb = chip::spec::PacketCodec().encode(packets);
-  const driver::Client::Cb buffer = client.create_cb(static_cast<std::uint32_t>(cb.size()));
-  drivers_.memory(chip).backing().write(buffer.address, cb.data(), cb.size());
-  const driver::QueueMap& map =
-      driver::QueueMap::of(model_.chip(chip).config().pcie.endpoint.device_id);
-  const std::uint64_t seq = client.submit({driver::Client::chunk(
-      map.queue_id({driver::EngineKind::kDma, 0}, at.slot), buffer.handle, buffer.size)});
-  const std::uint32_t status = client.wait(seq, kWaitUs);
-  client.destroy_cb(buffer);
-  if (status != HL_WAIT_CS_STATUS_COMPLETED) throw std::runtime_error("the prepare CS failed");
-  if (++run.prepared == run.code->ranks()) core::notify_now(run.all_prepared);
-  while (run.prepared < run.code->ranks() && !run.failed) sc_core::wait(run.all_prepared);
-  if (run.failed) throw std::runtime_error("a peer failed to prepare");
-}
-
-// One CS of the rank's command buffers and the completion job; true when it completed.
-bool Launcher::execute(Running& run, int rank, driver::File& file, const ChipImage& image) {
-  const auto i = static_cast<std::size_t>(rank);
-  const int chip = run.chips[i];
-  const ChipPlacement& at = run.placements[i];
-  driver::Client client(file, fmt::format("collectives: chip {}", chip));
-  const driver::QueueMap& map =
-      driver::QueueMap::of(model_.chip(chip).config().pcie.endpoint.device_id);
-  const int dma_queues = run.code->dma_queues(rank);
+  const auto arm = chip::spec::MonitorArm::single(chip::Chip::sob_index(done),
+                                                  static_cast<std::uint32_t>(queues),
+                                                  chip::spec::MonitorOp::kGreaterOrEqual);
+  upload.push_back(msg_long(PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_ARM(
+                                chip::Chip::sync_manager_of(done), at.monitor + kMonitorsPerSlot - 1),
+                            chip::spec::encode_monitor_arm(arm)));
+  upload.back().barriers(true, true, true);  // after the upload has landed
+  for (int h = 1; h < queues; ++h) {
+    upload.push_back(msg_long(
+        PODSIM_GAUDI1_QMAN_CP_FENCE1_RDATA(driver::qman_base(queue_engine(h, dma_queues)), at.slot),
+        1));
+  }
   std::vector<hl_cs_chunk> chunks;
-  std::vector<driver::Client::Cb> copies;
-  const auto host_copy = [&](const std::uint8_t* bytes, std::size_t size) {
-    copies.push_back(client.create_cb(static_cast<std::uint32_t>(size)));
-    drivers_.memory(chip).backing().write(copies.back().address, bytes, size);
-    return copies.back();
-  };
-  for (std::size_t h = 0; h < image.buffers.size(); ++h) {
-    const driver::EngineRef engine = queue_engine(static_cast<int>(h), dma_queues);
-    const std::uint32_t queue = map.queue_id(engine, at.slot);
+  const std::vector<std::uint8_t> upload_bytes = codec.encode(upload);
+  const driver::Client::Cb upload_cb = host_cb(upload_bytes.data(), upload_bytes.size());
+  chunks.push_back(driver::Client::chunk(queue_of(0), upload_cb.handle, upload_cb.size));
+  for (int h = 0; h < queues; ++h) {
+    const std::uint32_t queue = queue_of(h);
     const bool host_facing = map.queue(queue)->host_facing;
-    for (const auto& [address, bytes] : image.buffers[h]) {
+    if (h > 0) {
+      chunks.push_back(
+          driver::Client::chunk(queue, host_facing ? s.host_gate : s.gate, s.gate_bytes));
+    }
+    if (static_cast<std::size_t>(h) >= image.buffers.size()) continue;
+    for (const auto& [address, bytes] : image.buffers[static_cast<std::size_t>(h)]) {
       if (!host_facing) {
         chunks.push_back(driver::Client::chunk(queue, address, bytes));
         continue;
       }
-      const driver::Client::Cb cb = host_copy(image.bytes.data() + (address - at.arena), bytes);
+      const driver::Client::Cb cb = host_cb(image.bytes.data() + (address - at.arena), bytes);
       chunks.push_back(driver::Client::chunk(queue, cb.handle, cb.size));
     }
   }
   Packet fence("FENCE");
   fence.set("id", 0).set("target_val", 1).set("dec_val", 1);
-  const std::vector<std::uint8_t> completion = chip::spec::PacketCodec().encode({fence});
-  const driver::Client::Cb cb = host_copy(completion.data(), completion.size());
+  std::vector<Packet> completion{fence};
+  const std::uint32_t zero = chip::spec::encode_sob_write({0, false, false});
+  for (std::uint32_t g = at.first_sob; g < at.first_sob + run.code->sobs(rank); ++g) {
+    completion.push_back(msg_long(chip::Chip::sob_address(g), zero));
+  }
+  const std::vector<std::uint8_t> completion_bytes = codec.encode(completion);
+  const driver::Client::Cb cb = host_cb(completion_bytes.data(), completion_bytes.size());
   chunks.push_back(driver::Client::chunk(
       map.queue_id({driver::EngineKind::kDma, kCompletionEngine}, at.slot), cb.handle, cb.size));
   const std::uint64_t seq = client.submit(chunks);

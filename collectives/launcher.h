@@ -11,18 +11,20 @@
 // back).
 // Then, for each rank, a program on its chip's host CPU:
 // - once per chip, a set-up CS: a command buffer on DMA 0 of MSG_LONGs that set the DMA engines'
-//   DESC_BASE and the NIC doorbell's WQE_BASE at the arena region and every queue monitor's
-//   payload (one onto its queue's fence counter); the region's mirror in host memory is mapped
-//   for DMA (MAP USERPTR);
-// - a prepare CS on DMA 0 (stream = slot): the rank's images, written into the host mirror, copied
-//   to its arena by LIN_DMA; its sync objects cleared and its done monitor armed by MSG_LONGs;
-// - once every rank has prepared (a fast peer's first write may land as soon as its queue
-//   starts), one CS of the rank's command buffers: internal jobs where they lie in SRAM,
-//   host-facing ones (DMA 0 and 1) copied into driver command buffers, and a completion job on
-//   DMA 1 that fences until the done object reaches the queue count; WAIT_CS then ends the rank,
-//   which frees its share.
+//   DESC_BASE and the NIC doorbell's WQE_BASE at the arena region, every queue monitor's payload
+//   (one onto its queue's fence counter 0), clear the collectives' sync objects and write the
+//   gate buffer (a FENCE on counter 1) at the region's start; the region's mirror in host memory
+//   is mapped for DMA (MAP USERPTR);
+// - per collective, one CS: on DMA 0 (stream = slot) a driver CB that uploads the rank's images
+//   from the host mirror to its arena by LIN_DMA, arms its done monitor and then opens every
+//   other queue's gate; each other queue runs the gate, then its command buffers (internal jobs
+//   where they lie in SRAM, host-facing ones copied into driver CBs); on DMA 1 last, a
+//   completion job fences until the done object counts every queue and clears the rank's
+//   objects, so that ranks need not wait for each other before starting (every write into the
+//   objects has been waited for by then). WAIT_CS ends the rank, which frees its share.
 // Captures the host side's cost (ioctls, PCIe doorbells and fetches, the image upload) and a
-// rank whose CS does not complete (timed out and reset by the driver: reported not ok).
+// rank whose CS does not complete (timed out and reset by the driver: reported not ok, its chip
+// set up again before the next collective).
 // Ignores the CPU time of building images.
 #pragma once
 
@@ -93,9 +95,6 @@ class Launcher {
     std::vector<Share> shares;
     std::vector<int> slots;
     std::vector<ChipPlacement> placements;
-    int prepared = 0;  // ranks whose prepare CS has completed
-    bool failed = false;
-    sc_core::sc_event all_prepared;
     int remaining = 0;
   };
   struct ChipState {
@@ -107,6 +106,9 @@ class Launcher {
     bool ready = false, setting_up = false;
     sc_core::sc_event set_up_done;
     std::uint64_t mirror = 0, mirror_va = 0;  // the region's copy in host memory, its device VA
+    std::uint64_t gate = 0;                   // the internal queues' gate buffer, in SRAM
+    std::uint64_t host_gate = 0;              // the same as a driver CB, for DMA 1
+    std::uint32_t gate_bytes = 0;
   };
 
   ChipState& state(int chip);
@@ -120,7 +122,7 @@ class Launcher {
   // From a program of the chip's host: its open file, the chip set up.
   driver::File& ready(int chip);
   void set_up(int chip, ChipState& s, driver::File& file);
-  void prepare(Running& run, int rank, driver::File& file, const ChipImage& image);
+  // The rank's one CS: the upload, every queue's buffers behind its gate, the completion job.
   bool execute(Running& run, int rank, driver::File& file, const ChipImage& image);
   void finish(Running& run, int rank, bool ok);
   void start_waiting();
