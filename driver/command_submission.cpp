@@ -237,11 +237,8 @@ int Device::submit(std::uint32_t ctx, const hl_cs_in& in, hl_cs_out& out) {
       return rc;
     }
     const Cs& switched = cs_.at({ctx, seq});
-    const core::TimePs deadline = core::now_ps() + kCsTimeoutPs;
-    while (!switched.done && core::now_ps() < deadline) {
-      wait_until_event(completed_, deadline);
-    }
-    if (!switched.done) return -EBUSY;
+    await(switched, core::now_ps() + kCsTimeoutPs);
+    if (!ended(switched)) return -EBUSY;
   }
   const core::TimePs timeout = (in.cs_flags & HL_CS_FLAGS_CUSTOM_TIMEOUT)
                                    ? later(in.timeout, kSecondPs) - core::now_ps()
@@ -423,19 +420,11 @@ void Device::end(Cs& cs) {
   if (cs.staged_last) release_stages(cs);
   cs.done = true;
   cs.completed = core::now_ps();
-  if (core::trace_writer().enabled()) {
-    const core::TrackId track = core::trace_writer().track("driver.command_submissions");
-    core::trace_writer().span(track,
-                              fmt::format("CS {}{}", cs.seq,
-                                          cs.timed_out ? " (timed out)"
-                                          : cs.aborted ? " (aborted)"
-                                                       : ""),
-                              cs.submitted, cs.completed);
-  }
+  if (core::trace_writer().enabled()) trace(cs);
   if (cs.deadline != deadlines_.end()) deadlines_.erase(cs.deadline);
   cs.deadline = deadlines_.end();
-  completed_.notify();
-  watchdog_->wake.notify(sc_core::SC_ZERO_TIME);
+  core::notify_now(completed_);
+  core::notify_now(watchdog_->wake);
 }
 
 // The last stage has ended: the stages before it, held until now, end as it did.
@@ -541,6 +530,41 @@ void Device::on_completion(int vector) {
   }
 }
 
+// A span per CS on the host's driver track of this device; CSs in flight together take lanes
+// of their own (a lane holds spans that follow each other, as a trace's row must).
+void Device::trace(const Cs& cs) {
+  std::size_t lane = 0;
+  while (lane < trace_lanes_.size() && trace_lanes_[lane] > cs.submitted) ++lane;
+  if (lane == trace_lanes_.size()) trace_lanes_.push_back(0);
+  trace_lanes_[lane] = cs.completed;
+  core::TraceWriter& writer = core::trace_writer();
+  const core::TrackId track =
+      writer.track(fmt::format("{}.driver.bus{}_cs{}", cpu_.name(), pci_.bus, lane));
+  writer.span(track,
+              fmt::format("CS {}{}", cs.seq,
+                          cs.timed_out ? " (timed out)"
+                          : cs.aborted ? " (aborted)"
+                                       : ""),
+              cs.submitted, cs.completed);
+}
+
+bool Device::ended(const Cs& cs) { return cs.done && cs.completed <= core::now_ps(); }
+
+// The interrupt handler records a completion at the chip's time, which may run ahead of the
+// kernel's: a waiter wakes at that time, not before (its wake-up may have been merged into an
+// earlier one, so it waits out the gap itself).
+void Device::await(const Cs& cs, core::TimePs deadline) {
+  for (;;) {
+    const core::TimePs now = core::now_ps();
+    if (ended(cs) || now >= deadline) return;
+    if (cs.done) {
+      sc_core::wait(sc_core::sc_time::from_value(std::min(cs.completed, deadline) - now));
+      return;
+    }
+    wait_until_event(completed_, deadline);
+  }
+}
+
 int Device::wait(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out& out) {
   if (in.flags & HL_WAIT_CS_FLAGS_INTERRUPT) return -EPERM;  // Gaudi1 has no user interrupts
   if (in.flags & HL_WAIT_CS_FLAGS_MULTI_CS) return wait_any(ctx, in, out);
@@ -553,10 +577,8 @@ int Device::wait(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out& out
     out.flags = HL_WAIT_CS_STATUS_FLAG_GONE;
     return 0;
   }
-  const core::TimePs deadline = later(in.timeout_us, 1000000ull);
-  while (!it->second.done && core::now_ps() < deadline) {
-    wait_until_event(completed_, deadline);
-  }
+  await(it->second, later(in.timeout_us, 1000000ull));
+  // A CS that timed out says so from its deadline on, while the reset it started still runs.
   if (it->second.timed_out) {
     out.status = HL_WAIT_CS_STATUS_TIMEDOUT;
     return -ETIMEDOUT;
@@ -565,11 +587,13 @@ int Device::wait(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out& out
     out.status = HL_WAIT_CS_STATUS_ABORTED;
     return -EIO;
   }
-  out.status = it->second.done ? HL_WAIT_CS_STATUS_COMPLETED : HL_WAIT_CS_STATUS_BUSY;
-  if (it->second.done) {
-    out.timestamp_nsec = static_cast<__s64>(it->second.completed / 1000);
-    out.flags = HL_WAIT_CS_STATUS_FLAG_TIMESTAMP_VLD;
+  if (!ended(it->second)) {
+    out.status = HL_WAIT_CS_STATUS_BUSY;
+    return 0;
   }
+  out.status = HL_WAIT_CS_STATUS_COMPLETED;
+  out.timestamp_nsec = static_cast<__s64>(it->second.completed / 1000);
+  out.flags = HL_WAIT_CS_STATUS_FLAG_TIMESTAMP_VLD;
   return 0;
 }
 
@@ -591,16 +615,23 @@ int Device::wait_any(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out&
   std::uint32_t map = 0;
   core::TimePs earliest = ~core::TimePs{0};
   for (;;) {
+    core::TimePs recorded = deadline;  // the earliest completion still ahead of now
     for (std::size_t i = 0; i < seqs.size(); ++i) {
       const auto it = cs_.find({ctx, seqs[i]});
-      if (it != cs_.end() && !it->second.done) continue;
+      if (it != cs_.end() && it->second.done && !ended(it->second))
+        recorded = std::min(recorded, it->second.completed);
+      if (it != cs_.end() && !ended(it->second)) continue;
       if (it != cs_.end() && it->second.timed_out) return -ETIMEDOUT;
       if (it != cs_.end() && it->second.aborted) return -EIO;
       map |= 1u << i;
       if (it != cs_.end()) earliest = std::min(earliest, it->second.completed);
     }
     if (map != 0 || core::now_ps() >= deadline) break;
-    wait_until_event(completed_, deadline);
+    if (recorded < deadline) {
+      sc_core::wait(sc_core::sc_time::from_value(recorded - core::now_ps()));
+    } else {
+      wait_until_event(completed_, deadline);
+    }
   }
   out = {};
   out.status = map != 0 ? HL_WAIT_CS_STATUS_COMPLETED : HL_WAIT_CS_STATUS_BUSY;

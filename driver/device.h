@@ -200,6 +200,7 @@ class Device {
   void time_out(std::uint32_t ctx, std::uint64_t seq);
   void hard_reset();
   void end(Cs& cs);
+  void trace(const Cs& cs);
   void release_stages(const Cs& last);
   static constexpr core::TimePs kNoDeadline = ~core::TimePs{0};
 
@@ -254,6 +255,9 @@ class Device {
                  const std::vector<std::uint8_t>* driver_cb = nullptr, bool internal_only = false,
                  const std::function<void(Cs&)>& prepare = nullptr);
   int wait(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out& out);
+  // Whether `cs` has ended as of now, and waiting until it has or `deadline`.
+  static bool ended(const Cs& cs);
+  void await(const Cs& cs, core::TimePs deadline);
   int wait_any(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out& out);
   void on_completion(int vector);
   std::uint64_t chip_view(std::uint64_t host_physical) const {
@@ -293,6 +297,7 @@ class Device {
   std::map<std::uint32_t, std::uint64_t> next_seq_;           // by context, from 1
   std::multimap<core::TimePs, std::pair<std::uint32_t, std::uint64_t>> deadlines_;
   sc_core::sc_event completed_;
+  std::vector<core::TimePs> trace_lanes_;  // the end of each trace lane's last span
   std::shared_ptr<Watchdog> watchdog_;
   std::array<SyncStream, 8> sync_streams_;  // by host-facing queue id
   std::map<std::pair<std::uint32_t, std::uint32_t>, EncapsHandle> encaps_;  // by context, id

@@ -103,7 +103,8 @@ TEST_F(RunCli, TheTraceShowsDriverSubmissionsAndTheEngines) {
   EXPECT_THAT(test::check_chrome_trace(t), ::testing::IsEmpty());
   const auto threads = trace_names(t, "thread_name");
   const auto processes = trace_names(t, "process_name");
-  EXPECT_TRUE(processes.count("driver")) << "driver track";
+  EXPECT_TRUE(processes.count("system.box0.host.cpu.driver")) << "driver track";
+  EXPECT_TRUE(threads.count("bus1_cs0")) << "the device's CSs";
   EXPECT_TRUE(threads.count("tpc0")) << "TPC track";
   EXPECT_TRUE(threads.count("mme0")) << "MME track";
   EXPECT_TRUE(processes.count("system.box0.chip0.tpc0_qman")) << "QMAN";
