@@ -542,7 +542,9 @@ void Device::trace(const Cs& cs) {
       writer.track(fmt::format("{}.driver.bus{}_cs{}", cpu_.name(), pci_.bus, lane));
   writer.span(track,
               fmt::format("CS {}{}", cs.seq,
-                          cs.timed_out ? " (timed out)" : cs.aborted ? " (aborted)" : ""),
+                          cs.timed_out ? " (timed out)"
+                          : cs.aborted ? " (aborted)"
+                                       : ""),
               cs.submitted, cs.completed);
 }
 
@@ -576,10 +578,7 @@ int Device::wait(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out& out
     return 0;
   }
   await(it->second, later(in.timeout_us, 1000000ull));
-  if (!ended(it->second)) {
-    out.status = HL_WAIT_CS_STATUS_BUSY;
-    return 0;
-  }
+  // A CS that timed out says so from its deadline on, while the reset it started still runs.
   if (it->second.timed_out) {
     out.status = HL_WAIT_CS_STATUS_TIMEDOUT;
     return -ETIMEDOUT;
@@ -587,6 +586,10 @@ int Device::wait(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out& out
   if (it->second.aborted) {
     out.status = HL_WAIT_CS_STATUS_ABORTED;
     return -EIO;
+  }
+  if (!ended(it->second)) {
+    out.status = HL_WAIT_CS_STATUS_BUSY;
+    return 0;
   }
   out.status = HL_WAIT_CS_STATUS_COMPLETED;
   out.timestamp_nsec = static_cast<__s64>(it->second.completed / 1000);

@@ -387,6 +387,41 @@ TEST(DriverDevice, AGaudi2IsServedWithGaudi2sQueueAndEngineIds) {
       "hls2");
 }
 
+// The completion interrupt is handled by a callback that may run ahead of the kernel's time
+// (regression: WAIT_CS returned at the kernel's earlier time, before the CS had completed, so a
+// collective of 64 MiB seemed to take 46 us): the waiter wakes at the completion, never before,
+// whether it waits on one CS or on several.
+TEST(DriverDevice, AWaitReturnsNoEarlierThanTheCompletionItReports) {
+  with_device(
+      [](Device& device, host::HostCpu&, system::SystemModel& model) {
+        auto file = open_node(device, false);
+        const std::uint64_t window = model.chip(0).config().address_map.host.value;
+        constexpr std::uint32_t kBytes = 32u << 20;  // about 1.5 ms over PCIe
+        const auto [handle, size] =
+            user_cb(*file, model, {lin_dma(window + 0x100000, 0x200000, kBytes)});
+        for (const bool multi : {false, true}) {
+          hl_cs_args cs{};
+          ASSERT_EQ(submit(*file, {chunk(handle, GAUDI_QUEUE_ID_DMA_0_0, size)}, cs), 0);
+          const core::TimePs submitted = core::now_ps();
+          hl_wait_cs_args args{};
+          args.in.seq = cs.out.seq;
+          args.in.timeout_us = 1000000000;
+          if (multi) {
+            args.in.seq = reinterpret_cast<std::uintptr_t>(&cs.out.seq);
+            args.in.seq_arr_len = 1;
+            args.in.flags = HL_WAIT_CS_FLAGS_MULTI_CS;
+          }
+          ASSERT_EQ(file->ioctl(HL_IOCTL_WAIT_CS, &args), 0);
+          EXPECT_EQ(args.out.status, HL_WAIT_CS_STATUS_COMPLETED);
+          const auto completed = static_cast<core::TimePs>(args.out.timestamp_nsec) * 1000;
+          EXPECT_GE(core::now_ps(), completed) << "multi " << multi;
+          EXPECT_GT(completed - submitted, 1000000000ull) << "a 32 MiB copy takes over 1 ms";
+          EXPECT_LT(core::now_ps() - completed, 1000000ull) << "woken within 1 us of it";
+        }
+      },
+      "hls1", true);
+}
+
 TEST(DriverDevice, BadSubmissionsAreRefusedAndChangeNothing) {
   with_device([](Device& device, host::HostCpu&, system::SystemModel& model) {
     auto file = open_node(device, false);
@@ -869,6 +904,11 @@ TEST(DriverDevice, AnEndlessBufferTimesOutAndTheDeviceWorksAfterTheReset) {
     const std::uint64_t behind = cs.out.seq;
     int rc = 0;
     EXPECT_EQ(wait_for(*file, endless, 1000000, rc).status, HL_WAIT_CS_STATUS_BUSY);
+    // A wait whose window closes during the reset the timeout started (100 ms from 3 s) learns
+    // of the timeout (regression: it said BUSY, and the next WAIT_CS met the reset: EBUSY).
+    EXPECT_EQ(wait_for(*file, endless, 2050000, rc).status, HL_WAIT_CS_STATUS_TIMEDOUT);
+    EXPECT_EQ(rc, -ETIMEDOUT);
+    sc_core::wait(sc_core::sc_time(100, sc_core::SC_MS));  // the reset is over
     EXPECT_EQ(wait_for(*file, endless, 10000000, rc).status, HL_WAIT_CS_STATUS_TIMEDOUT);
     EXPECT_EQ(rc, -ETIMEDOUT);
     EXPECT_EQ(wait_for(*file, behind, 10000000, rc).status, HL_WAIT_CS_STATUS_ABORTED);

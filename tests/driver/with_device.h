@@ -10,6 +10,7 @@
 #include "collectives/system_file.h"
 #include "driver/device.h"
 #include "drm/habanalabs_accel.h"
+#include "hw/core/event_queue.h"
 #include "hw/system/host_side.h"
 #include "hw/system/system_model.h"
 
@@ -20,7 +21,7 @@ inline constexpr KernelMemory kKernelMemory{1ull << 30, 1ull << 30};
 // Runs `body` against the probed device; fails the test if the body did not run to its end.
 inline void with_device(
     const std::function<void(Device&, host::HostCpu&, system::SystemModel&)>& body,
-    const std::string& system_name = "hls1") {
+    const std::string& system_name = "hls1", bool run_ahead = false) {
   const auto loaded = collectives::load_system_file(system_name, {});
   system::SystemModel model("system", loaded.config, system::build_topology(loaded.config),
                             system::ModelOptions{1, true});
@@ -33,7 +34,12 @@ inline void with_device(
     body(device, cpu, model);
     ran = true;
   });
-  sc_core::sc_start();
+  // Running ahead, the event queue's callbacks may be far ahead of the kernel's time.
+  if (run_ahead) {
+    core::run_to_completion();
+  } else {
+    sc_core::sc_start();
+  }
   EXPECT_TRUE(ran);
 }
 
