@@ -24,6 +24,14 @@ using chip::spec::Packet;
 constexpr std::uint64_t kPage = 4096;
 constexpr std::uint64_t kWaitUs = 3600ull * 1000000;  // a collective's CS ends by its timeout
 constexpr int kCompletionEngine = 1;                  // DMA 1: host-facing
+constexpr std::uint64_t kGateBytes = 256;  // the gate buffer at the region's start
+
+// A queue's gate: it waits until the launch's upload has landed (fence counter 1).
+Packet gate_fence() {
+  Packet fence("FENCE");
+  fence.set("id", 1).set("target_val", 1).set("dec_val", 1);
+  return fence;
+}
 
 Packet msg_long(std::uint64_t address, std::uint32_t value) {
   Packet p("MSG_LONG");
@@ -63,8 +71,7 @@ Launcher::Launcher(system::SystemModel& model)
 int Launcher::tpc_queues(int chip) const {
   const chip::Chip& c = model_.chip(chip);
   const int served = driver::DeviceProperties::of(c.config()).tpc_cores;
-  return std::max(0,
-                  std::min(served, static_cast<int>(kMonitorsPerSlot) - 1 - c.dma_engines()));
+  return std::max(0, std::min(served, static_cast<int>(kMonitorsPerSlot) - 1 - c.dma_engines()));
 }
 
 int Launcher::queues(int chip) const { return model_.chip(chip).dma_engines() + tpc_queues(chip); }
@@ -367,8 +374,8 @@ bool Launcher::execute(Running& run, int rank, driver::File& file, const ChipIma
   const auto arm = chip::spec::MonitorArm::single(chip::Chip::sob_index(done),
                                                   static_cast<std::uint32_t>(queues),
                                                   chip::spec::MonitorOp::kGreaterOrEqual);
-  upload.push_back(msg_long(PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_ARM(
-                                chip::Chip::sync_manager_of(done), at.monitor + kMonitorsPerSlot - 1),
+  upload.push_back(msg_long(PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_ARM(chip::Chip::sync_manager_of(done),
+                                                                 at.monitor + kMonitorsPerSlot - 1),
                             chip::spec::encode_monitor_arm(arm)));
   upload.back().barriers(true, true, true);  // after the upload has landed
   for (int h = 1; h < queues; ++h) {
