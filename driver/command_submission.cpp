@@ -192,8 +192,7 @@ void Device::set_up_ring(const Queue& q) {
 
 std::uint32_t Device::in_flight(const Queue& q) {
   if (q.external) return static_cast<std::uint32_t>(q.pending.size());
-  const std::uint32_t ci = read_register(PODSIM_GAUDI1_QMAN_PQ_CI(q.qman, q.stream));
-  return chip::pq_pending(q.pi, ci, kRingLog2);
+  return chip::pq_pending(q.pi, q.ci, kRingLog2);
 }
 
 int Device::submit(std::uint32_t ctx, const hl_cs_in& in, hl_cs_out& out) {
@@ -395,6 +394,7 @@ int Device::queue_jobs(std::uint32_t ctx, const std::vector<hl_cs_chunk>& chunks
       entry.address = chip_view(*patched);
       entry.length = static_cast<std::uint32_t>(bytes.size());
     }
+    if (!q.external) cs.internal_jobs.push_back(&q);
     std::uint8_t raw[PODSIM_GAUDI1_PQ_ENTRY_SIZE];
     chip::encode_pq_entry(entry, raw);
     memory_.backing().write(q.ring + sizeof raw * slot, raw, sizeof raw);
@@ -407,6 +407,8 @@ int Device::queue_jobs(std::uint32_t ctx, const std::vector<hl_cs_chunk>& chunks
 
 // A CS ends (completed, timed out or aborted): its waiters wake and its deadline goes.
 void Device::end(Cs& cs) {
+  for (Queue* q : cs.internal_jobs) q->ci = chip::pq_next(q->ci, kRingLog2);
+  cs.internal_jobs.clear();
   for (const std::uint32_t sob : cs.sob_refs) release_sob(sob);
   cs.sob_refs.clear();
   if (cs.encaps != 0) {  // the reservation it carried ends with it
@@ -509,6 +511,7 @@ void Device::hard_reset() {
     cs.sob_refs.clear();  // the sync streams started again
     end(cs);
   }
+  for (auto& [id, q] : queues_) q.ci = q.pi;  // flushed
   resetting_ = false;
   reset_done_.notify();
 }

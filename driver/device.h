@@ -140,6 +140,9 @@ class Device {
     bool external = false;
     std::uint64_t ring = 0, cq = 0;
     std::uint32_t pi = 0;
+    // Internal queues: what the QMAN has consumed as the driver counts it, advanced when a CS
+    // with jobs here ends (as Linux does: it never reads the CI register back).
+    std::uint32_t ci = 0;
     int vector = -1;
     std::deque<Job> pending;
   };
@@ -155,6 +158,7 @@ class Device {
     bool signal = false;                   // a SIGNAL CS: what a WAIT may wait for
     std::uint32_t sob = 0, sob_value = 0;  // the W_S object it signals and the value it makes
     std::vector<std::uint32_t> sob_refs;   // sync-stream objects held until it ends
+    std::vector<Queue*> internal_jobs;     // a queue per internal job, freed when it ends
     // Staged submissions: a stage other than the last is held (one more `remaining`) until the
     // last ends; the first stage lists the others, whether the last has come, and the
     // encapsulated signals it carries (their handle, released when it ends).

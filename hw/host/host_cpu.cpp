@@ -35,7 +35,13 @@ tlm::tlm_response_status HostCpu::access(tlm::tlm_command command, std::uint64_t
   trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   sc_core::sc_time delay = core::to_sc_time(config_.uncore_latency);
   to_root->b_transport(trans, delay);
-  wait(delay + core::to_sc_time(config_.uncore_latency));
+  // A memory write is posted: the core goes on once it has left, while the write travels on
+  // (PCIe keeps later requests behind it). Reads and configuration writes wait for completion.
+  if (command == tlm::TLM_WRITE_COMMAND && !root_.is_configuration(address)) {
+    wait(core::to_sc_time(config_.uncore_latency));
+  } else {
+    wait(delay + core::to_sc_time(config_.uncore_latency));
+  }
   return trans.get_response_status();
 }
 

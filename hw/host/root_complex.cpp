@@ -55,6 +55,10 @@ void RootComplex::add_interrupt_handler(InterruptHandler handler) {
   handlers_.push_back(std::move(handler));
 }
 
+bool RootComplex::is_configuration(std::uint64_t address) const {
+  return address >= config_.ecam_base && address - config_.ecam_base < kEcamSize;
+}
+
 std::uint64_t RootComplex::ecam_address(int bus, int device, int function,
                                         std::uint32_t offset) const {
   return config_.ecam_base + (static_cast<std::uint64_t>(bus) << 20) +

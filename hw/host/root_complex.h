@@ -77,6 +77,8 @@ class RootComplex : public sc_core::sc_module, private core::Timed {
 
   // The ECAM address of a register of a function.
   std::uint64_t ecam_address(int bus, int device, int function, std::uint32_t offset) const;
+  // Whether `address` is a configuration request (ECAM): non-posted, unlike memory writes.
+  bool is_configuration(std::uint64_t address) const;
   std::uint64_t interrupts() const { return interrupts_; }
 
  private:
