@@ -554,17 +554,19 @@ void Device::trace(const Cs& cs) {
 bool Device::ended(const Cs& cs) { return cs.done && cs.completed <= core::now_ps(); }
 
 // The interrupt handler records a completion at the chip's time, which may run ahead of the
-// kernel's: a waiter wakes at that time, not before (its wake-up may have been merged into an
-// earlier one, so it waits out the gap itself).
-void Device::await(const Cs& cs, core::TimePs deadline) {
-  for (;;) {
-    const core::TimePs now = core::now_ps();
-    if (ended(cs) || now >= deadline) return;
-    if (cs.done) {
-      sc_core::wait(sc_core::sc_time::from_value(std::min(cs.completed, deadline) - now));
-      return;
-    }
+// kernel's: a waiter sleeps until such a `recorded` completion (its wake-up may have been merged
+// into an earlier one), else until the next completion is notified; never past `deadline`.
+void Device::wait_for_completion(core::TimePs recorded, core::TimePs deadline) {
+  if (recorded < deadline) {
+    sc_core::wait(sc_core::sc_time::from_value(recorded - core::now_ps()));
+  } else {
     wait_until_event(completed_, deadline);
+  }
+}
+
+void Device::await(const Cs& cs, core::TimePs deadline) {
+  while (!ended(cs) && core::now_ps() < deadline) {
+    wait_for_completion(cs.done ? cs.completed : kNoDeadline, deadline);
   }
 }
 
@@ -630,11 +632,7 @@ int Device::wait_any(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out&
       if (it != cs_.end()) earliest = std::min(earliest, it->second.completed);
     }
     if (map != 0 || core::now_ps() >= deadline) break;
-    if (recorded < deadline) {
-      sc_core::wait(sc_core::sc_time::from_value(recorded - core::now_ps()));
-    } else {
-      wait_until_event(completed_, deadline);
-    }
+    wait_for_completion(recorded, deadline);
   }
   out = {};
   out.status = map != 0 ? HL_WAIT_CS_STATUS_COMPLETED : HL_WAIT_CS_STATUS_BUSY;

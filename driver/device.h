@@ -267,6 +267,7 @@ class Device {
   // Whether `cs` has ended as of now, and waiting until it has or `deadline`.
   static bool ended(const Cs& cs);
   void await(const Cs& cs, core::TimePs deadline);
+  void wait_for_completion(core::TimePs recorded, core::TimePs deadline);
   int wait_any(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out& out);
   void on_completion(int vector);
   std::uint64_t chip_view(std::uint64_t host_physical) const {

@@ -271,6 +271,15 @@ hl_wait_cs_out wait_for(File& file, std::uint64_t seq, std::uint64_t timeout_us,
   return args.out;
 }
 
+// `bytes` of host memory at `at`, counting up from `first`: a copy's source and what it must give.
+std::vector<std::uint8_t> host_pattern(system::SystemModel& model, std::uint64_t at,
+                                       std::uint32_t bytes, std::uint8_t first) {
+  std::vector<std::uint8_t> data(bytes);
+  std::iota(data.begin(), data.end(), first);
+  model.host(0).memory().backing().write(at, data.data(), data.size());
+  return data;
+}
+
 // A host-facing job copies host memory into HBM; an internal job on DMA 2 copies it on to SRAM
 // from a CB in SRAM. WAIT_CS returns when the completion-queue entry the driver's packets wrote
 // has been seen by its interrupt handler.
@@ -282,9 +291,7 @@ TEST(DriverDevice, ACommandSubmissionRunsAndCompletesThroughItsCompletionQueue) 
     constexpr std::uint64_t kSource = 0x100000, kHbm = 0x200000, kSram = 0x7FF0100000;
     constexpr std::uint64_t kInternalCb = 0x7FF0010000;
     constexpr std::uint32_t kBytes = 1 << 20;
-    std::vector<std::uint8_t> data(kBytes);
-    std::iota(data.begin(), data.end(), 3);
-    model.host(0).memory().backing().write(kSource, data.data(), data.size());
+    const std::vector<std::uint8_t> data = host_pattern(model, kSource, kBytes, 3);
     const auto [handle, size] = user_cb(*file, model, {lin_dma(window + kSource, kHbm, kBytes)});
     hl_cs_args cs{};
     ASSERT_EQ(submit(*file, {chunk(handle, GAUDI_QUEUE_ID_DMA_0_0, size)}, cs), 0);
@@ -338,9 +345,7 @@ TEST(DriverDevice, AGaudi2IsServedWithGaudi2sQueueAndEngineIds) {
         constexpr std::uint64_t kSource = 0x100000, kHbm = 0x200000, kSram = 0x7FF0100000;
         constexpr std::uint64_t kInternalCb = 0x7FF0010000;
         constexpr std::uint32_t kBytes = 1 << 16;
-        std::vector<std::uint8_t> data(kBytes);
-        std::iota(data.begin(), data.end(), 5);
-        model.host(0).memory().backing().write(kSource, data.data(), data.size());
+        const std::vector<std::uint8_t> data = host_pattern(model, kSource, kBytes, 5);
         const auto [handle, size] =
             user_cb(*file, model, {lin_dma(window + kSource, kHbm, kBytes)});
         hl_cs_args cs{};
