@@ -63,6 +63,9 @@ class EventQueue : public sc_core::sc_module {
   std::uint64_t activations() const { return activations_; }
   std::size_t peak_pending() const { return peak_pending_; }
 
+  // notify_now() from a callback running ahead: notified when the kernel reaches now_ps().
+  void notify_when_due(sc_core::sc_event& event);
+
  private:
   SC_HAS_PROCESS(EventQueue);
   // The scheduling order (unique, so it breaks ties) shares a word with the tag; its
@@ -106,6 +109,9 @@ class EventQueue : public sc_core::sc_module {
   TimePs armed_ps_ = ~TimePs{0};  // when wake_ is due; all-ones when not armed
   bool running_ = false;
   sc_core::sc_event wake_;
+  // Notifications held for the kernel, all of one time (the queue stops running ahead there).
+  std::vector<sc_core::sc_event*> held_;
+  TimePs held_at_ = 0;
 };
 
 // The queue of this process's simulation, made on first use (during elaboration).

@@ -38,9 +38,9 @@ tlm::tlm_response_status HostCpu::access(tlm::tlm_command command, std::uint64_t
   // A memory write is posted: the core goes on once it has left, while the write travels on
   // (PCIe keeps later requests behind it). Reads and configuration writes wait for completion.
   if (command == tlm::TLM_WRITE_COMMAND && !root_.is_configuration(address)) {
-    wait(core::to_sc_time(config_.uncore_latency));
+    core::sleep(config_.uncore_latency);
   } else {
-    wait(delay + core::to_sc_time(config_.uncore_latency));
+    core::sleep(core::Duration{core::to_duration(delay).ps + config_.uncore_latency.ps});
   }
   return trans.get_response_status();
 }

@@ -1034,6 +1034,7 @@ TEST(DriverDevice, AMultiCsWaitReportsWhichCompletedAndContextsStartClean) {
     EXPECT_EQ(e_n.sob(5), 7u);
     file.reset();
     file = open_node(device, false);
+    settle();  // the driver's clearing writes are posted: they land a PCIe crossing later
     EXPECT_EQ(e_n.sob(5), 0u);  // cleared for the new context
   });
 }
