@@ -269,6 +269,7 @@ void Launcher::open(const std::vector<int>& chips) {
 // and the region's host mirror mapped for the uploads.
 void Launcher::set_up(int chip, ChipState& s, driver::File& file) {
   s.setting_up = true;
+  s.resident.clear();  // a chip set up again has been reset
   driver::Client client(file, fmt::format("collectives: chip {}", chip));
   const chip::Chip& c = model_.chip(chip);
   const int dma_queues = c.dma_engines(), all_queues = queues(chip);
@@ -333,6 +334,21 @@ void Launcher::set_up(int chip, ChipState& s, driver::File& file) {
   s.ready = true;
 }
 
+// Whether `bytes` already lie at `arena`; if not, they will: the images they overlap are
+// forgotten and they are remembered.
+bool Launcher::resident(ChipState& s, std::uint64_t arena, const std::vector<std::uint8_t>& bytes) {
+  const auto found = s.resident.find(arena);
+  if (found != s.resident.end() && found->second == bytes) return true;
+  const std::uint64_t end = arena + bytes.size();
+  auto it = s.resident.lower_bound(arena);
+  if (it != s.resident.begin() && std::prev(it)->first + std::prev(it)->second.size() > arena) {
+    --it;
+  }
+  while (it != s.resident.end() && it->first < end) it = s.resident.erase(it);
+  s.resident.emplace(arena, bytes);
+  return false;
+}
+
 // One CS: on DMA 0 the upload of the rank's images (LIN_DMA from the host mirror), its done
 // monitor armed and every other queue's gate opened (fence counter 1); each other queue's
 // buffers behind its gate; on DMA 1 last, the completion job, which fences until the done object
@@ -358,7 +374,7 @@ bool Launcher::execute(Running& run, int rank, driver::File& file, const ChipIma
   const auto queue_of = [&](int h) { return map.queue_id(queue_engine(h, dma_queues), at.slot); };
 
   std::vector<Packet> upload;
-  if (!image.bytes.empty()) {
+  if (!image.bytes.empty() && !resident(s, at.arena, image.bytes)) {
     const std::uint64_t offset = at.arena - s.region;
     drivers_.memory(chip).backing().write(s.mirror + offset, image.bytes.data(),
                                           image.bytes.size());
