@@ -1,6 +1,7 @@
 #include "hw/core/event_queue.h"
 
 #include <algorithm>
+#include <memory>
 #include <tlm>
 
 #include "hw/core/kernel.h"
@@ -70,9 +71,16 @@ void EventQueue::prefetch_ahead() const {
   }
 }
 
+void EventQueue::notify_when_due(sc_core::sc_event& event) {
+  held_at_ = now_ps();
+  held_.push_back(&event);
+}
+
 void EventQueue::run() {
   const TimePs now = now_ps();
   armed_ps_ = ~TimePs{0};
+  for (sc_core::sc_event* event : held_) event->notify(sc_core::SC_ZERO_TIME);
+  held_.clear();
   running_ = true;
   ++activations_;
   detail::kernel_touched = true;
@@ -99,6 +107,7 @@ void EventQueue::run() {
 // TLM global quantum, which bounds how far a run that sc_start(duration) limits can overshoot.
 TimePs EventQueue::run_ahead_horizon(TimePs now) {
   detail::kernel_touched = false;
+  if (!held_.empty()) return held_at_;
   const TimePs quantum = tlm::tlm_global_quantum::instance().get().value();
   if (quantum == 0) return now;
   const TimePs to_kernel = sc_core::sc_time_to_pending_activity().value();
@@ -108,7 +117,8 @@ TimePs EventQueue::run_ahead_horizon(TimePs now) {
 // At the next callback; or, with none left after running ahead, at the last one's time, so that
 // the kernel's clock ends where the simulation did.
 void EventQueue::arm(TimePs now, TimePs last) {
-  const TimePs at = window_.empty() ? last : window_.front().at;
+  TimePs at = window_.empty() ? last : window_.front().at;
+  if (!held_.empty()) at = std::min(at, held_at_);
   if (at <= now) return;
   armed_ps_ = at;
   wake_.notify(to_sc_time(Duration{static_cast<std::int64_t>(at - now)}));
@@ -120,6 +130,48 @@ void run_to_completion(bool lock_step) {
   quantum.set(lock_step ? sc_core::SC_ZERO_TIME : sc_core::sc_max_time());
   sc_core::sc_start();
   quantum.set(before);
+}
+
+void notify_now(sc_core::sc_event& event) {
+  detail::kernel_touched = true;
+  if (now_ps() == sc_core::sc_time_stamp().value()) {
+    event.notify(sc_core::SC_ZERO_TIME);
+  } else {
+    event_queue().notify_when_due(event);
+  }
+}
+
+namespace {
+
+// Wakes sleeping threads: one kernel event per sleeper, reused once it has woken its thread.
+class Sleepers : public Timed {
+ public:
+  std::uint32_t take() {
+    if (free_.empty()) {
+      events_.push_back(std::make_unique<sc_core::sc_event>());
+      return static_cast<std::uint32_t>(events_.size() - 1);
+    }
+    const std::uint32_t slot = free_.back();
+    free_.pop_back();
+    return slot;
+  }
+  sc_core::sc_event& event(std::uint32_t slot) { return *events_[slot]; }
+  void give_back(std::uint32_t slot) { free_.push_back(slot); }
+  void fire(std::uint32_t slot) override { notify_now(*events_[slot]); }
+
+ private:
+  std::vector<std::unique_ptr<sc_core::sc_event>> events_;
+  std::vector<std::uint32_t> free_;
+};
+
+}  // namespace
+
+void sleep(Duration d) {
+  static Sleepers* sleepers = new Sleepers();
+  const std::uint32_t slot = sleepers->take();
+  event_queue().schedule(now_ps() + static_cast<TimePs>(d.ps), *sleepers, slot);
+  sc_core::wait(sleepers->event(slot));
+  sleepers->give_back(slot);
 }
 
 EventQueue& event_queue() {

@@ -15,10 +15,11 @@
 // process switch), so the queue may also run callbacks of later times in the same activation
 // (temporal decoupling): those before the kernel's next activity and within the TLM global
 // quantum (zero by default, which keeps it in lock step). now_ps() then returns the callback's
-// time, and a callback that notifies a kernel event does so through notify_now(), which turns
-// the queue's lead into a timed notification. Since nothing in the kernel falls due before a
-// callback run ahead, the kernel sees every effect at its time and in the same order as in lock
-// step: running ahead changes how often the kernel is entered, never a result.
+// time, and a callback that notifies a kernel event does so through notify_now(), which holds
+// the notification until the kernel reaches the callback's time (the queue stops there). Since
+// nothing in the kernel falls due before a callback run ahead, the kernel sees every effect at its
+// time and in the same order as in lock step: running ahead changes how often the kernel is
+// entered, never a result.
 //
 // Captures: timed callbacks at picosecond resolution, interleaved with ordinary SystemC
 // processes at the same simulated times. Ignores: cancellation (a target that reschedules keeps
@@ -63,6 +64,9 @@ class EventQueue : public sc_core::sc_module {
   std::uint64_t activations() const { return activations_; }
   std::size_t peak_pending() const { return peak_pending_; }
 
+  // notify_now() from a callback running ahead: notified when the kernel reaches now_ps().
+  void notify_when_due(sc_core::sc_event& event);
+
  private:
   SC_HAS_PROCESS(EventQueue);
   // The scheduling order (unique, so it breaks ties) shares a word with the tag; its
@@ -106,6 +110,9 @@ class EventQueue : public sc_core::sc_module {
   TimePs armed_ps_ = ~TimePs{0};  // when wake_ is due; all-ones when not armed
   bool running_ = false;
   sc_core::sc_event wake_;
+  // Notifications held for the kernel, all of one time (the queue stops running ahead there).
+  std::vector<sc_core::sc_event*> held_;
+  TimePs held_at_ = 0;
 };
 
 // The queue of this process's simulation, made on first use (during elaboration).

@@ -30,7 +30,7 @@ tlm::tlm_response_status HostCpu::access(tlm::tlm_command command, std::uint64_t
   trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   sc_core::sc_time delay = core::to_sc_time(config_.uncore_latency);
   to_root->b_transport(trans, delay);
-  wait(delay + core::to_sc_time(config_.uncore_latency));
+  core::sleep(core::Duration{core::to_duration(delay).ps + config_.uncore_latency.ps});
   return trans.get_response_status();
 }
 
