@@ -39,8 +39,15 @@ struct Handle {
   core::TimePs start_ps = 0, end_ps = 0;
   int remaining = 0;  // ranks not yet finished
   bool ok = true;
-  sc_core::sc_event finished;  // notified when the last rank finishes
   bool done() const { return remaining == 0; }
+  // From a thread holding the handle: returns once the collective has finished.
+  void wait_done() {
+    while (!done()) {
+      ++waiters_;
+      sc_core::wait(finished_);
+      --waiters_;
+    }
+  }
   // Runs `next` when the collective finishes (at once if it has), for chaining phases.
   void then(std::function<void()> next) {
     if (done()) return next();
@@ -48,7 +55,8 @@ struct Handle {
   }
   void finish() {
     end_ps = core::now_ps();
-    core::notify_now(finished);
+    // Only for a waiter, which keeps the handle (and so the event) alive until it wakes.
+    if (waiters_ > 0) core::notify_now(finished_);
     if (on_done_) std::exchange(on_done_, nullptr)();
   }
 
@@ -56,6 +64,8 @@ struct Handle {
 
  private:
   std::function<void()> on_done_;
+  sc_core::sc_event finished_;
+  int waiters_ = 0;
 };
 
 // Ranks laid out box by box: `boxes` boxes of `per_box` ranks on the same local chips, and the

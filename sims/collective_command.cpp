@@ -75,7 +75,7 @@ class CollectiveRunner : public sc_core::sc_module {
       if (check_)
         inputs = collectives::load_inputs(comm_, spec, seed_ + static_cast<std::uint64_t>(i));
       auto handle = comm_.start(spec);
-      while (!handle->done()) wait(handle->finished);
+      handle->wait_done();
       row.ok = row.ok && handle->ok;
       if (i >= warmup_) total += handle->end_ps - handle->start_ps;
       if (check_) row.wrong += collectives::check_outputs(comm_, spec, handle->algorithm, inputs);

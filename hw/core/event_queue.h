@@ -15,10 +15,11 @@
 // process switch), so the queue may also run callbacks of later times in the same activation
 // (temporal decoupling): those before the kernel's next activity and within the TLM global
 // quantum (zero by default, which keeps it in lock step). now_ps() then returns the callback's
-// time, and a callback that notifies a kernel event does so through notify_now(), which turns
-// the queue's lead into a timed notification. Since nothing in the kernel falls due before a
-// callback run ahead, the kernel sees every effect at its time and in the same order as in lock
-// step: running ahead changes how often the kernel is entered, never a result.
+// time, and a callback that notifies a kernel event does so through notify_now(), which holds
+// the notification until the kernel reaches the callback's time (the queue stops there). Since
+// nothing in the kernel falls due before a callback run ahead, the kernel sees every effect at its
+// time and in the same order as in lock step: running ahead changes how often the kernel is
+// entered, never a result.
 //
 // Captures: timed callbacks at picosecond resolution, interleaved with ordinary SystemC
 // processes at the same simulated times. Ignores: cancellation (a target that reschedules keeps

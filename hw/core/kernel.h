@@ -32,14 +32,15 @@ inline Duration to_duration(const sc_core::sc_time& t) {
 
 // Notifies `event` at now_ps(): one delta cycle later, as notify(SC_ZERO_TIME) does. From a
 // callback running ahead of the kernel, the event queue holds the notification until the kernel
-// reaches the callback's time and then issues it the same way, in the order of these calls:
-// processes woken together then run in the same order either way (timed notifications of one
-// time would leave it to the kernel's heap). Callbacks must reach the kernel only this way.
+// reaches the callback's time and then issues it the same way, in the same order: processes woken
+// together then run in the same order either way (timed notifications of one time would leave
+// it to the kernel's heap, which running ahead fills differently). Callbacks must reach the
+// kernel only this way, with an event that lives until the kernel has reached their time (a
+// held notification, unlike a kernel one, does not go with its event).
 void notify_now(sc_core::sc_event& event);
 
-// Suspends the calling thread for `d`; threads that wake at the same time run in the order they
-// went to sleep (through the event queue), so a run does not depend on the kernel's heap, which
-// running ahead fills differently.
+// Suspends the calling thread for `d`. Threads waking at one time run in an order fixed by
+// when they went to sleep (they are woken through the event queue), not by the kernel's heap.
 void sleep(Duration d);
 
 }  // namespace podsim::core

@@ -60,7 +60,7 @@ struct Bench : sc_core::sc_module {
             spec.chunk_bytes = 64 * core::size_of(type);
             const auto inputs = load_inputs(*comm, spec, 11);
             auto handle = comm->start(spec);
-            while (!handle->done()) wait(handle->finished);
+            handle->wait_done();
             const std::string what =
                 fmt::format("{} {} {} {} {} on {} ranks", to_string(algorithm), to_string(op),
                             core::to_string(type), core::to_string(reduce),

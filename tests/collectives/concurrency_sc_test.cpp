@@ -28,7 +28,7 @@ struct Driver : sc_core::sc_module {
     for (auto& [comm, spec] : runs) handles.push_back(comm->start(spec));
     std::vector<double> seconds;
     for (auto& h : handles) {
-      while (!h->done()) wait(h->finished);
+      h->wait_done();
       EXPECT_TRUE(h->ok);
       seconds.push_back(h->seconds());
     }
@@ -108,8 +108,8 @@ TEST(ConcurrentCollectives, ACollectiveKeepsWhatItHoldsWhileItRuns) {
     ASSERT_FALSE(long_one->done());
     auto next = first.start(all_reduce(second_base));
     EXPECT_NE(next->id, long_one->id);
-    while (!long_one->done()) sc_core::wait(long_one->finished);
-    while (!next->done()) sc_core::wait(next->finished);
+    long_one->wait_done();
+    next->wait_done();
     both_ok = long_one->ok && next->ok;
     // Six at once on the same chips: four run, two wait for a slot, all finish.
     std::vector<std::pair<Communicator*, Spec>> six(6, {&other, tiny});

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <random>
 #include <tlm>
 #include <vector>
@@ -271,6 +272,83 @@ TEST(EventQueue, PrefetchStagesComeInOrderBeforeFiring) {
   for (std::uint32_t i = 12; i < 64; ++i) {
     EXPECT_EQ(staged.stages[i], (std::vector<int>{1, 2, 3, 4})) << "callback " << i;
   }
+}
+
+// Threads woken at one time run in the same order whether the queue runs ahead of the kernel or
+// not: the kernel's order for one delta cycle's notifications (the reference kernel triggers
+// them last first). Running ahead once left it to the kernel's heap of timed notifications, and
+// a run's results then depended on the mode.
+std::vector<int> wake_order_of_notified_threads() {
+  constexpr int kThreads = 16;
+  Recorder r;
+  auto& q = event_queue();
+  std::vector<std::unique_ptr<sc_core::sc_event>> events;
+  for (int i = 0; i < kThreads; ++i) events.push_back(std::make_unique<sc_core::sc_event>());
+  std::vector<int> order;
+  std::vector<std::unique_ptr<Driver>> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.push_back(std::make_unique<Driver>(sc_core::sc_gen_unique_name("waiter"), [&, i] {
+      sc_core::wait(*events[static_cast<std::size_t>(i)]);
+      order.push_back(i);
+    }));
+  }
+  r.also = [&](std::uint32_t tag) {  // tag t notifies thread (7 t) mod 16: a shuffled order
+    notify_now(*events[static_cast<std::size_t>((7 * (tag - 1000)) % kThreads)]);
+  };
+  Driver d("driver", [&] {
+    for (std::uint32_t t = 0; t < kThreads; ++t) q.schedule(5000, r, 1000 + t);
+  });
+  sc_core::sc_start();
+  return order;
+}
+
+std::vector<int> shuffled_order_last_first() {
+  std::vector<int> order;
+  for (int t = 15; t >= 0; --t) order.push_back(7 * t % 16);
+  return order;
+}
+
+TEST(EventQueue, ThreadsNotifiedTogetherWakeInAnOrderFixedByTheNotificationsInLockStep) {
+  EXPECT_EQ(wake_order_of_notified_threads(), shuffled_order_last_first());
+}
+
+TEST(EventQueue, ThreadsNotifiedTogetherWakeInAnOrderFixedByTheNotificationsWhenRunningAhead) {
+  allow_running_ahead();
+  EXPECT_EQ(wake_order_of_notified_threads(), shuffled_order_last_first());
+}
+
+// Threads that sleep until one time wake at that time, in an order fixed by the order they went
+// to sleep (the kernel's for one delta cycle: last first), in either mode.
+std::vector<std::pair<int, TimePs>> wake_order_of_sleepers() {
+  constexpr int kThreads = 16;
+  event_queue();  // made during elaboration, as models make it
+  std::vector<std::pair<int, TimePs>> order;
+  std::vector<std::unique_ptr<Driver>> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.push_back(std::make_unique<Driver>(sc_core::sc_gen_unique_name("sleeper"), [&, i] {
+      const TimePs start = static_cast<TimePs>(7 * i % kThreads) * 10;
+      sc_core::wait(sc_core::sc_time::from_value(start));
+      sleep(Duration{static_cast<std::int64_t>(10000 - start)});
+      order.push_back({i, sc_core::sc_time_stamp().value()});
+    }));
+  }
+  sc_core::sc_start();
+  return order;
+}
+
+std::vector<std::pair<int, TimePs>> last_asleep_first() {
+  std::vector<std::pair<int, TimePs>> order(16);
+  for (int i = 0; i < 16; ++i) order[static_cast<std::size_t>(15 - 7 * i % 16)] = {i, 10000};
+  return order;
+}
+
+TEST(EventQueue, SleepersWakeTogetherInAnOrderFixedByWhenTheySleptInLockStep) {
+  EXPECT_EQ(wake_order_of_sleepers(), last_asleep_first());
+}
+
+TEST(EventQueue, SleepersWakeTogetherInAnOrderFixedByWhenTheySleptWhenRunningAhead) {
+  allow_running_ahead();
+  EXPECT_EQ(wake_order_of_sleepers(), last_asleep_first());
 }
 
 }  // namespace
