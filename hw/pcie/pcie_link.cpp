@@ -21,6 +21,8 @@ PcieLink::PcieLink(sc_core::sc_module_name name, const PcieLinkConfig& config)
       from_device("from_device"),
       to_host("to_host"),
       timing_(config),
+      down_(core::Bandwidth{timing_.data_rate() * 8}, core::Duration{0}),
+      up_(down_),
       stats_(make_stats()) {
   from_host.register_b_transport(this, &PcieLink::downstream);
   from_device.register_b_transport(this, &PcieLink::upstream);
@@ -41,7 +43,7 @@ void PcieLink::upstream(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay
 }
 
 template <class Socket>
-void PcieLink::carry(Socket& out, Serializer& request, Serializer& response,
+void PcieLink::carry(Socket& out, core::BandwidthServer& request, core::BandwidthServer& response,
                      core::Counter& request_bytes, core::Counter& response_bytes,
                      tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
   const core::TimePs now = core::now_ps();
@@ -53,7 +55,7 @@ void PcieLink::carry(Socket& out, Serializer& request, Serializer& response,
 
   if (trans.is_write()) {
     const core::TimePs occupancy = timing_.write_occupancy(n);
-    const core::TimePs start = request.schedule(arrival, occupancy);
+    const core::TimePs start = request.occupy(arrival, occupancy).start;
     const core::TimePs first =
         timing_.serialize(timing_.tlp_link_bytes(TlpKind::kMemoryWrite, first_payload));
     delay = until(start + first + latency, now);
@@ -66,7 +68,7 @@ void PcieLink::carry(Socket& out, Serializer& request, Serializer& response,
     const core::TimePs one_request =
         timing_.serialize(timing_.tlp_link_bytes(TlpKind::kMemoryRead, 0));
     const core::TimePs start =
-        request.schedule(arrival, timing_.serialize(timing_.read_request_link_bytes(n)));
+        request.occupy(arrival, timing_.serialize(timing_.read_request_link_bytes(n))).start;
     const core::TimePs at_far_side = start + one_request + latency;
     delay = until(at_far_side, now);
     out->b_transport(trans, delay);
@@ -78,7 +80,7 @@ void PcieLink::carry(Socket& out, Serializer& request, Serializer& response,
         n, completer_done > at_far_side ? completer_done - at_far_side : 0);
     const core::TimePs earliest =
         std::max(at_far_side, completer_done > occupancy ? completer_done - occupancy : 0);
-    const core::TimePs cpl_start = response.schedule(earliest, occupancy);
+    const core::TimePs cpl_start = response.occupy(earliest, occupancy).start;
     const core::TimePs last_completion =
         timing_.serialize(timing_.tlp_link_bytes(TlpKind::kCompletion, first_payload));
     response_bytes.add(n);

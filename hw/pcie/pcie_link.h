@@ -6,8 +6,8 @@
 // transfers pipeline through the far side TLP by TLP (the far target sees the first TLP's
 // arrival, the initiator the later of the far target's completion and the last TLP's);
 // credit and tag limits of pcie_timing.h. Ignores: per-TLP interleaving of transfers that
-// overlap in time (each bulk transfer holds its direction for its whole occupancy, in call
-// order), replays and link errors.
+// overlap in time (each bulk transfer holds its direction for its whole occupancy, in the first
+// idle stretch from its arrival long enough for it), replays and link errors.
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -16,28 +16,13 @@
 #include <systemc>
 #include <tlm>
 
+#include "hw/core/bandwidth_server.h"
 #include "hw/core/stats.h"
 #include "hw/core/units.h"
 #include "hw/pcie/pcie_config.h"
 #include "hw/pcie/pcie_timing.h"
 
 namespace podsim::pcie {
-
-// One direction of a link: transfers hold it one after another.
-class Serializer {
- public:
-  // Start of a transfer that arrives at `arrival` and holds the direction for `duration`.
-  core::TimePs schedule(core::TimePs arrival, core::TimePs duration) {
-    const core::TimePs start = arrival > busy_until_ ? arrival : busy_until_;
-    busy_until_ = start + duration;
-    busy_ps_ += duration;
-    return start;
-  }
-  core::TimePs busy_ps() const { return busy_ps_; }
-
- private:
-  core::TimePs busy_until_ = 0, busy_ps_ = 0;
-};
 
 class PcieLink : public sc_core::sc_module {
  public:
@@ -65,15 +50,17 @@ class PcieLink : public sc_core::sc_module {
  private:
   // The request travels on `request`; completions come back on `response`.
   template <class Socket>
-  void carry(Socket& out, Serializer& request, Serializer& response, core::Counter& request_bytes,
-             core::Counter& response_bytes, tlm::tlm_generic_payload& trans,
-             sc_core::sc_time& delay);
+  void carry(Socket& out, core::BandwidthServer& request, core::BandwidthServer& response,
+             core::Counter& request_bytes, core::Counter& response_bytes,
+             tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   void downstream(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   void upstream(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   Stats make_stats();
 
   LinkTiming timing_;
-  Serializer down_, up_;
+  // Each direction: a transfer takes its first idle stretch long enough from its arrival (calls
+  // come in call order, not arrival order, under temporal decoupling).
+  core::BandwidthServer down_, up_;
   Stats stats_;
 };
 
