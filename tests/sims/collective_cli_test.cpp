@@ -164,10 +164,11 @@ TEST_F(CollectiveCli, RunningAheadOfTheKernelChangesNothingButTheKernelPasses) {
   EXPECT_EQ(ahead["rows"], step["rows"]);
   EXPECT_EQ(ahead["event_queue"]["callbacks"], step["event_queue"]["callbacks"]);
   EXPECT_EQ(test::read_text(ahead_stats), test::read_text(step_stats));
-  // Lock step enters the kernel at every distinct time; running ahead, only where the
-  // collective runner's thread waits (once a size and iteration, and at the start).
+  // Lock step enters the kernel at every distinct time; running ahead, only where a thread
+  // waits: the runner, and each rank's program on its host (its ioctls, MMIO and WAIT_CS).
   EXPECT_GT(step["event_queue"]["activations"].get<int>(), 1000);
-  EXPECT_LT(ahead["event_queue"]["activations"].get<int>(), 20);
+  EXPECT_LT(ahead["event_queue"]["activations"].get<int>() * 10,
+            step["event_queue"]["activations"].get<int>());
 }
 
 // On one box each ring hop has its own direct link, so nothing contends: 256 MiB must take
@@ -198,15 +199,19 @@ void expect_direct_busbw(const std::string& system, int links, const nlohmann::j
   EXPECT_GE(j["rows"][0]["busbw_gbps"].get<double>(), fraction * ceiling) << system;
 }
 
-// Large transfers hide the collective's fixed costs on hls3's faster links too: a 256 MiB
-// all-reduce and an all-gather of 16 MiB per rank reach 97% of the box's link goodput.
-TEST_F(CollectiveCli, DirectCollectivesOnHls3ReachNinetySevenPercentOfTheirCeiling) {
-  expect_direct_busbw(
-      "hls3", 21, collective({"--system", "hls3", "--sizes", "256MiB", "--timing-only"}), 0.97, 25);
+// Large transfers hide the collective's fixed costs on hls3's faster links too: once its
+// command buffers are on the chips (a warm-up run uploads them), a 256 MiB all-reduce and an
+// all-gather of 16 MiB per rank reach 96% of the box's link goodput (the launch through the
+// driver costs about 1% more at this size: the CS, fetches over PCIe, the completion).
+TEST_F(CollectiveCli, DirectCollectivesOnHls3ReachNinetySixPercentOfTheirCeiling) {
   expect_direct_busbw(
       "hls3", 21,
-      collective({"--system", "hls3", "--op", "all_gather", "--sizes", "128MiB", "--timing-only"}),
-      0.97, 25);
+      collective({"--system", "hls3", "--sizes", "256MiB", "--timing-only", "--warmup", "1"}), 0.96,
+      25);
+  expect_direct_busbw("hls3", 21,
+                      collective({"--system", "hls3", "--op", "all_gather", "--sizes", "128MiB",
+                                  "--timing-only", "--warmup", "1"}),
+                      0.96, 25);
 }
 
 TEST_F(CollectiveCli, DirectAllReduceOnHls1ReachesItsSevenLinkCeiling) {
