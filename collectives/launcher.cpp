@@ -24,6 +24,9 @@ using chip::spec::Packet;
 constexpr std::uint64_t kPage = 4096;
 constexpr std::uint64_t kWaitUs = 3600ull * 1000000;  // a collective's CS ends by its timeout
 constexpr int kCompletionEngine = 1;                  // DMA 1: host-facing
+// Programs run on the internal DMA QMANs: their buffers lie in SRAM, where the host-facing
+// QMANs' (DMA 0 and 1) would be fetched across PCIe, chunk by chunk, as the program runs.
+constexpr int kFirstProgramEngine = 2;
 constexpr std::uint64_t kGateBytes = 256;  // the gate buffer at the region's start
 
 // A queue's gate: it waits until the launch's upload has landed (fence counter 1).
@@ -54,9 +57,12 @@ void payload(std::vector<Packet>& out, std::uint64_t manager, std::uint32_t moni
 }
 
 driver::EngineRef queue_engine(int queue, int dma_queues) {
-  return queue < dma_queues ? driver::EngineRef{driver::EngineKind::kDma, queue}
-                            : driver::EngineRef{driver::EngineKind::kTpc, queue - dma_queues};
+  return queue < dma_queues
+             ? driver::EngineRef{driver::EngineKind::kDma, kFirstProgramEngine + queue}
+             : driver::EngineRef{driver::EngineKind::kTpc, queue - dma_queues};
 }
+
+int program_dma_queues(const chip::Chip& c) { return c.dma_engines() - kFirstProgramEngine; }
 
 std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
 
@@ -74,7 +80,9 @@ int Launcher::tpc_queues(int chip) const {
   return std::max(0, std::min(served, static_cast<int>(kMonitorsPerSlot) - 1 - c.dma_engines()));
 }
 
-int Launcher::queues(int chip) const { return model_.chip(chip).dma_engines() + tpc_queues(chip); }
+int Launcher::queues(int chip) const {
+  return program_dma_queues(model_.chip(chip)) + tpc_queues(chip);
+}
 
 ChipGeometry Launcher::geometry(int chip, bool reduce_on_tpcs) const {
   chip::Chip& c = model_.chip(chip);
@@ -82,14 +90,14 @@ ChipGeometry Launcher::geometry(int chip, bool reduce_on_tpcs) const {
     throw std::invalid_argument(fmt::format(
         "{}: collectives keep their command buffers in SRAM, and chip.sram.size is 0", c.name()));
   }
-  if (c.dma_engines() <= kCompletionEngine) {
+  if (program_dma_queues(c) <= 0) {
     throw std::invalid_argument(fmt::format(
-        "{}: collectives run on the DMA QMANs and complete through the host-facing DMA 0 and 1, "
-        "and chip.dma.engines is {}",
+        "{}: collectives run on the internal DMA QMANs (DMA 2 on) and are launched and completed "
+        "through the host-facing DMA 0 and 1, and chip.dma.engines is {}",
         c.name(), c.dma_engines()));
   }
   ChipGeometry g;
-  g.queues = c.dma_engines();
+  g.queues = program_dma_queues(c);
   g.engines = c.collective_engines();
   const dma::DmaConfig& engine = c.config().dma.engine;
   // A slice smaller than what one engine keeps in flight would not reach its streaming rate.
@@ -272,10 +280,10 @@ void Launcher::set_up(int chip, ChipState& s, driver::File& file) {
   s.resident.clear();  // a chip set up again has been reset
   driver::Client client(file, fmt::format("collectives: chip {}", chip));
   const chip::Chip& c = model_.chip(chip);
-  const int dma_queues = c.dma_engines(), all_queues = queues(chip);
+  const int dma_queues = program_dma_queues(c), all_queues = queues(chip);
   std::vector<Packet> packets;
-  for (int h = 0; h < dma_queues; ++h) {
-    const std::uint64_t core = chip::Chip::dma_core_base(h);
+  for (int e = 0; e < c.dma_engines(); ++e) {
+    const std::uint64_t core = chip::Chip::dma_core_base(e);
     write64(packets, core + dma::regs::kExtDescBaseLo, core + dma::regs::kExtDescBaseHi, s.region);
   }
   const std::uint64_t doorbell = PODSIM_GAUDI1_NIC_DOORBELL_BASE;
@@ -314,9 +322,6 @@ void Launcher::set_up(int chip, ChipState& s, driver::File& file) {
     const driver::HostDrivers::Region app = drivers_.application_memory(chip);
     s.mirror = app.base;
     s.mirror_va = client.map_host(s.mirror, round_up(s.region_bytes, kPage));
-    const driver::Client::Cb host_gate = client.create_cb(s.gate_bytes);
-    drivers_.memory(chip).backing().write(host_gate.address, gate.data(), gate.size());
-    s.host_gate = host_gate.handle;
   }
   const std::vector<std::uint8_t> cb = codec.encode(packets);
   const driver::Client::Cb buffer = client.create_cb(static_cast<std::uint32_t>(cb.size()));
@@ -394,7 +399,7 @@ bool Launcher::execute(Running& run, int rank, driver::File& file, const ChipIma
                                                                  at.monitor + kMonitorsPerSlot - 1),
                             chip::spec::encode_monitor_arm(arm)));
   upload.back().barriers(true, true, true);  // after the upload has landed
-  for (int h = 1; h < queues; ++h) {
+  for (int h = 0; h < queues; ++h) {
     upload.push_back(msg_long(
         PODSIM_GAUDI1_QMAN_CP_FENCE1_RDATA(driver::qman_base(queue_engine(h, dma_queues)), at.slot),
         1));
@@ -402,22 +407,14 @@ bool Launcher::execute(Running& run, int rank, driver::File& file, const ChipIma
   std::vector<hl_cs_chunk> chunks;
   const std::vector<std::uint8_t> upload_bytes = codec.encode(upload);
   const driver::Client::Cb upload_cb = host_cb(upload_bytes.data(), upload_bytes.size());
-  chunks.push_back(driver::Client::chunk(queue_of(0), upload_cb.handle, upload_cb.size));
+  chunks.push_back(driver::Client::chunk(map.queue_id({driver::EngineKind::kDma, 0}, at.slot),
+                                         upload_cb.handle, upload_cb.size));
   for (int h = 0; h < queues; ++h) {
     const std::uint32_t queue = queue_of(h);
-    const bool host_facing = map.queue(queue)->host_facing;
-    if (h > 0) {
-      chunks.push_back(
-          driver::Client::chunk(queue, host_facing ? s.host_gate : s.gate, s.gate_bytes));
-    }
+    chunks.push_back(driver::Client::chunk(queue, s.gate, s.gate_bytes));
     if (static_cast<std::size_t>(h) >= image.buffers.size()) continue;
     for (const auto& [address, bytes] : image.buffers[static_cast<std::size_t>(h)]) {
-      if (!host_facing) {
-        chunks.push_back(driver::Client::chunk(queue, address, bytes));
-        continue;
-      }
-      const driver::Client::Cb cb = host_cb(image.bytes.data() + (address - at.arena), bytes);
-      chunks.push_back(driver::Client::chunk(queue, cb.handle, cb.size));
+      chunks.push_back(driver::Client::chunk(queue, address, bytes));
     }
   }
   Packet fence("FENCE");

@@ -1,27 +1,27 @@
 // Runs compiled collectives (command_compiler.h) on the chips of a system as HCCL does: as an
 // application on each chip's host, through the driver's uAPI only (driver/host_drivers.h: the
 // device's open compute node), never by reaching into the model.
-// Each chip lends the collectives one stream ("slot") of each of its DMA QMANs (and of its TPC
-// QMANs, for collectives that reduce on TPCs: streams 0 to 2, the last being the compute
-// runtime's), sync objects of the first three sync managers (the fourth, W_S, is the driver's
-// and the Synapse runtime's), monitors and the upper half of its SRAM; a collective takes a
-// slot, a run of sync objects and an arena on every chip it runs on, all at once, when all are
-// free (else it waits: two collectives never each hold half of what the other needs; those
-// waiting start in launch order as their chips free up, one waiting for a busy chip holding none
-// back).
-// Then, for each rank, a program on its chip's host CPU:
+// Each chip lends the collectives one stream ("slot") of each of its DMA QMANs: the internal ones
+// (DMA 2 on) run the programs, whose buffers lie in SRAM, the host-facing DMA 0 and 1 launch and
+// complete them (and of its TPC QMANs, for collectives that reduce on TPCs: streams 0 to 2, the
+// last being the compute runtime's), sync objects of the first three sync managers (the fourth,
+// W_S, is the driver's and the Synapse runtime's), monitors and the upper half of its SRAM; a
+// collective takes a slot, a run of sync objects and an arena on every chip it runs on, all at
+// once, when all are free (else it waits: two collectives never each hold half of what the other
+// needs; those waiting start in launch order as their chips free up, one waiting for a busy chip
+// holding none back). Then, for each rank, a program on its chip's host CPU:
 // - once per chip, a set-up CS: a command buffer on DMA 0 of MSG_LONGs that set the DMA engines'
 //   DESC_BASE and the NIC doorbell's WQE_BASE at the arena region, every queue monitor's payload
 //   (one onto its queue's fence counter 0), clear the collectives' sync objects and write the
 //   gate buffer (a FENCE on counter 1) at the region's start; the region's mirror in host memory
 //   is mapped for DMA (MAP USERPTR);
 // - per collective, one CS: on DMA 0 (stream = slot) a driver CB that uploads the rank's images
-//   from the host mirror to its arena by LIN_DMA, arms its done monitor and then opens every
-//   other queue's gate; each other queue runs the gate, then its command buffers (internal jobs
-//   where they lie in SRAM, host-facing ones copied into driver CBs); on DMA 1 last, a
-//   completion job fences until the done object counts every queue and clears the rank's
-//   objects, so that ranks need not wait for each other before starting (every write into the
-//   objects has been waited for by then). WAIT_CS ends the rank, which frees its share.
+//   from the host mirror to its arena by LIN_DMA (unless they are there from the last run at
+//   that place), arms its done monitor and then opens every program queue's gate; each program
+//   queue runs the gate, then its command buffers where they lie in SRAM; on DMA 1 last, a
+//   completion job fences until the done object counts every program queue and clears the
+//   rank's objects, so that ranks need not wait for each other before starting (every write
+//   into the objects has been waited for by then). WAIT_CS ends the rank, which frees its share.
 // Captures the host side's cost (ioctls, PCIe doorbells and fetches, the image upload) and a
 // rank whose CS does not complete (timed out and reset by the driver: reported not ok, its chip
 // set up again before the next collective).
@@ -108,7 +108,6 @@ class Launcher {
     sc_core::sc_event set_up_done;
     std::uint64_t mirror = 0, mirror_va = 0;  // the region's copy in host memory, its device VA
     std::uint64_t gate = 0;                   // the internal queues' gate buffer, in SRAM
-    std::uint64_t host_gate = 0;              // the same as a driver CB, for DMA 1
     std::uint32_t gate_bytes = 0;
     // Images known to lie in the arena, by address: a collective run again at the same place
     // (a benchmark's iterations) finds its image there and skips the upload, as a recorded
