@@ -488,7 +488,7 @@ void Device::hard_reset() {
   }
   const std::uint32_t halt = podsim_gaudi1_make_qman_glbl_cfg1(0xF, 0x1F, 0x1F, 0xF, 0x1F, 0x1F);
   for (const std::uint64_t qman : qmans) write_register(PODSIM_GAUDI1_QMAN_GLBL_CFG1(qman), halt);
-  core::sleep(core::Duration{static_cast<std::int64_t>(kResetPs)});
+  core::sleep_until(core::now_ps() + kResetPs);
   for (auto& [id, q] : queues_) {
     for (const Job& job : q.pending) kernel_.release(job.patched, job.patched_size);
     q.pending.clear();
@@ -558,7 +558,7 @@ bool Device::ended(const Cs& cs) { return cs.done && cs.completed <= core::now_p
 // into an earlier one), else until the next completion is notified; never past `deadline`.
 void Device::wait_for_completion(core::TimePs recorded, core::TimePs deadline) {
   if (recorded < deadline) {
-    core::sleep(core::Duration{static_cast<std::int64_t>(recorded - core::now_ps())});
+    core::sleep_until(recorded);
   } else {
     wait_until_event(completed_, deadline);
   }

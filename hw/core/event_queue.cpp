@@ -166,10 +166,10 @@ class Sleepers : public Timed {
 
 }  // namespace
 
-void sleep(Duration d) {
+void sleep_until(TimePs at) {
   static Sleepers* sleepers = new Sleepers();
   const std::uint32_t slot = sleepers->take();
-  event_queue().schedule(now_ps() + static_cast<TimePs>(d.ps), *sleepers, slot);
+  event_queue().schedule(at, *sleepers, slot);
   sc_core::wait(sleepers->event(slot));
   sleepers->give_back(slot);
 }

@@ -39,8 +39,11 @@ inline Duration to_duration(const sc_core::sc_time& t) {
 // held notification, unlike a kernel one, does not go with its event).
 void notify_now(sc_core::sc_event& event);
 
-// Suspends the calling thread for `d`. Threads waking at one time run in an order fixed by
-// when they went to sleep (they are woken through the event queue), not by the kernel's heap.
-void sleep(Duration d);
+// Suspends the calling thread until `at` (now, if past). Threads waking at one time run in an
+// order fixed by when they went to sleep (they are woken through the event queue), not by the
+// kernel's heap.
+void sleep_until(TimePs at);
+// Suspends the calling thread for `d`, as sleep_until does.
+inline void sleep(Duration d) { sleep_until(now_ps() + static_cast<TimePs>(d.ps)); }
 
 }  // namespace podsim::core

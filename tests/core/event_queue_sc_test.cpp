@@ -274,26 +274,35 @@ TEST(EventQueue, PrefetchStagesComeInOrderBeforeFiring) {
   }
 }
 
+// Sixteen threads, thread i running body(i), and the order the tests below shuffle them in.
+constexpr int kThreads = 16;
+int shuffled(int i) { return 7 * i % kThreads; }
+
+std::vector<std::unique_ptr<Driver>> threads(const char* name, std::function<void(int)> body) {
+  std::vector<std::unique_ptr<Driver>> made;
+  for (int i = 0; i < kThreads; ++i) {
+    made.push_back(
+        std::make_unique<Driver>(sc_core::sc_gen_unique_name(name), [body, i] { body(i); }));
+  }
+  return made;
+}
+
 // Threads woken at one time run in the same order whether the queue runs ahead of the kernel or
 // not: the kernel's order for one delta cycle's notifications (the reference kernel triggers
 // them last first). Running ahead once left it to the kernel's heap of timed notifications, and
 // a run's results then depended on the mode.
 std::vector<int> wake_order_of_notified_threads() {
-  constexpr int kThreads = 16;
   Recorder r;
   auto& q = event_queue();
   std::vector<std::unique_ptr<sc_core::sc_event>> events;
   for (int i = 0; i < kThreads; ++i) events.push_back(std::make_unique<sc_core::sc_event>());
   std::vector<int> order;
-  std::vector<std::unique_ptr<Driver>> threads;
-  for (int i = 0; i < kThreads; ++i) {
-    threads.push_back(std::make_unique<Driver>(sc_core::sc_gen_unique_name("waiter"), [&, i] {
-      sc_core::wait(*events[static_cast<std::size_t>(i)]);
-      order.push_back(i);
-    }));
-  }
-  r.also = [&](std::uint32_t tag) {  // tag t notifies thread (7 t) mod 16: a shuffled order
-    notify_now(*events[static_cast<std::size_t>((7 * (tag - 1000)) % kThreads)]);
+  const auto waiters = threads("waiter", [&](int i) {
+    sc_core::wait(*events[static_cast<std::size_t>(i)]);
+    order.push_back(i);
+  });
+  r.also = [&](std::uint32_t tag) {  // tag 1000 + t notifies thread shuffled(t)
+    notify_now(*events[static_cast<std::size_t>(shuffled(static_cast<int>(tag) - 1000))]);
   };
   Driver d("driver", [&] {
     for (std::uint32_t t = 0; t < kThreads; ++t) q.schedule(5000, r, 1000 + t);
@@ -304,7 +313,7 @@ std::vector<int> wake_order_of_notified_threads() {
 
 std::vector<int> shuffled_order_last_first() {
   std::vector<int> order;
-  for (int t = 15; t >= 0; --t) order.push_back(7 * t % 16);
+  for (int t = kThreads - 1; t >= 0; --t) order.push_back(shuffled(t));
   return order;
 }
 
@@ -320,25 +329,23 @@ TEST(EventQueue, ThreadsNotifiedTogetherWakeInAnOrderFixedByTheNotificationsWhen
 // Threads that sleep until one time wake at that time, in an order fixed by the order they went
 // to sleep (the kernel's for one delta cycle: last first), in either mode.
 std::vector<std::pair<int, TimePs>> wake_order_of_sleepers() {
-  constexpr int kThreads = 16;
   event_queue();  // made during elaboration, as models make it
   std::vector<std::pair<int, TimePs>> order;
-  std::vector<std::unique_ptr<Driver>> threads;
-  for (int i = 0; i < kThreads; ++i) {
-    threads.push_back(std::make_unique<Driver>(sc_core::sc_gen_unique_name("sleeper"), [&, i] {
-      const TimePs start = static_cast<TimePs>(7 * i % kThreads) * 10;
-      sc_core::wait(sc_core::sc_time::from_value(start));
-      sleep(Duration{static_cast<std::int64_t>(10000 - start)});
-      order.push_back({i, sc_core::sc_time_stamp().value()});
-    }));
-  }
+  const auto sleepers = threads("sleeper", [&](int i) {
+    const TimePs start = static_cast<TimePs>(shuffled(i)) * 10;
+    sc_core::wait(sc_core::sc_time::from_value(start));
+    sleep(Duration{static_cast<std::int64_t>(10000 - start)});
+    order.push_back({i, sc_core::sc_time_stamp().value()});
+  });
   sc_core::sc_start();
   return order;
 }
 
 std::vector<std::pair<int, TimePs>> last_asleep_first() {
-  std::vector<std::pair<int, TimePs>> order(16);
-  for (int i = 0; i < 16; ++i) order[static_cast<std::size_t>(15 - 7 * i % 16)] = {i, 10000};
+  std::vector<std::pair<int, TimePs>> order(kThreads);
+  for (int i = 0; i < kThreads; ++i) {
+    order[static_cast<std::size_t>(kThreads - 1 - shuffled(i))] = {i, 10000};
+  }
   return order;
 }
 
