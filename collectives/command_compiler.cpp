@@ -375,7 +375,16 @@ void CommandCompiler::compile_rank(int rank, const std::vector<Program>& program
   for (std::uint32_t sob = 0; sob < done; ++sob) {
     if (total[sob] > waited[sob]) wait(last_queue[sob], sob, total[sob]);
   }
+  const auto all = static_cast<std::uint32_t>(code.queues.size());
   for (auto& ops : code.queues) ops.push_back({OpKind::kAdd, done, 0, 0, 0});
+  for (std::uint32_t h = 0; h < all; ++h) {
+    auto& ops = code.queues[h];
+    ops.push_back({OpKind::kWait, done, all, 0, 0});
+    for (std::uint32_t sob = done * h / all; sob < done * (h + 1) / all; ++sob) {
+      ops.push_back({OpKind::kClear, sob, 0, 0, 0});
+    }
+    ops.push_back({OpKind::kAdd, done, 0, 0, 0});
+  }
 }
 
 std::uint64_t CommandCompiler::buffer_bytes(const std::vector<Op>& ops) const {
@@ -451,6 +460,7 @@ CommandCompiler::Counts CommandCompiler::counts(int rank) const {
       n.slices += op.kind == OpKind::kSlice;
       n.adds += op.kind == OpKind::kAdd;
       n.kernels += op.kind == OpKind::kKernel;
+      n.clears += op.kind == OpKind::kClear;
     }
   }
   return n;
@@ -485,6 +495,7 @@ ChipImage CommandCompiler::encode(int rank, const std::vector<ChipPlacement>& pl
   const std::uint64_t descriptors = at.arena + offset;
   const std::uint64_t wqes = descriptors + code.slices.size() * dma::kDescriptorBytes;
   const std::uint32_t add_one = chip::spec::encode_sob_write({1, true, false});
+  const std::uint32_t zero = chip::spec::encode_sob_write({0, false, false});
   for (const SliceSpec& s : code.slices) {
     dma::DmaJob job = s.job;
     job.completion = {true, chip::Chip::sob_address(at.first_sob + s.completion), add_one};
@@ -544,8 +555,9 @@ ChipImage CommandCompiler::encode(int rank, const std::vector<ChipPlacement>& pl
           codec.encode(msg, packets);
           break;
         case OpKind::kAdd:
+        case OpKind::kClear:
           msg.set(addr, chip::Chip::sob_address(at.first_sob + op.sob));
-          msg.set(value, add_one);
+          msg.set(value, op.kind == OpKind::kAdd ? add_one : zero);
           codec.encode(msg, packets);
           break;
         case OpKind::kKernel: {

@@ -23,7 +23,10 @@
 // - a stream's jobs run in order as before: a job that touches what the job before it wrote
 //   differently sliced waits for it;
 // - every write's acknowledgement and every job's completion is counted, and a queue ends only
-//   when what it started has finished, then adds one to the rank's done object.
+//   when what it started has finished, then adds one to the rank's done object; once every
+//   queue has (nothing can write the rank's objects any more), each clears its share of them
+//   and adds one again, so the objects are ready for the rank's next collective when done
+//   reaches done_target, with the clearing spread over the queues rather than serial.
 // Ignores: the cost of building the images (the host's time) and programs whose jobs need an
 // order the sync objects cannot express (rejected with std::invalid_argument).
 #pragma once
@@ -88,12 +91,14 @@ class CommandCompiler {
   int dma_queues(int rank) const { return geometry_[static_cast<std::size_t>(rank)].queues; }
   // Sync objects rank r uses (its signals, then the queues' counters, the done object last).
   std::uint32_t sobs(int rank) const { return ranks_[static_cast<std::size_t>(rank)].sobs; }
-  // Relative index of the object every queue adds one to at its end.
+  // Relative index of the object every queue adds one to at its end, and its count once every
+  // queue has ended and cleared its share of the others (it alone is left to clear).
   std::uint32_t done_sob(int rank) const { return sobs(rank) - 1; }
+  std::uint32_t done_target(int rank) const { return 2 * static_cast<std::uint32_t>(queues(rank)); }
   std::uint64_t arena_bytes(int rank) const;
   // Commands of each kind, for reports and tests.
   struct Counts {
-    std::uint64_t waits = 0, writes = 0, slices = 0, adds = 0, kernels = 0;
+    std::uint64_t waits = 0, writes = 0, slices = 0, adds = 0, kernels = 0, clears = 0;
   };
   Counts counts(int rank) const;
 
@@ -102,10 +107,10 @@ class CommandCompiler {
   ChipImage encode(int rank, const std::vector<ChipPlacement>& placements) const;
 
  private:
-  enum class OpKind : std::uint8_t { kWait, kWrite, kSlice, kAdd, kKernel };
+  enum class OpKind : std::uint8_t { kWait, kWrite, kSlice, kAdd, kKernel, kClear };
   struct Op {
     OpKind kind;
-    std::uint32_t sob = 0;    // kWait, kAdd: relative object
+    std::uint32_t sob = 0;    // kWait, kAdd, kClear: relative object
     std::uint32_t value = 0;  // kWait: threshold; kKernel: bytes of its packets
     std::uint32_t index = 0;  // kWrite: WQE, kSlice: descriptor, kKernel: kernel
     int engine = 0;           // kSlice

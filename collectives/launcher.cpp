@@ -36,25 +36,40 @@ Packet gate_fence() {
   return fence;
 }
 
+std::vector<std::uint8_t> gate_buffer() { return chip::spec::PacketCodec().encode({gate_fence()}); }
+
 Packet msg_long(std::uint64_t address, std::uint32_t value) {
   Packet p("MSG_LONG");
   p.set("addr", address).set("value", value);
   return p;
 }
 
-void write64(std::vector<Packet>& out, std::uint64_t lo_register, std::uint64_t hi_register,
-             std::uint64_t value) {
-  out.push_back(msg_long(lo_register, static_cast<std::uint32_t>(value)));
-  out.push_back(msg_long(hi_register, static_cast<std::uint32_t>(value >> 32)));
-}
+// Register writes encoded as they are added: a chip's set-up writes a few thousand, and a pod's
+// 128 chips set up at once.
+class RegisterWrites {
+ public:
+  RegisterWrites() : addr_(msg_.index_of("addr")), value_(msg_.index_of("value")) {}
+  void write(std::uint64_t address, std::uint32_t value) {
+    codec_.encode(msg_.set(addr_, address).set(value_, value), bytes_);
+  }
+  void write64(std::uint64_t lo_register, std::uint64_t hi_register, std::uint64_t value) {
+    write(lo_register, static_cast<std::uint32_t>(value));
+    write(hi_register, static_cast<std::uint32_t>(value >> 32));
+  }
+  // A monitor's payload: one onto `fence`.
+  void payload(std::uint64_t manager, std::uint32_t monitor, std::uint64_t fence) {
+    write64(PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_PAY_ADDRL(manager, monitor),
+            PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_PAY_ADDRH(manager, monitor), fence);
+    write(PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_PAY_DATA(manager, monitor), 1);
+  }
+  const std::vector<std::uint8_t>& bytes() const { return bytes_; }
 
-// A monitor's payload: one onto `fence`.
-void payload(std::vector<Packet>& out, std::uint64_t manager, std::uint32_t monitor,
-             std::uint64_t fence) {
-  write64(out, PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_PAY_ADDRL(manager, monitor),
-          PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_PAY_ADDRH(manager, monitor), fence);
-  out.push_back(msg_long(PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_PAY_DATA(manager, monitor), 1));
-}
+ private:
+  const chip::spec::PacketCodec codec_{};
+  Packet msg_{"MSG_LONG"};
+  std::size_t addr_, value_;
+  std::vector<std::uint8_t> bytes_;
+};
 
 driver::EngineRef queue_engine(int queue, int dma_queues) {
   return queue < dma_queues
@@ -272,23 +287,21 @@ void Launcher::open(const std::vector<int>& chips) {
   if (!error.empty()) throw std::runtime_error("collectives: opening the devices: " + error);
 }
 
-// What the application does once per device: the engines' descriptor and WQE bases at the
-// region, every slot's queue monitors' payloads (the done monitor's: the completion job's fence),
-// and the region's host mirror mapped for the uploads.
-void Launcher::set_up(int chip, ChipState& s, driver::File& file) {
-  s.setting_up = true;
-  s.resident.clear();  // a chip set up again has been reset
-  driver::Client client(file, fmt::format("collectives: chip {}", chip));
+// The set-up CS's commands: the engines' descriptor and WQE bases at the region, every slot's
+// queue monitors' payloads (the done monitor's: the completion job's fence), the gate buffer,
+// and after a failure the collectives' objects cleared.
+std::vector<std::uint8_t> Launcher::set_up_commands(int chip, const ChipState& s,
+                                                    bool again) const {
   const chip::Chip& c = model_.chip(chip);
   const int dma_queues = program_dma_queues(c), all_queues = queues(chip);
-  std::vector<Packet> packets;
+  RegisterWrites writes;
   for (int e = 0; e < c.dma_engines(); ++e) {
     const std::uint64_t core = chip::Chip::dma_core_base(e);
-    write64(packets, core + dma::regs::kExtDescBaseLo, core + dma::regs::kExtDescBaseHi, s.region);
+    writes.write64(core + dma::regs::kExtDescBaseLo, core + dma::regs::kExtDescBaseHi, s.region);
   }
   const std::uint64_t doorbell = PODSIM_GAUDI1_NIC_DOORBELL_BASE;
-  write64(packets, doorbell + chip::NicDoorbell::kWqeBaseLo,
-          doorbell + chip::NicDoorbell::kWqeBaseHi, s.region);
+  writes.write64(doorbell + chip::NicDoorbell::kWqeBaseLo, doorbell + chip::NicDoorbell::kWqeBaseHi,
+                 s.region);
   const std::uint64_t completion_qman =
       driver::qman_base({driver::EngineKind::kDma, kCompletionEngine});
   for (int m = 0; m < 3; ++m) {
@@ -297,35 +310,50 @@ void Launcher::set_up(int chip, ChipState& s, driver::File& file) {
       const std::uint32_t first =
           kFirstMonitor + static_cast<std::uint32_t>(slot) * kMonitorsPerSlot;
       for (int h = 0; h < all_queues; ++h) {
-        payload(packets, manager, first + static_cast<std::uint32_t>(h),
-                PODSIM_GAUDI1_QMAN_CP_FENCE0_RDATA(driver::qman_base(queue_engine(h, dma_queues)),
-                                                   slot));
+        writes.payload(manager, first + static_cast<std::uint32_t>(h),
+                       PODSIM_GAUDI1_QMAN_CP_FENCE0_RDATA(
+                           driver::qman_base(queue_engine(h, dma_queues)), slot));
       }
-      payload(packets, manager, first + kMonitorsPerSlot - 1,
-              PODSIM_GAUDI1_QMAN_CP_FENCE0_RDATA(completion_qman, slot));
+      writes.payload(manager, first + kMonitorsPerSlot - 1,
+                     PODSIM_GAUDI1_QMAN_CP_FENCE0_RDATA(completion_qman, slot));
     }
   }
-  // Every object starts at zero; each rank's completion job leaves its own at zero again.
-  const std::uint32_t zero = chip::spec::encode_sob_write({0, false, false});
-  for (std::uint32_t g = kFirstSob; g < kSobs; ++g) {
-    packets.push_back(msg_long(chip::Chip::sob_address(g), zero));
+  // Every object starts at zero (the context's opening cleared them); each collective's queues
+  // leave their rank's at zero again, but one that failed may have left some counted.
+  if (again) {
+    const std::uint32_t zero = chip::spec::encode_sob_write({0, false, false});
+    for (std::uint32_t g = kFirstSob; g < kSobs; ++g)
+      writes.write(chip::Chip::sob_address(g), zero);
   }
-  const chip::spec::PacketCodec codec;
-  const std::vector<std::uint8_t> gate = codec.encode({gate_fence()});
-  s.gate_bytes = static_cast<std::uint32_t>(gate.size());
+  const std::vector<std::uint8_t> gate = gate_buffer();
   for (std::size_t w = 0; w < gate.size(); w += 4) {
     std::uint32_t word = 0;
     std::memcpy(&word, gate.data() + w, 4);
-    packets.push_back(msg_long(s.gate + w, word));
+    writes.write(s.gate + w, word);
   }
+  return writes.bytes();
+}
+
+// What the application does once per device (and after a failure): its set-up CS, and the
+// region's host mirror mapped for the uploads.
+void Launcher::set_up(int chip, ChipState& s, driver::File& file) {
+  s.setting_up = true;
+  const bool again = std::exchange(s.set_up_before, true);
+  s.gate_bytes = static_cast<std::uint32_t>(gate_buffer().size());
+  s.resident.clear();  // a chip set up again may have been reset
+  driver::Client client(file, fmt::format("collectives: chip {}", chip));
+  const chip::Chip& c = model_.chip(chip);
   if (s.mirror_va == 0) {
     const driver::HostDrivers::Region app = drivers_.application_memory(chip);
     s.mirror = app.base;
     s.mirror_va = client.map_host(s.mirror, round_up(s.region_bytes, kPage));
   }
-  const std::vector<std::uint8_t> cb = codec.encode(packets);
-  const driver::Client::Cb buffer = client.create_cb(static_cast<std::uint32_t>(cb.size()));
-  drivers_.memory(chip).backing().write(buffer.address, cb.data(), cb.size());
+  driver::Client::Cb buffer;
+  {
+    const std::vector<std::uint8_t> cb = set_up_commands(chip, s, again);
+    buffer = client.create_cb(static_cast<std::uint32_t>(cb.size()));
+    drivers_.memory(chip).backing().write(buffer.address, cb.data(), cb.size());
+  }
   const driver::QueueMap& map = driver::QueueMap::of(c.config().pcie.endpoint.device_id);
   const std::uint64_t seq = client.submit({driver::Client::chunk(
       map.queue_id({driver::EngineKind::kDma, 0}, 0), buffer.handle, buffer.size)});
@@ -339,27 +367,32 @@ void Launcher::set_up(int chip, ChipState& s, driver::File& file) {
   s.ready = true;
 }
 
-// Whether `bytes` already lie at `arena`; if not, they will: the images they overlap are
-// forgotten and they are remembered.
-bool Launcher::resident(ChipState& s, std::uint64_t arena, const std::vector<std::uint8_t>& bytes) {
+// Whether `bytes` already lie at `arena` (the mirror holds them there); if not, they will: they
+// are written to the mirror, the images they overlap are forgotten and they are remembered.
+bool Launcher::resident(int chip, std::uint64_t arena, const std::vector<std::uint8_t>& bytes) {
+  ChipState& s = chips_[static_cast<std::size_t>(chip)];
+  core::SparseMemory& host = drivers_.memory(chip).backing();
+  const std::uint64_t mirrored = s.mirror + (arena - s.region);
   const auto found = s.resident.find(arena);
-  if (found != s.resident.end() && found->second == bytes) return true;
+  if (found != s.resident.end() && found->second == bytes.size()) {
+    std::vector<std::uint8_t> there(bytes.size());
+    host.read(mirrored, there.data(), there.size());
+    if (there == bytes) return true;
+  }
   const std::uint64_t end = arena + bytes.size();
   auto it = s.resident.lower_bound(arena);
-  if (it != s.resident.begin() && std::prev(it)->first + std::prev(it)->second.size() > arena) {
-    --it;
-  }
+  if (it != s.resident.begin() && std::prev(it)->first + std::prev(it)->second > arena) --it;
   while (it != s.resident.end() && it->first < end) it = s.resident.erase(it);
-  s.resident.emplace(arena, bytes);
+  s.resident.emplace(arena, bytes.size());
+  host.write(mirrored, bytes.data(), bytes.size());
   return false;
 }
 
 // One CS: on DMA 0 the upload of the rank's images (LIN_DMA from the host mirror), its done
 // monitor armed and every other queue's gate opened (fence counter 1); each other queue's
-// buffers behind its gate; on DMA 1 last, the completion job, which fences until the done object
-// counts every queue and then clears the rank's objects (every write into them has landed by
-// then: each was waited for), so peers need not wait for each other to start. True when it
-// completed.
+// buffers behind its gate (they end by clearing the rank's objects: command_compiler.h); on DMA 1
+// last, the completion job, which fences until the done object says so and then clears it, so
+// peers need not wait for each other to start. True when it completed.
 bool Launcher::execute(Running& run, int rank, driver::File& file, const ChipImage& image) {
   const auto i = static_cast<std::size_t>(rank);
   const int chip = run.chips[i];
@@ -379,10 +412,8 @@ bool Launcher::execute(Running& run, int rank, driver::File& file, const ChipIma
   const auto queue_of = [&](int h) { return map.queue_id(queue_engine(h, dma_queues), at.slot); };
 
   std::vector<Packet> upload;
-  if (!image.bytes.empty() && !resident(s, at.arena, image.bytes)) {
+  if (!image.bytes.empty() && !resident(chip, at.arena, image.bytes)) {
     const std::uint64_t offset = at.arena - s.region;
-    drivers_.memory(chip).backing().write(s.mirror + offset, image.bytes.data(),
-                                          image.bytes.size());
     Packet copy("LIN_DMA");
     copy.set("tsize", image.bytes.size())
         .set("lin", 1)
@@ -392,9 +423,9 @@ bool Launcher::execute(Running& run, int rank, driver::File& file, const ChipIma
     upload.push_back(copy);
   }
   const std::uint32_t done = at.first_sob + run.code->done_sob(rank);
-  const auto arm = chip::spec::MonitorArm::single(chip::Chip::sob_index(done),
-                                                  static_cast<std::uint32_t>(queues),
-                                                  chip::spec::MonitorOp::kGreaterOrEqual);
+  const auto arm =
+      chip::spec::MonitorArm::single(chip::Chip::sob_index(done), run.code->done_target(rank),
+                                     chip::spec::MonitorOp::kGreaterOrEqual);
   upload.push_back(msg_long(PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_ARM(chip::Chip::sync_manager_of(done),
                                                                  at.monitor + kMonitorsPerSlot - 1),
                             chip::spec::encode_monitor_arm(arm)));
@@ -419,12 +450,9 @@ bool Launcher::execute(Running& run, int rank, driver::File& file, const ChipIma
   }
   Packet fence("FENCE");
   fence.set("id", 0).set("target_val", 1).set("dec_val", 1);
-  std::vector<Packet> completion{fence};
-  const std::uint32_t zero = chip::spec::encode_sob_write({0, false, false});
-  for (std::uint32_t g = at.first_sob; g < at.first_sob + run.code->sobs(rank); ++g) {
-    completion.push_back(msg_long(chip::Chip::sob_address(g), zero));
-  }
-  const std::vector<std::uint8_t> completion_bytes = codec.encode(completion);
+  const std::vector<std::uint8_t> completion_bytes =
+      codec.encode({fence, msg_long(chip::Chip::sob_address(done),
+                                    chip::spec::encode_sob_write({0, false, false}))});
   const driver::Client::Cb cb = host_cb(completion_bytes.data(), completion_bytes.size());
   chunks.push_back(driver::Client::chunk(
       map.queue_id({driver::EngineKind::kDma, kCompletionEngine}, at.slot), cb.handle, cb.size));

@@ -18,10 +18,11 @@
 // - per collective, one CS: on DMA 0 (stream = slot) a driver CB that uploads the rank's images
 //   from the host mirror to its arena by LIN_DMA (unless they are there from the last run at
 //   that place), arms its done monitor and then opens every program queue's gate; each program
-//   queue runs the gate, then its command buffers where they lie in SRAM; on DMA 1 last, a
-//   completion job fences until the done object counts every program queue and clears the
-//   rank's objects, so that ranks need not wait for each other before starting (every write
-//   into the objects has been waited for by then). WAIT_CS ends the rank, which frees its share.
+//   queue runs the gate, then its command buffers where they lie in SRAM, which end with the
+//   queues clearing the rank's objects between them once every write into them has been waited
+//   for (so that ranks need not wait for each other before starting); on DMA 1 last, a
+//   completion job fences until the done object says they have and clears it. WAIT_CS ends the
+//   rank, which frees its share.
 // Captures the host side's cost (ioctls, PCIe doorbells and fetches, the image upload) and a
 // rank whose CS does not complete (timed out and reset by the driver: reported not ok, its chip
 // set up again before the next collective).
@@ -104,15 +105,16 @@ class Launcher {
     std::array<Running*, kSlots> running{};
     core::RangeAllocator sobs, arena;
     // The device side, set up by the chip's first collective.
-    bool ready = false, setting_up = false;
+    bool ready = false, setting_up = false, set_up_before = false;
     sc_core::sc_event set_up_done;
     std::uint64_t mirror = 0, mirror_va = 0;  // the region's copy in host memory, its device VA
     std::uint64_t gate = 0;                   // the internal queues' gate buffer, in SRAM
     std::uint32_t gate_bytes = 0;
-    // Images known to lie in the arena, by address: a collective run again at the same place
-    // (a benchmark's iterations) finds its image there and skips the upload, as a recorded
+    // Sizes of the images known to lie in the arena, by address; their bytes are those at the
+    // same offset in the host mirror (the upload's source). A collective run again at the same
+    // place (a benchmark's iterations) finds its image there and skips the upload, as a recorded
     // program would. Running an image leaves it unchanged; an upload drops those it overlaps.
-    std::map<std::uint64_t, std::vector<std::uint8_t>> resident;
+    std::map<std::uint64_t, std::uint64_t> resident;
   };
 
   ChipState& state(int chip);
@@ -126,7 +128,8 @@ class Launcher {
   // From a program of the chip's host: its open file, the chip set up.
   driver::File& ready(int chip);
   void set_up(int chip, ChipState& s, driver::File& file);
-  static bool resident(ChipState& s, std::uint64_t arena, const std::vector<std::uint8_t>& bytes);
+  std::vector<std::uint8_t> set_up_commands(int chip, const ChipState& s, bool again) const;
+  bool resident(int chip, std::uint64_t arena, const std::vector<std::uint8_t>& bytes);
   // The rank's one CS: the upload, every queue's buffers behind its gate, the completion job.
   bool execute(Running& run, int rank, driver::File& file, const ChipImage& image);
   void finish(Running& run, int rank, bool ok);

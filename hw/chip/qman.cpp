@@ -95,8 +95,8 @@ void Qman::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay)
   const core::TimePs at = core::now_ps() + delay.value();
   serve_registers(
       trans, kRegisterSpan, [this](std::uint64_t offset) { return read_register(offset); },
-      [&](std::uint64_t offset, std::uint32_t value) {
-        if (pending_.push(at, offset, value)) schedule(at, kApply, 0);
+      [&](std::uint64_t offset, const std::uint32_t* values, std::uint32_t count) {
+        if (pending_.push(at, offset, values, count)) schedule(at, kApply, 0);
       });
 }
 
@@ -223,10 +223,9 @@ void Qman::fire(std::uint32_t t) {
   switch (kind) {
     case kApply:
       if (!pending_.armed_for(core::now_ps())) break;
-      while (pending_.due(core::now_ps())) {
-        const TimedRegisterWrites::Write w = pending_.pop();
-        write_register(w.offset, w.value);
-      }
+      pending_.apply_due(core::now_ps(), [this](std::uint64_t offset, std::uint32_t value) {
+        write_register(offset, value);
+      });
       if (auto next = pending_.rearm()) schedule(*next, kApply, 0);
       break;
     case kStep:

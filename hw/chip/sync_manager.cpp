@@ -79,8 +79,8 @@ void SyncManager::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time&
   const core::TimePs at = core::now_ps() + delay.value();
   serve_registers(
       trans, kRegisterSpan, [this](std::uint64_t offset) { return read_register(offset); },
-      [&](std::uint64_t offset, std::uint32_t value) {
-        if (pending_.push(at, offset, value)) core::event_queue().schedule(at, *this, 0);
+      [&](std::uint64_t offset, const std::uint32_t* values, std::uint32_t count) {
+        if (pending_.push(at, offset, values, count)) core::event_queue().schedule(at, *this, 0);
       });
 }
 
@@ -89,17 +89,15 @@ unsigned int SyncManager::transport_dbg(tlm::tlm_generic_payload& trans) {
   if (!trans.is_read()) return 0;
   serve_registers(
       trans, kRegisterSpan, [this](std::uint64_t offset) { return read_register(offset); },
-      [](std::uint64_t, std::uint32_t) {});
+      [](std::uint64_t, const std::uint32_t*, std::uint32_t) {});
   return trans.get_response_status() == tlm::TLM_OK_RESPONSE ? trans.get_data_length() : 0;
 }
 
 void SyncManager::fire(std::uint32_t /*tag*/) {
   const core::TimePs now = core::now_ps();
   if (!pending_.armed_for(now)) return;
-  while (pending_.due(now)) {
-    const TimedRegisterWrites::Write w = pending_.pop();
-    write_register(w.offset, w.value);
-  }
+  pending_.apply_due(
+      now, [this](std::uint64_t offset, std::uint32_t value) { write_register(offset, value); });
   if (auto next = pending_.rearm()) core::event_queue().schedule(*next, *this, 0);
 }
 

@@ -9,6 +9,7 @@
 #include "hw/chip/qman.h"
 #include "hw/chip/qman_ring.h"
 #include "hw/chip/sync_manager.h"
+#include "hw/chip/sync_register_access.h"
 #include "podsim/spec/gaudi1.h"
 
 namespace podsim::chip {
@@ -111,6 +112,31 @@ TEST(Config, BadValuesAreRejectedByName) {
   core::validate_config(qman);
   qman.max_cb_size = core::ByteSize{4};
   EXPECT_THROW(core::validate_config(qman), std::invalid_argument);
+}
+
+// A burst of words waits as one entry and is applied word by word at its time, in arrival order
+// with single writes of the same time; the callback is re-armed only for an earlier time.
+TEST(TimedRegisterWrites, ABurstIsAppliedWordByWordInArrivalOrder) {
+  TimedRegisterWrites writes;
+  const std::uint32_t burst[] = {1, 2, 3};
+  EXPECT_TRUE(writes.push(200, 0x100, 9));
+  EXPECT_FALSE(writes.push(300, 0x0, burst, 3));
+  EXPECT_FALSE(writes.push(200, 0x8, 7));
+  EXPECT_TRUE(writes.push(100, 0x4, 5));
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> applied;
+  auto apply = [&](std::uint64_t offset, std::uint32_t value) {
+    applied.emplace_back(offset, value);
+  };
+  writes.apply_due(100, apply);
+  EXPECT_EQ(writes.rearm(), 200u);
+  writes.apply_due(250, apply);
+  EXPECT_EQ(writes.rearm(), 300u);
+  writes.apply_due(300, apply);
+  EXPECT_TRUE(writes.empty());
+  EXPECT_EQ(writes.rearm(), std::nullopt);
+  const std::vector<std::pair<std::uint64_t, std::uint32_t>> expected{
+      {0x4, 5}, {0x100, 9}, {0x8, 7}, {0x0, 1}, {0x4, 2}, {0x8, 3}};
+  EXPECT_EQ(applied, expected);
 }
 
 }  // namespace

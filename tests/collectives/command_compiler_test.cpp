@@ -100,10 +100,13 @@ TEST(CommandCompiler, ChainedJobsAreSlicedAndTheSecondWaitsForTheFirst) {
   EXPECT_EQ(n.slices, 8u);
   EXPECT_EQ(n.writes, 0u);
   // The second waits for 4 slices of signal 0; the final wait is for signal 1's 4 slices; the
-  // tails have nothing left to wait for; every queue adds one to the done object.
-  EXPECT_EQ(n.waits, 2u);
-  EXPECT_EQ(n.adds, 8u);
+  // tails have nothing left to wait for; every queue adds one to the done object, waits until
+  // all have, clears its share of the other objects and adds one again.
+  EXPECT_EQ(n.waits, 2u + 8);
+  EXPECT_EQ(n.adds, 2u * 8);
   EXPECT_EQ(code.sobs(0), 2u + 2 * 8 + 1);
+  EXPECT_EQ(n.clears, code.sobs(0) - 1);
+  EXPECT_EQ(code.done_target(0), 2u * 8);
 }
 
 // A stream's jobs on what the job before wrote, cut differently, wait for it; a small job (one
@@ -117,8 +120,9 @@ TEST(CommandCompiler, AStreamsJobsKeepTheirOrder) {
   EXPECT_THROW(CommandCompiler({p}, other, {geometry()}), std::invalid_argument);
   p.streams[0][0].done = 0;
   const CommandCompiler code({p}, other, {geometry()});
-  // The small job waits for the big one's four slices; the tail for the small one.
-  EXPECT_EQ(code.counts(0).waits, 2u);
+  // The small job waits for the big one's four slices; the tail for the small one (and each
+  // of the 8 queues for the others before clearing its share of the objects).
+  EXPECT_EQ(code.counts(0).waits, 2u + 8);
 }
 
 TEST(CommandCompiler, ImagesArePacketsAndWqesNameTheReceiversObjects) {
@@ -180,14 +184,20 @@ TEST(CommandCompiler, ReductionsOnTpcsWaitForTheirStreamAndRunTheKernelLibrarysA
     ASSERT_TRUE(result.ok()) << result.error->message();
     std::vector<std::string> names;
     for (const auto& p : result.packets) names.emplace_back(p.packet.name());
-    // The stream's wait for signal 0, then the registers, TPC_EXECUTE, the queue's final add.
-    ASSERT_GE(names.size(), 5u);
+    // The stream's wait for signal 0, then the registers, TPC_EXECUTE, the queue's add; then
+    // its wait for every queue's add, its share of the objects cleared, its second add.
+    const std::size_t share = code.sobs(1) - 1;
+    const std::size_t first = share * static_cast<std::size_t>(t) / 10;
+    const std::size_t tail = 2 + share * static_cast<std::size_t>(t + 1) / 10 - first + 1;
+    ASSERT_GE(names.size(), 5u + tail);
     EXPECT_EQ(names[0], "MSG_LONG");
     EXPECT_EQ(names[1], "FENCE");
     EXPECT_EQ(names[2], "WREG_BULK");
-    const auto& execute = result.packets[result.packets.size() - 2].packet;
+    const auto& execute = result.packets[result.packets.size() - tail - 2].packet;
     EXPECT_EQ(std::string(execute.name()), "WREG_32");
     EXPECT_EQ(execute.get("reg_offset"), PODSIM_GAUDI1_TPC_CFG_TPC_EXECUTE_OFFSET);
+    EXPECT_EQ(names[names.size() - tail - 1], "MSG_LONG");
+    EXPECT_EQ(names[names.size() - tail + 1], "FENCE");
     EXPECT_EQ(names.back(), "MSG_LONG");
   }
 }
