@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <string_view>
 
 #include "driver/client.h"
 #include "driver/host_drivers.h"
@@ -367,24 +368,24 @@ void Launcher::set_up(int chip, ChipState& s, driver::File& file) {
   s.ready = true;
 }
 
-// Whether `bytes` already lie at `arena` (the mirror holds them there); if not, they will: they
-// are written to the mirror, the images they overlap are forgotten and they are remembered.
+// Whether `bytes` already lie at `arena`; if not, they will: the images they overlap are
+// forgotten and they are remembered.
 bool Launcher::resident(int chip, std::uint64_t arena, const std::vector<std::uint8_t>& bytes) {
   ChipState& s = chips_[static_cast<std::size_t>(chip)];
-  core::SparseMemory& host = drivers_.memory(chip).backing();
-  const std::uint64_t mirrored = s.mirror + (arena - s.region);
+  const std::uint64_t hash = std::hash<std::string_view>{}(
+      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
   const auto found = s.resident.find(arena);
-  if (found != s.resident.end() && found->second == bytes.size()) {
-    std::vector<std::uint8_t> there(bytes.size());
-    host.read(mirrored, there.data(), there.size());
-    if (there == bytes) return true;
+  if (found != s.resident.end() && found->second.bytes == bytes.size() &&
+      found->second.hash == hash) {
+    return true;
   }
   const std::uint64_t end = arena + bytes.size();
   auto it = s.resident.lower_bound(arena);
-  if (it != s.resident.begin() && std::prev(it)->first + std::prev(it)->second > arena) --it;
+  if (it != s.resident.begin() && std::prev(it)->first + std::prev(it)->second.bytes > arena) {
+    --it;
+  }
   while (it != s.resident.end() && it->first < end) it = s.resident.erase(it);
-  s.resident.emplace(arena, bytes.size());
-  host.write(mirrored, bytes.data(), bytes.size());
+  s.resident.emplace(arena, ChipState::Resident{bytes.size(), hash});
   return false;
 }
 
@@ -412,8 +413,11 @@ bool Launcher::execute(Running& run, int rank, driver::File& file, const ChipIma
   const auto queue_of = [&](int h) { return map.queue_id(queue_engine(h, dma_queues), at.slot); };
 
   std::vector<Packet> upload;
+  std::uint64_t mirrored = 0;  // the upload's source in host memory, if there is one
   if (!image.bytes.empty() && !resident(chip, at.arena, image.bytes)) {
     const std::uint64_t offset = at.arena - s.region;
+    mirrored = s.mirror + offset;
+    drivers_.memory(chip).backing().write(mirrored, image.bytes.data(), image.bytes.size());
     Packet copy("LIN_DMA");
     copy.set("tsize", image.bytes.size())
         .set("lin", 1)
@@ -459,6 +463,9 @@ bool Launcher::execute(Running& run, int rank, driver::File& file, const ChipIma
   const std::uint64_t seq = client.submit(chunks);
   const std::uint32_t status = client.wait(seq, kWaitUs);
   for (const driver::Client::Cb& c : copies) client.destroy_cb(c);
+  // The uploaded copy is no longer needed: its memory goes back (the rank's image stays on the
+  // chip, and its hash says so).
+  if (mirrored != 0) drivers_.memory(chip).backing().discard(mirrored, image.bytes.size());
   return status == HL_WAIT_CS_STATUS_COMPLETED;
 }
 

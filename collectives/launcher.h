@@ -110,11 +110,15 @@ class Launcher {
     std::uint64_t mirror = 0, mirror_va = 0;  // the region's copy in host memory, its device VA
     std::uint64_t gate = 0;                   // the internal queues' gate buffer, in SRAM
     std::uint32_t gate_bytes = 0;
-    // Sizes of the images known to lie in the arena, by address; their bytes are those at the
-    // same offset in the host mirror (the upload's source). A collective run again at the same
-    // place (a benchmark's iterations) finds its image there and skips the upload, as a recorded
-    // program would. Running an image leaves it unchanged; an upload drops those it overlaps.
-    std::map<std::uint64_t, std::uint64_t> resident;
+    // Images known to lie in the arena, by address: their size and a 64-bit hash of their
+    // bytes (a collective run again at the same place, a benchmark's iterations, finds its image
+    // there and skips the upload, as a recorded program would; keeping the bytes themselves
+    // would hold every image twice). Running an image leaves it unchanged; an upload drops those
+    // it overlaps.
+    struct Resident {
+      std::uint64_t bytes = 0, hash = 0;
+    };
+    std::map<std::uint64_t, Resident> resident;
   };
 
   ChipState& state(int chip);

@@ -104,6 +104,27 @@ void SparseMemory::clear() {
   cached_page_ = nullptr;
 }
 
+void SparseMemory::discard(std::uint64_t addr, std::uint64_t len) {
+  check_range(addr, len);
+  for_each_page_chunk(
+      addr, len, page_size_, page_shift_,
+      [&](std::uint64_t page_number, std::uint64_t offset, std::uint64_t chunk, std::uint64_t) {
+        std::uint8_t* page = find_page(page_number);
+        if (page == nullptr) return;
+        Page& held = slot(page_number);
+        if (chunk < page_size_ || !held.get_deleter().owned) {
+          std::memset(page + offset, 0, chunk);
+          return;
+        }
+        held.reset();
+        --pages_allocated_;
+        if (cached_page_number_ == page_number) {
+          cached_page_number_ = ~std::uint64_t{0};
+          cached_page_ = nullptr;
+        }
+      });
+}
+
 std::uint8_t* SparseMemory::find_page(std::uint64_t page_number) const {
   if (page_number == cached_page_number_) return cached_page_;
   const Mid* mid = root_[page_number >> (2 * kLevelBits)].get();

@@ -37,6 +37,10 @@ class SparseMemory {
 
   // Drops every page: all memory reads as zero again.
   void clear();
+  // [addr, addr + len) reads as zero again: the store's own pages wholly inside it are freed,
+  // the rest of it zeroed (a buffer whose contents are no longer needed gives its memory back).
+  // Pointers page_if_present gave for freed pages dangle.
+  void discard(std::uint64_t addr, std::uint64_t len);
 
   // Makes the pages of [addr, addr + len) the caller's memory at `external` (both ends page
   // aligned) until detach: reads and writes go there. What the store held there is dropped. The

@@ -289,5 +289,27 @@ TEST(SparseMemoryTest, AttachedPagesAreTheCallersMemory) {
   EXPECT_THROW(memory.attach(1 << 20, lent.data(), 4096), std::out_of_range);
 }
 
+// Discarding frees the pages wholly inside the range, zeroes the edges of the pages it only
+// touches (their other bytes kept) and leaves attached memory attached, zeroed.
+TEST(SparseMemory, DiscardFreesWholePagesAndZeroesTheRest) {
+  SparseMemory memory(1 << 20, 4096);
+  const std::vector<std::uint8_t> bytes = pattern(4 * 4096);
+  memory.write(0, bytes.data(), bytes.size());
+  std::vector<std::uint8_t> lent(4096, 0xAB);
+  memory.attach(8 * 4096, lent.data(), lent.size());
+  EXPECT_EQ(memory.pages_allocated(), 4u);
+  memory.discard(100, 3 * 4096);  // the end of page 0, pages 1 and 2, the start of page 3
+  memory.discard(8 * 4096, 4096);
+  EXPECT_EQ(memory.pages_allocated(), 2u);
+  std::vector<std::uint8_t> back(bytes.size());
+  memory.read(0, back.data(), back.size());
+  for (std::size_t i = 0; i < back.size(); ++i) {
+    ASSERT_EQ(back[i], i < 100 || i >= 100 + 3 * 4096 ? bytes[i] : 0) << i;
+  }
+  EXPECT_THAT(lent, Each(0));
+  EXPECT_NE(memory.page_if_present(8 * 4096), nullptr);
+  EXPECT_THROW(memory.discard(1 << 20, 1), std::out_of_range);
+}
+
 }  // namespace
 }  // namespace podsim::core
