@@ -35,17 +35,18 @@ PcieLink::Stats PcieLink::make_stats() {
 }
 
 void PcieLink::downstream(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
-  carry(to_device, down_, up_, stats_.down_bytes, stats_.up_bytes, trans, delay);
+  carry(to_device, down_, down_posted_, up_, stats_.down_bytes, stats_.up_bytes, trans, delay);
 }
 
 void PcieLink::upstream(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
-  carry(to_host, up_, down_, stats_.up_bytes, stats_.down_bytes, trans, delay);
+  carry(to_host, up_, up_posted_, down_, stats_.up_bytes, stats_.down_bytes, trans, delay);
 }
 
 template <class Socket>
-void PcieLink::carry(Socket& out, core::BandwidthServer& request, core::BandwidthServer& response,
-                     core::Counter& request_bytes, core::Counter& response_bytes,
-                     tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+void PcieLink::carry(Socket& out, core::BandwidthServer& request, PostedWrites& posted,
+                     core::BandwidthServer& response, core::Counter& request_bytes,
+                     core::Counter& response_bytes, tlm::tlm_generic_payload& trans,
+                     sc_core::sc_time& delay) {
   const core::TimePs now = core::now_ps();
   const core::TimePs arrival = now + static_cast<core::TimePs>(delay.value());
   const std::uint64_t n = trans.get_data_length();
@@ -55,7 +56,8 @@ void PcieLink::carry(Socket& out, core::BandwidthServer& request, core::Bandwidt
 
   if (trans.is_write()) {
     const core::TimePs occupancy = timing_.write_occupancy(n);
-    const core::TimePs start = request.occupy(arrival, occupancy).start;
+    const core::TimePs start = request.occupy(posted.earliest_start(arrival), occupancy).start;
+    posted.add(arrival, start + occupancy);
     const core::TimePs first =
         timing_.serialize(timing_.tlp_link_bytes(TlpKind::kMemoryWrite, first_payload));
     delay = until(start + first + latency, now);
@@ -67,8 +69,10 @@ void PcieLink::carry(Socket& out, core::BandwidthServer& request, core::Bandwidt
   if (trans.is_read()) {
     const core::TimePs one_request =
         timing_.serialize(timing_.tlp_link_bytes(TlpKind::kMemoryRead, 0));
-    const core::TimePs start =
-        request.occupy(arrival, timing_.serialize(timing_.read_request_link_bytes(n))).start;
+    const core::TimePs start = request
+                                   .occupy(posted.earliest_start(arrival),
+                                           timing_.serialize(timing_.read_request_link_bytes(n)))
+                                   .start;
     const core::TimePs at_far_side = start + one_request + latency;
     delay = until(at_far_side, now);
     out->b_transport(trans, delay);

@@ -1,11 +1,13 @@
 #include <gtest/gtest.h>
 #include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <systemc>
 #include <tlm>
+#include <utility>
 #include <vector>
 
 #include "hw/core/kernel.h"
@@ -149,6 +151,60 @@ TEST(PcieLink, ATransferCalledLaterButArrivingEarlierIsNotHeldBehindOne) {
   sc_core::sc_start();
   EXPECT_NEAR(static_cast<double>(small_read), static_cast<double>(link.timing().read_time(16)),
               100);
+}
+
+// The far side of a link as a register file that notes when each write arrives.
+class ArrivalRecorder : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<ArrivalRecorder> socket;
+  explicit ArrivalRecorder(sc_core::sc_module_name name) : sc_module(name), socket("socket") {
+    socket.register_b_transport(this, &ArrivalRecorder::b_transport);
+  }
+  std::vector<std::pair<std::uint64_t, TimePs>> writes;
+
+ private:
+  void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+    if (trans.is_write()) writes.emplace_back(trans.get_address(), core::now_ps() + delay.value());
+    trans.set_response_status(tlm::TLM_OK_RESPONSE);
+  }
+};
+
+// Regression: a direction gave each transfer its first idle stretch from its arrival, so a small
+// write arriving after a larger one could take a gap the larger one did not fit and reach the far
+// side first: a later doorbell could overtake an earlier one and move a queue's producer index
+// back. PCIe keeps posted writes in order.
+TEST(PcieLink, APostedWriteNeverOvertakesAnEarlierOne) {
+  PcieLink link("link", gen4_x16());
+  core::MemoryTarget host_memory("host_memory", fast_memory(64ull << 20));
+  ArrivalRecorder device_side("device_side");
+  std::vector<std::uint8_t> read_back(64 << 10), large(4096), doorbell(4);
+  const TimePs read_at = 10'000'000;  // the device's read of host memory, issued 10 us ahead
+  // Its completions hold the downstream direction from about read_at + the link's latency; the
+  // large write arrives 50 ns before that (too short a gap for its ~170 ns), the doorbell 1 ns
+  // after it (a gap it fits).
+  const TimePs gap_end = read_at + static_cast<TimePs>(link.timing().latency());
+  Master device("device", [&](Master& m) {
+    m.issue(tlm::TLM_READ_COMMAND, 0, read_back.data(), 64 << 10,
+            sc_core::sc_time::from_value(read_at));
+  });
+  Master host("host", [&](Master& m) {
+    wait(sc_core::sc_time(1, sc_core::SC_NS));
+    const TimePs now = core::now_ps();
+    m.issue(tlm::TLM_WRITE_COMMAND, 0x1000, large.data(), 4096,
+            sc_core::sc_time::from_value(gap_end - 50'000 - now));
+    m.issue(tlm::TLM_WRITE_COMMAND, 0x2000, doorbell.data(), 4,
+            sc_core::sc_time::from_value(gap_end - 49'000 - now));
+  });
+  host.socket.bind(link.from_host);
+  link.to_device.bind(device_side.socket);
+  device.socket.bind(link.from_device);
+  link.to_host.bind(host_memory.target_socket);
+  sc_core::sc_start();
+
+  ASSERT_EQ(device_side.writes.size(), 2u);
+  EXPECT_EQ(device_side.writes[0].first, 0x1000u);
+  EXPECT_EQ(device_side.writes[1].first, 0x2000u);
+  EXPECT_GT(device_side.writes[1].second, device_side.writes[0].second);
 }
 
 // A host with one root port, a link and a Gaudi endpoint whose chip side is a plain memory; the
