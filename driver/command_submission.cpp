@@ -224,15 +224,17 @@ int Device::submit(std::uint32_t ctx, const hl_cs_in& in, hl_cs_out& out) {
     return -EINVAL;
   }
   if ((restores > 0 && in.chunks_restore == 0) || in.chunks_execute == 0) return -EFAULT;
-  const auto chunks = [](std::uint64_t array, std::uint32_t count) {
-    const auto* first = reinterpret_cast<const hl_cs_chunk*>(static_cast<std::uintptr_t>(array));
-    return std::vector<hl_cs_chunk>(first, first + count);
-  };
+  std::vector<hl_cs_chunk> restore_chunks(restores), execute(in.num_chunks_execute);
+  UserMemory& user = *contexts_.at(ctx).user;
+  if ((restores > 0 && user.copy_from(restore_chunks.data(), in.chunks_restore,
+                                      restores * sizeof(hl_cs_chunk)) != 0) ||
+      user.copy_from(execute.data(), in.chunks_execute, execute.size() * sizeof(hl_cs_chunk)) !=
+          0) {
+    return -EFAULT;
+  }
   std::uint64_t seq = 0;
   if (restores > 0) {
-    if (const int rc =
-            queue_jobs(ctx, chunks(in.chunks_restore, restores), kCsTimeoutPs, false, seq);
-        rc != 0) {
+    if (const int rc = queue_jobs(ctx, restore_chunks, kCsTimeoutPs, false, seq); rc != 0) {
       return rc;
     }
     const Cs& switched = cs_.at({ctx, seq});
@@ -243,7 +245,6 @@ int Device::submit(std::uint32_t ctx, const hl_cs_in& in, hl_cs_out& out) {
                                    ? later(in.timeout, kSecondPs) - core::now_ps()
                                    : kCsTimeoutPs;
   const bool skip_reset = (in.cs_flags & HL_CS_FLAGS_SKIP_RESET_ON_TIMEOUT) != 0;
-  const std::vector<hl_cs_chunk> execute = chunks(in.chunks_execute, in.num_chunks_execute);
   if (type == HL_CS_FLAGS_SIGNAL) return signal(ctx, execute.front(), timeout, out);
   if (type == HL_CS_FLAGS_WAIT) {
     return (in.cs_flags & HL_CS_FLAGS_ENCAP_SIGNALS)
@@ -610,8 +611,9 @@ int Device::wait_any(std::uint32_t ctx, const hl_wait_cs_in& in, hl_wait_cs_out&
     return -EINVAL;
   }
   if (in.seq == 0) return -EFAULT;
-  const auto* first = reinterpret_cast<const std::uint64_t*>(static_cast<std::uintptr_t>(in.seq));
-  const std::vector<std::uint64_t> seqs(first, first + in.seq_arr_len);
+  std::vector<std::uint64_t> seqs(in.seq_arr_len);
+  if (contexts_.at(ctx).user->copy_from(seqs.data(), in.seq, seqs.size() * sizeof seqs[0]) != 0)
+    return -EFAULT;
   const auto next = next_seq_.find(ctx);
   for (const std::uint64_t seq : seqs) {
     if (seq == 0 || next == next_seq_.end() || seq >= next->second) return -EINVAL;

@@ -135,8 +135,13 @@ int Device::open(bool control, std::unique_ptr<File>& file) {
       return rc;
     }
   }
-  file.reset(new File(*this, control, ctx));
+  file.reset(new File(*this, control, ctx, *user_));
   return 0;
+}
+
+void File::set_user_memory(UserMemory& user) {
+  user_ = &user;
+  if (!control_) device_.contexts_.at(ctx_).user = &user;
 }
 
 File::~File() {
@@ -243,9 +248,7 @@ int File::ioctl(unsigned long request, void* arg) {
 // Copies what fits the caller's buffer, as the kernel does (a short buffer is no error).
 int File::write_info(const void* args, const void* data, std::size_t size) {
   const auto& a = *static_cast<const hl_info_args*>(args);
-  std::memcpy(reinterpret_cast<void*>(static_cast<std::uintptr_t>(a.return_pointer)), data,
-              std::min<std::size_t>(size, a.return_size));
-  return 0;
+  return user_->copy_to(a.return_pointer, data, std::min<std::size_t>(size, a.return_size));
 }
 
 int File::info(void* arg) {
@@ -377,9 +380,7 @@ int File::info(void* arg) {
     case HL_INFO_HW_ERR_EVENT:
     case HL_INFO_FW_ERR_EVENT: {
       if (no_buffer) return -EINVAL;
-      std::memset(reinterpret_cast<void*>(static_cast<std::uintptr_t>(a.return_pointer)), 0,
-                  a.return_size);
-      return 0;
+      return user_->clear(a.return_pointer, a.return_size);
     }
     case HL_INFO_USER_MAPPINGS:
       a.array_size = 0;

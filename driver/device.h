@@ -104,8 +104,9 @@ class Device {
   // is open already. 0 on success.
   int open(bool control, std::unique_ptr<File>& file);
 
-  // Where MAP USERPTR finds the pages of a user range; by default user addresses are host
-  // physical (IdentityUserMemory over the host memory).
+  // The user process files opened from now on belong to (File::set_user_memory for one file):
+  // where MAP USERPTR finds the pages of a user range and ioctls read what their arguments point
+  // to; by default user addresses are host physical (IdentityUserMemory over the host memory).
   void set_user_memory(UserMemory& user) { user_ = &user; }
 
   const DeviceProperties& properties() const { return props_; }
@@ -219,6 +220,7 @@ class Device {
     std::uint64_t va = 0, size = 0, physical = 0;  // the page-aligned block
   };
   struct Context {
+    UserMemory* user = nullptr;  // the process the context belongs to
     std::uint32_t asid = 0;
     core::RangeAllocator va;
     std::map<std::uint64_t, Mapping> mappings;
@@ -348,11 +350,14 @@ class File {
   int mmap(std::uint64_t offset, std::uint64_t length, std::uint64_t& address);
   int munmap(std::uint64_t offset);
   bool control() const { return control_; }
+  // The process the file belongs to, when it is not the device's (a podsim server's client):
+  // before the file's first call.
+  void set_user_memory(UserMemory& user);
 
  private:
   friend class Device;
-  File(Device& device, bool control, std::uint32_t ctx)
-      : device_(device), control_(control), ctx_(ctx) {}
+  File(Device& device, bool control, std::uint32_t ctx, UserMemory& user)
+      : device_(device), control_(control), ctx_(ctx), user_(&user) {}
   int info(void* arg);
   int cb(void* arg);
   int cs(void* arg);
@@ -365,6 +370,7 @@ class File {
   Device& device_;
   bool control_;
   std::uint32_t ctx_;
+  UserMemory* user_;
 };
 
 }  // namespace podsim::driver

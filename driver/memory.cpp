@@ -38,6 +38,7 @@ int Device::open_context(std::uint32_t ctx) {
   const auto asid = asids_.allocate(1);
   if (!asid) return -EBUSY;
   Context c;
+  c.user = user_;
   c.asid = static_cast<std::uint32_t>(*asid);
   c.va = core::RangeAllocator(kVaStart, kVaSize);
   const std::uint64_t hop0 = tables_.hop0(c.asid);
@@ -94,7 +95,7 @@ void Device::close_context(std::uint32_t ctx) {
 
 void Device::drop(Context& context, const Mapping& m) {
   tables_.unmap(context.asid, m.va, m.size);
-  user_->unpin(m.physical, m.size);
+  context.user->unpin(m.physical, m.size);
   context.va.release(m.va, m.size);
 }
 
@@ -116,12 +117,12 @@ int Device::map_host(std::uint32_t ctx, const hl_mem_in& in, std::uint64_t& devi
   if (!va) va = c.va.allocate(bytes, kPage);
   if (!va) return -ENOMEM;
   std::uint64_t physical = 0;
-  if (const int rc = user_->pin(first, bytes, physical); rc != 0) {
+  if (const int rc = c.user->pin(first, bytes, physical); rc != 0) {
     c.va.release(*va, bytes);
     return rc;
   }
   if (!tables_.map(c.asid, *va, chip_view(physical), bytes)) {
-    user_->unpin(physical, bytes);
+    c.user->unpin(physical, bytes);
     c.va.release(*va, bytes);
     return -ENOMEM;
   }

@@ -134,8 +134,9 @@ int Device::wait_for_signal(std::uint32_t ctx, const hl_cs_chunk& chunk, core::T
   const std::uint32_t q = chunk.queue_index;
   if (q >= kSyncStreams || chunk.num_signal_seq_arr != 1) return -EINVAL;
   if (chunk.signal_seq_arr == 0) return -EFAULT;
-  const std::uint64_t signalled =
-      *reinterpret_cast<const std::uint64_t*>(static_cast<std::uintptr_t>(chunk.signal_seq_arr));
+  std::uint64_t signalled = 0;
+  if (contexts_.at(ctx).user->copy_from(&signalled, chunk.signal_seq_arr, sizeof signalled) != 0)
+    return -EFAULT;
   const auto next = next_seq_.find(ctx);
   if (next == next_seq_.end() || signalled == 0 || signalled >= next->second) return -EINVAL;
   const auto found = cs_.find({ctx, signalled});

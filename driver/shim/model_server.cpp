@@ -1,5 +1,7 @@
 #include "driver/shim/model_server.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -28,8 +30,7 @@ constexpr std::uint64_t kKernelFirst = 64ull << 30, kKernelPerDevice = 4ull << 3
 constexpr int kMaxDevices = 16;  // what fits below the lent range
 constexpr std::uint64_t kLentFirst = 128ull << 30, kLentSize = 256ull << 30;
 
-// $PODSIM_DEVICES (at most the box's chips and kMaxDevices), or one: a program that opens "any
-// device" twice expects the second open to fail on a machine with one card.
+// $PODSIM_DEVICES (at most the box's chips), or one.
 int device_count(int box_chips) {
   const char* text = std::getenv("PODSIM_DEVICES");
   int n = 1;
@@ -42,7 +43,12 @@ int device_count(int box_chips) {
     }
     n = static_cast<int>(v);
   }
-  return std::min(n, kMaxDevices);
+  return n;
+}
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' && *v != '0';
 }
 
 // The chip's error events since the last report, on stderr ($PODSIM_SHIM_ERRORS): why a
@@ -97,11 +103,11 @@ struct ModelServer::Impl {
   std::vector<Worker*> idle;
   std::size_t in_flight = 0;
 
+  std::function<Setup()> setup;
   void serve();
   void fail_all(const std::string& why);
   bool take(std::deque<Request*>& batch, bool block);
-  void assign(Request* request, std::vector<std::unique_ptr<Device>>& devices,
-              host::HostMemory& memory);
+  void assign(Request* request, std::vector<std::unique_ptr<Device>>& devices, Host& host);
   void advance();
 };
 
@@ -128,7 +134,7 @@ bool ModelServer::Impl::take(std::deque<Request*>& batch, bool block) {
 }
 
 void ModelServer::Impl::assign(Request* request, std::vector<std::unique_ptr<Device>>& devices,
-                               host::HostMemory& memory) {
+                               Host& host) {
   if (request->device < 0 || static_cast<std::size_t>(request->device) >= devices.size()) {
     request->result.set_value(-ENOENT);
     return;
@@ -138,12 +144,12 @@ void ModelServer::Impl::assign(Request* request, std::vector<std::unique_ptr<Dev
   if (idle.empty()) {
     workers.push_back(std::make_unique<Worker>());
     worker = workers.back().get();
-    sc_core::sc_spawn([this, worker, &devices, &memory] {
+    sc_core::sc_spawn([this, worker, &devices, &host] {
       for (;;) {
         while (worker->request == nullptr) sc_core::wait(worker->go);
         Request* r = worker->request;
         worker->request = nullptr;
-        const int rc = r->work(*devices[static_cast<std::size_t>(r->device)], memory);
+        const int rc = r->work(*devices[static_cast<std::size_t>(r->device)], host);
         idle.push_back(worker);
         --in_flight;
         r->result.set_value(rc);
@@ -180,22 +186,26 @@ void ModelServer::Impl::advance() {
 void ModelServer::Impl::serve() {
   try {
     setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0);
-    const char* name = std::getenv("PODSIM_SYSTEM");
-    const auto loaded = collectives::load_system_file(name && *name ? name : "hls1", {});
-    system::SystemModel model("system", loaded.config, system::build_topology(loaded.config),
+    const Setup s = setup();
+    if (s.devices < 1 || s.devices > std::min(s.system.box.chips, kMaxDevices)) {
+      throw std::invalid_argument(fmt::format("{} devices: 1 to {} (the box's chips, at most {})",
+                                              s.devices, s.system.box.chips, kMaxDevices));
+    }
+    system::SystemModel model("system", s.system, system::build_topology(s.system),
                               system::ModelOptions{1, true});
     system::HostSide& host = model.host(0);
-    const int count = device_count(loaded.config.box.chips);
+    const int count = s.devices;
     std::vector<std::unique_ptr<Device>> devices;
-    ProcessMemory lent(host.memory(), kLentFirst, kLentSize);
+    LentPages lent_pages(host.memory(), kLentFirst, kLentSize);
+    ProcessMemory lent(lent_pages);
+    Host reach{host.memory(), lent_pages};
     host.cpu().run([&](host::HostCpu& cpu) {
       for (int i = 0; i < count; ++i) {
         const PciFunction pci = probe(cpu, host.bus(i), {host.window_base(i), host.window_size()});
         const KernelMemory kernel{kKernelFirst + kKernelPerDevice * static_cast<unsigned>(i),
                                   kKernelPerDevice};
         devices.push_back(std::make_unique<Device>(
-            cpu, host.memory(), pci,
-            DeviceProperties::of(model.chip(i).config()), kernel));
+            cpu, host.memory(), pci, DeviceProperties::of(model.chip(i).config()), kernel));
       }
     });
     sc_core::sc_start();
@@ -203,14 +213,13 @@ void ModelServer::Impl::serve() {
       throw std::runtime_error("the devices were not probed");
     for (auto& d : devices) d->set_user_memory(lent);
     started.set_value(count);
-    const char* log = std::getenv("PODSIM_SHIM_ERRORS");
-    const bool log_errors = log != nullptr && *log != '\0' && *log != '0';
+    const bool log_errors = s.log_errors;
     std::vector<std::uint64_t> reported(static_cast<std::size_t>(count), 0);
     for (;;) {
       std::deque<Request*> batch;
       take(batch, true);
       do {
-        for (Request* r : batch) assign(r, devices, host.memory());
+        for (Request* r : batch) assign(r, devices, reach);
         advance();
         if (log_errors) {
           for (int i = 0; i < count; ++i) report_errors(model.chip(i), reported[i]);
@@ -222,12 +231,20 @@ void ModelServer::Impl::serve() {
   }
 }
 
-ModelServer::ModelServer() : impl_(new Impl) {
+ModelServer::ModelServer(std::function<Setup()> setup) : impl_(new Impl) {
+  impl_->setup = std::move(setup);
   std::thread([impl = impl_] { impl->serve(); }).detach();
 }
 
 ModelServer& ModelServer::instance() {
-  static ModelServer* server = new ModelServer;
+  static ModelServer* server = new ModelServer([] {
+    const char* name = std::getenv("PODSIM_SYSTEM");
+    Setup s;
+    s.system = collectives::load_system_file(name && *name ? name : "hls1", {}).config;
+    s.devices = device_count(s.system.box.chips);
+    s.log_errors = env_flag("PODSIM_SHIM_ERRORS");
+    return s;
+  });
   return *server;
 }
 

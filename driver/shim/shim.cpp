@@ -1,15 +1,14 @@
 // libpodsim-accel.so: LD_PRELOAD it into a program built for the Linux accel driver and the
-// program's device nodes are served by the modeled Gaudi behind model_server.h instead of a
-// kernel. It serves the legacy node names a user library falls back to when /dev/accel does not
-// exist — /dev/hl0 (the compute node) and /dev/hl_controlD0 — and the sysfs file the library
+// program's device nodes are served by modeled Gaudis instead of a kernel: a model inside the
+// process (model_server.h), or a podsim server's when $PODSIM_SERVER names its socket
+// (backend.h). It serves the legacy node names a user library falls back to when /dev/accel does
+// not exist — /dev/hl0 (the compute node) and /dev/hl_controlD0 — and the sysfs file the library
 // reads a node's PCI address from (/sys/dev/char/<major>:<minor>/pci_addr); on those files it
 // answers open, close, ioctl, mmap, munmap and fstat, and passes every other file through.
-// Command buffers user space maps live in the process's memory; they are copied into the modeled
-// host memory before each submission, as a kernel's pages would already be there.
 // Anonymous MAP_HUGETLB memory the machine cannot give (no huge pages reserved) becomes ordinary
 // memory on a 2 MiB boundary, as a program testing huge-page mappings needs.
 // dup, dup2, dup3 and fcntl(F_DUPFD) give descriptors sharing the node's open file.
-// Ignores (for now): several devices, and fork.
+// Ignores (for now): fork.
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -29,17 +28,17 @@
 #include <mutex>
 #include <string>
 
-#include "driver/shim/model_server.h"
+#include "driver/shim/backend.h"
 #include "drm/habanalabs_accel.h"
 
 // libsystemc.so wants an sc_main; the client program has none, and the model never calls it.
-int sc_main(int, char*[]) { return 1; }
+extern "C" int sc_main(int, char*[]) { return 1; }
 
 namespace {
 
-using podsim::driver::Device;
-using podsim::driver::File;
-using podsim::driver::shim::ModelServer;
+using podsim::driver::shim::any_pages_lent;
+using podsim::driver::shim::backend;
+using podsim::driver::shim::OpenFile;
 
 constexpr unsigned kMajor = 510;  // what fstat reports for the nodes
 // Device i's nodes under the accel class's names and the legacy ones (what hl-thunk opens when
@@ -59,16 +58,17 @@ F real(const char* name) {
   return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
 }
 
+// A CB the program mapped; the mapping does not keep its file open.
 struct Mapping {
-  int fd;
-  std::uint64_t handle, address, length;
+  std::weak_ptr<OpenFile> file;
+  std::uint64_t handle;
 };
 
 // A node's open file; dup'ed descriptors share it, and it closes with the last of them.
 struct Node {
   int device;
   bool control;
-  std::shared_ptr<File> file;
+  std::shared_ptr<OpenFile> file;
 };
 
 // Never destroyed, as the model server: a program may exit with its nodes open, and closing
@@ -102,27 +102,23 @@ int fail(int rc) {
   return -1;
 }
 
-// Held for the length of a call, so that another thread's close cannot end the file under it;
-// with the device it belongs to.
-std::pair<std::shared_ptr<File>, int> file_of(int fd) {
+// Held for the length of a call, so that another thread's close cannot end the file under it.
+std::shared_ptr<OpenFile> file_of(int fd) {
   std::lock_guard<std::mutex> guard(lock());
   const auto it = nodes().find(fd);
-  if (it == nodes().end()) return {nullptr, -1};
-  return {it->second.file, it->second.device};
+  return it == nodes().end() ? nullptr : it->second.file;
 }
 
 int open_node(int device, bool control, int flags) {
   const int fd = real<int (*)(const char*, int, ...)>("open")("/dev/null", flags & O_CLOEXEC);
   if (fd < 0) return -1;
-  std::unique_ptr<File> file;
-  const int rc = ModelServer::instance().run(
-      device, [&](Device& d, podsim::host::HostMemory&) { return d.open(control, file); });
-  if (rc != 0) {
+  std::shared_ptr<OpenFile> file;
+  if (const int rc = backend().open(device, control, file); rc != 0) {
     real<int (*)(int)>("close")(fd);
     return fail(rc);
   }
   std::lock_guard<std::mutex> guard(lock());
-  nodes()[fd] = Node{device, control, std::shared_ptr<File>(std::move(file))};
+  nodes()[fd] = Node{device, control, std::move(file)};
   return fd;
 }
 
@@ -135,24 +131,15 @@ int duplicate(int fd, int copy) {
   return copy;
 }
 
-// Forgets `fd` as a node; the file closes in the model when no descriptor holds it any more.
+// Forgets `fd` as a node. The file closes in the model when no descriptor holds it any more: as
+// `file` goes, outside the lock, since closing is a call into the model.
 void forget(int fd) {
-  std::shared_ptr<File> file;
-  int device = 0;
-  {
-    std::lock_guard<std::mutex> guard(lock());
-    const auto it = nodes().find(fd);
-    if (it == nodes().end()) return;
-    file = std::move(it->second.file);
-    device = it->second.device;
-    nodes().erase(it);
-  }
-  if (file.use_count() == 1) {
-    ModelServer::instance().run(device, [&](Device&, podsim::host::HostMemory&) {
-      file.reset();
-      return 0;
-    });
-  }
+  std::shared_ptr<OpenFile> file;
+  std::lock_guard<std::mutex> guard(lock());
+  const auto it = nodes().find(fd);
+  if (it == nodes().end()) return;
+  file = std::move(it->second.file);
+  nodes().erase(it);
 }
 
 // A sysfs file with fixed contents: a memory file the program reads as usual.
@@ -171,7 +158,7 @@ constexpr const char* kClassDir = "/sys/class/accel";
 // Kept in a plain array: it must outlive the static destructors, since it is removed at exit.
 char class_dir[] = "/tmp/podsim-accel-XXXXXX";
 
-int devices() { return ModelServer::instance().devices(); }
+int devices() { return backend().devices(); }
 
 void remove_class_dir_copy() {
   const std::string d = class_dir;
@@ -198,8 +185,7 @@ const char* class_dir_copy() {
 
 // Device i's PCI address ("0000:BB:00.0\n", its bus as the probe found it).
 std::string pci_address(int device) {
-  const int bus = ModelServer::instance().run(
-      device, [](Device& d, podsim::host::HostMemory&) { return d.pci().bus; });
+  const int bus = backend().pci_bus(device);
   char text[32];
   std::snprintf(text, sizeof text, "0000:%02x:00.0\n", bus < 0 ? 0 : bus);
   return text;
@@ -238,14 +224,6 @@ int open_path(const char* path, int flags) {
   return -2;  // not ours
 }
 
-// What user space wrote into its mapped CBs reaches the model's host memory before a CS.
-void copy_buffers(int fd, podsim::host::HostMemory& memory) {
-  std::lock_guard<std::mutex> guard(lock());
-  for (const auto& [at, m] : mappings()) {
-    if (m.fd == fd) memory.backing().write(m.address, at, m.length);
-  }
-}
-
 // Anonymous huge-page memory where the machine has none reserved (most build and CI machines):
 // ordinary memory on a 2 MiB boundary, rounded to 2 MiB, so that a program testing the device's
 // huge-page mappings finds the alignment it asked for. Its munmap frees the length it names.
@@ -282,6 +260,27 @@ FILE* fopen_or_pass(const char* name, const char* path, const char* mode) {
 }
 
 }  // namespace
+
+namespace podsim::driver::shim {
+
+Backend& backend() {
+  static Backend& chosen = []() -> Backend& {
+    const char* server = std::getenv("PODSIM_SERVER");
+    return server != nullptr && *server != '\0' ? remote_backend(server) : local_backend();
+  }();
+  return chosen;
+}
+
+void* system_mmap(void* address, std::size_t length, int prot, int flags, int fd, long offset) {
+  return real<void* (*)(void*, size_t, int, int, int, off_t)>("mmap")(address, length, prot, flags,
+                                                                      fd, offset);
+}
+
+int system_munmap(void* address, std::size_t length) {
+  return real<int (*)(void*, size_t)>("munmap")(address, length);
+}
+
+}  // namespace podsim::driver::shim
 
 extern "C" {
 
@@ -343,13 +342,9 @@ int ioctl(int fd, unsigned long request, ...) {
   va_start(args, request);
   void* arg = va_arg(args, void*);
   va_end(args);
-  const auto [file, device] = file_of(fd);
+  const auto file = file_of(fd);
   if (file == nullptr) return real<int (*)(int, unsigned long, void*)>("ioctl")(fd, request, arg);
-  const int rc = ModelServer::instance().run(
-      device, [&, file = file](Device&, podsim::host::HostMemory& memory) {
-        if (request == HL_IOCTL_CS) copy_buffers(fd, memory);
-        return file->ioctl(request, arg);
-      });
+  const int rc = file->ioctl(request, arg);
   if (rc < 0 && trace_failures()) {
     std::fprintf(stderr, "podsim shim: ioctl %#lx on fd %d: %s\n", request, fd, std::strerror(-rc));
   }
@@ -357,26 +352,23 @@ int ioctl(int fd, unsigned long request, ...) {
 }
 
 void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
-  const auto [file, device] = file_of(fd);
+  const auto file = file_of(fd);
   auto next = real<void* (*)(void*, size_t, int, int, int, off_t)>("mmap");
-  if (file == nullptr && (flags & MAP_HUGETLB) != 0 && (flags & MAP_ANONYMOUS) != 0) {
-    return huge_or_aligned(addr, length, prot, flags, next);
+  if (file == nullptr) {
+    void* at = (flags & MAP_HUGETLB) != 0 && (flags & MAP_ANONYMOUS) != 0
+                   ? huge_or_aligned(addr, length, prot, flags, next)
+                   : next(addr, length, prot, flags, fd, offset);
+    if (at != MAP_FAILED && any_pages_lent()) backend().address_space_changed(at, length);
+    return at;
   }
-  if (file == nullptr) return next(addr, length, prot, flags, fd, offset);
-  std::uint64_t address = 0;
   const auto handle = static_cast<std::uint64_t>(offset);
-  const int rc =
-      ModelServer::instance().run(device, [&, file = file](Device&, podsim::host::HostMemory&) {
-        return file->mmap(handle, length, address);
-      });
-  if (rc < 0) {
+  void* at = nullptr;
+  if (const int rc = file->mmap(handle, length, prot, at); rc < 0) {
     errno = -rc;
     return MAP_FAILED;
   }
-  void* at = next(addr, length, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (at == MAP_FAILED) return at;
   std::lock_guard<std::mutex> guard(lock());
-  mappings()[at] = Mapping{fd, handle, address, length};
+  mappings()[at] = Mapping{file, handle};
   return at;
 }
 
@@ -385,25 +377,19 @@ void* mmap64(void* addr, size_t length, int prot, int flags, int fd, off_t offse
 }
 
 int munmap(void* addr, size_t length) {
-  Mapping m{};
-  bool ours = false;
+  std::shared_ptr<OpenFile> file;
+  std::uint64_t handle = 0;
   {
     std::lock_guard<std::mutex> guard(lock());
     const auto it = mappings().find(addr);
     if (it != mappings().end()) {
-      m = it->second;
-      ours = true;
+      file = it->second.file.lock();
+      handle = it->second.handle;
       mappings().erase(it);
     }
   }
-  if (ours) {
-    const auto [file, device] = file_of(m.fd);
-    if (file != nullptr) {
-      ModelServer::instance().run(device, [&, file = file](Device&, podsim::host::HostMemory&) {
-        return file->munmap(m.handle);
-      });
-    }
-  }
+  if (file != nullptr) file->munmap(handle);
+  if (any_pages_lent()) backend().address_space_changed(addr, length);
   return real<int (*)(void*, size_t)>("munmap")(addr, length);
 }
 

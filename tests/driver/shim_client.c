@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -112,7 +113,8 @@ int main(int argc, char** argv) {
   struct hl_cs_chunk chunk;
   struct stat st;
   uint32_t* buffer;
-  int control, compute;
+  int control, compute, device = 0;
+  char control_node[64], legacy_node[64], accel_node[64];
 
   /* --devices: run with PODSIM_DEVICES=2: two devices open at once, each with its own minor,
    * PCI address and completions; a third does not exist. */
@@ -130,7 +132,12 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  control = open("/dev/hl_controlD0", O_RDWR | O_CLOEXEC);
+  /* --device N: the steps below on device N. */
+  if (argc > 2 && strcmp(argv[1], "--device") == 0) device = atoi(argv[2]);
+  snprintf(control_node, sizeof control_node, "/dev/hl_controlD%d", device);
+  snprintf(legacy_node, sizeof legacy_node, "/dev/hl%d", device);
+  snprintf(accel_node, sizeof accel_node, "/dev/accel/accel%d", device);
+  control = open(control_node, O_RDWR | O_CLOEXEC);
   if (control < 0) return failed("open the control node");
   memset(&ip, 0, sizeof ip);
   memset(&info, 0, sizeof info);
@@ -141,10 +148,10 @@ int main(int argc, char** argv) {
   printf("device id %#x, %s, sram %u bytes\n", ip.device_id, (const char*)ip.card_name,
          ip.sram_size);
 
-  compute = open("/dev/hl0", O_RDWR | O_CLOEXEC);
+  compute = open(legacy_node, O_RDWR | O_CLOEXEC);
   if (compute < 0) return failed("open the compute node");
-  if (open("/dev/accel/accel0", O_RDWR) >= 0 || errno != EBUSY) return failed("a second open");
-  if (fstat(compute, &st) != 0 || !S_ISCHR(st.st_mode) || minor(st.st_rdev) != 0) {
+  if (open(accel_node, O_RDWR) >= 0 || errno != EBUSY) return failed("a second open");
+  if (fstat(compute, &st) != 0 || !S_ISCHR(st.st_mode) || minor(st.st_rdev) != 2u * device) {
     return failed("fstat");
   }
 
@@ -217,9 +224,9 @@ int main(int argc, char** argv) {
     info.return_size = sizeof ip;
     info.op = HL_INFO_HW_IP_INFO;
     if (ioctl(copy, HL_IOCTL_INFO, &info) != 0) return failed("INFO through a duplicate");
-    if (open("/dev/hl0", O_RDWR) >= 0 || errno != EBUSY) return failed("open while a dup holds it");
+    if (open(legacy_node, O_RDWR) >= 0 || errno != EBUSY) return failed("open while a dup holds it");
     if (close(copy) != 0) return failed("close the duplicate");
-    compute = open("/dev/hl0", O_RDWR);
+    compute = open(legacy_node, O_RDWR);
     if (compute < 0) return failed("open after the last close");
   }
   if (close(compute) != 0 || close(control) != 0) return failed("close");

@@ -1,9 +1,21 @@
 // libpodsim-accel.so preloaded into a plain C program written for the Linux driver: it opens the
 // nodes, reads INFO, creates and maps a CB, submits it and waits, all served by the modeled Gaudi.
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <thread>
 
 #include "tests/support/test_support.h"
+
+extern char** environ;
 
 namespace podsim {
 namespace {
@@ -46,6 +58,105 @@ TEST(Shim, AProgramMayExitWithItsNodesOpen) {
                                          "PODSIM_SYSTEM=hls1", SHIM_CLIENT_BINARY, "--exit-open"});
   EXPECT_EQ(r.exit_status, 0) << r.out << r.err;
   EXPECT_THAT(r.out, ::testing::HasSubstr("exiting with the node open"));
+}
+
+// `podsim serve` in the background for one test: stopped (SIGTERM) and waited for at the end.
+class Server {
+ public:
+  explicit Server(const std::vector<std::string>& args) : socket_((dir_ / "podsim.sock").string()) {
+    std::vector<std::string> all = {PODSIM_BINARY, "serve", "--socket", socket_};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    const std::string log = (dir_ / "log").string();
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT, 0600);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    if (posix_spawn(&pid_, PODSIM_BINARY, &actions, nullptr, argv.data(), environ) != 0) pid_ = 0;
+    posix_spawn_file_actions_destroy(&actions);
+    for (int i = 0; i < 600 && pid_ != 0 && !std::filesystem::exists(socket_); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  ~Server() { stop(); }
+  // SIGTERM, then the exit status (0: a clean stop).
+  int stop() {
+    if (pid_ == 0) return status_;
+    kill(pid_, SIGTERM);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = 0;
+    status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return status_;
+  }
+  bool listening() const { return std::filesystem::exists(socket_); }
+  const std::string& socket() const { return socket_; }
+  std::string log() const { return test::read_text(dir_ / "log"); }
+
+ private:
+  test::TempDir dir_;
+  std::string socket_;
+  pid_t pid_ = 0;
+  int status_ = -1;
+};
+
+test::RunResult run_client(const Server& server, std::vector<std::string> args) {
+  std::vector<std::string> env = {std::string("LD_PRELOAD=") + PODSIM_ACCEL_BINARY,
+                                  "PODSIM_SERVER=" + server.socket(), SHIM_CLIENT_BINARY};
+  env.insert(env.end(), args.begin(), args.end());
+  return test::run_program("/usr/bin/env", env);
+}
+
+// The same program as above, its model in a podsim server: the ioctls' arguments, the CB it
+// maps and the memory it maps for DMA all cross into the server's process.
+TEST(ShimServer, AProgramRunsOnAServersModel) {
+  Server server({"--devices", "2"});
+  ASSERT_TRUE(server.listening()) << server.log();
+  const auto r = run_client(server, {});
+  EXPECT_EQ(r.exit_status, 0) << r.out << r.err << server.log();
+  EXPECT_THAT(r.out, ::testing::HasSubstr("device id 0x1000"));
+  EXPECT_THAT(r.out, ::testing::HasSubstr("host memory round trip ok"));
+  EXPECT_THAT(r.out, ::testing::HasSubstr("ok"));
+  EXPECT_EQ(server.stop(), 0) << server.log();
+  EXPECT_FALSE(std::filesystem::exists(server.socket()));
+}
+
+// Two client processes at once, each on its own device of the one simulated box; a process
+// that exits holding a device has its files closed, so the next one can open it.
+TEST(ShimServer, SeveralProcessesShareOneSimulation) {
+  Server server({"--devices", "2"});
+  ASSERT_TRUE(server.listening()) << server.log();
+  auto first = std::async(std::launch::async, [&] {
+    return run_client(server, {"--device", "0"});
+  });
+  auto second = std::async(std::launch::async, [&] {
+    return run_client(server, {"--device", "1"});
+  });
+  for (auto* f : {&first, &second}) {
+    const auto r = f->get();
+    EXPECT_EQ(r.exit_status, 0) << r.out << r.err << server.log();
+    EXPECT_THAT(r.out, ::testing::HasSubstr("host memory round trip ok"));
+  }
+  const auto holder = run_client(server, {"--exit-open"});
+  EXPECT_EQ(holder.exit_status, 0) << holder.err;
+  const auto after = run_client(server, {"--device", "0"});
+  EXPECT_EQ(after.exit_status, 0) << after.out << after.err << server.log();
+}
+
+TEST(ShimServer, BadSocketsAreReported) {
+  const auto r =
+      test::run_program(PODSIM_BINARY, {"serve", "--socket", "/nonexistent-folder/podsim.sock"});
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_THAT(r.err,
+              ::testing::HasSubstr("--socket: socket path '/nonexistent-folder/podsim.sock'"));
+  test::TempDir dir;
+  const auto client = test::run_program(
+      "/usr/bin/env", {std::string("LD_PRELOAD=") + PODSIM_ACCEL_BINARY,
+                       "PODSIM_SERVER=" + (dir / "nobody.sock").string(), SHIM_CLIENT_BINARY});
+  EXPECT_NE(client.exit_status, 0);
+  EXPECT_THAT(client.err, ::testing::HasSubstr("podsim shim: the podsim server at"));
 }
 
 }  // namespace
