@@ -1,6 +1,6 @@
 // The shim's model inside the client process (model_server.h): a mapped CB lives in the
-// program's memory and is copied into the modeled host memory before each CS, as a kernel's
-// pages would already be there; MAP USERPTR lends the program's own pages (process_memory.h).
+// program's memory and is copied into the modeled host memory before a CS that names it
+// (cb_mappings.h); MAP USERPTR lends the program's own pages (process_memory.h).
 #include <sys/mman.h>
 
 #include <cerrno>
@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "driver/shim/backend.h"
+#include "driver/shim/cb_mappings.h"
 #include "driver/shim/model_server.h"
 #include "drm/habanalabs_accel.h"
 
@@ -26,7 +27,11 @@ class LocalFile : public OpenFile {
 
   int ioctl(unsigned long request, void* arg) override {
     return ModelServer::instance().run(device_, [&](Device&, ModelServer::Host& host) {
-      if (request == HL_IOCTL_CS) copy_buffers(host.memory);
+      if (request == HL_IOCTL_CS && arg != nullptr) {
+        ProcessMemory self(host.lent);  // the CS's chunks are this process's own memory
+        std::lock_guard<std::mutex> guard(mutex_);
+        cbs_.copy_named(*static_cast<const hl_cs_args*>(arg), self, host.memory.backing());
+      }
       return file_->ioctl(request, arg);
     });
   }
@@ -39,34 +44,24 @@ class LocalFile : public OpenFile {
     at = system_mmap(nullptr, length, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (at == MAP_FAILED) return -errno;
     std::lock_guard<std::mutex> guard(mutex_);
-    mappings_[handle] = Mapping{static_cast<std::uint8_t*>(at), address, length};
+    cbs_.add(handle, {static_cast<std::uint8_t*>(at), address, length});
     return 0;
   }
 
   int munmap(std::uint64_t handle) override {
     {
       std::lock_guard<std::mutex> guard(mutex_);
-      mappings_.erase(handle);
+      cbs_.remove(handle);
     }
     return ModelServer::instance().run(
         device_, [&](Device&, ModelServer::Host&) { return file_->munmap(handle); });
   }
 
  private:
-  struct Mapping {
-    std::uint8_t* at;
-    std::uint64_t address, length;
-  };
-  // What user space wrote into its mapped CBs reaches the model's host memory before a CS.
-  void copy_buffers(host::HostMemory& memory) {
-    std::lock_guard<std::mutex> guard(mutex_);
-    for (const auto& [handle, m] : mappings_) memory.backing().write(m.address, m.at, m.length);
-  }
-
   int device_;
   std::unique_ptr<File> file_;
   std::mutex mutex_;
-  std::map<std::uint64_t, Mapping> mappings_;  // by CB handle
+  CbMappings cbs_;
 };
 
 class LocalBackend : public Backend {

@@ -165,21 +165,26 @@ void ModelServer::Impl::assign(Request* request, std::vector<std::unique_ptr<Dev
 
 // Runs the simulation while its next activity is near; at a gap it stops if no call is under
 // way, or gives other client threads their grace before crossing it. Returns when a call has come
-// in or nothing more is to be done without one.
+// in (once simulated time has moved at least once, so that a client retrying a call that failed
+// for now, such as a CS on a full queue, cannot hold it still) or nothing more is to be done
+// without one.
 void ModelServer::Impl::advance() {
-  for (;;) {
+  for (bool moved = false;;) {
+    bool asked = false;
     {
       std::unique_lock<std::mutex> lock(mutex);
-      if (!requests.empty()) return;
+      asked = !requests.empty();
     }
+    if (asked && moved) return;
     if (!sc_core::sc_pending_activity()) return;
     const sc_core::sc_time next = sc_core::sc_time_to_pending_activity();
     if (next > kNear) {
-      if (in_flight == 0) return;
+      if (asked || in_flight == 0) return;
       std::unique_lock<std::mutex> lock(mutex);
       if (wake.wait_for(lock, grace(next), [this] { return !requests.empty(); })) return;
     }
     sc_core::sc_start(next);
+    moved = moved || next > sc_core::SC_ZERO_TIME;
   }
 }
 

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "driver/shim/cb_mappings.h"
 #include "driver/shim/remote_protocol.h"
 #include "drm/habanalabs_accel.h"
 
@@ -95,13 +96,6 @@ class ClientMemory : public UserMemory {
   std::map<std::uint64_t, Pinned> pinned_;  // by host physical address
 };
 
-// A CB a client mapped: the memory file both map, copied into the host memory before each CS on
-// its file (as the in-process shim copies the program's mapping).
-struct CbMapping {
-  std::uint8_t* local;
-  std::uint64_t address, length;
-};
-
 // One client process: its files by the id it names them with, its memory and mapped CBs. Model
 // state (files, pins, CB copies) is touched on the simulation's thread only, through
 // ModelServer::run; the tables under `mutex`. A file closes when its client closes it; the shim
@@ -112,7 +106,7 @@ struct Session {
   struct Entry {
     int device;
     std::shared_ptr<File> file;
-    std::map<std::uint64_t, CbMapping> cbs;  // by handle
+    CbMappings cbs;  // the memory files both map
   };
   std::mutex mutex;
   std::map<int, std::shared_ptr<Entry>> files;
@@ -153,8 +147,8 @@ struct RemoteServer::Impl {
   }
   void close_file(Session::Entry& e) {
     model.run(e.device, [&](Device&, ModelServer::Host&) {
-      for (const auto& [handle, cb] : e.cbs) munmap(cb.local, cb.length);
-      e.cbs.clear();
+      for (const auto& [handle, cb] : e.cbs.all()) munmap(cb.local, cb.length);
+      e.cbs = {};
       e.file.reset();
       return 0;
     });
@@ -214,10 +208,9 @@ remote::Reply RemoteServer::Impl::answer(Session& s, const remote::Request& r,
   }
   if (r.op == remote::Op::kIoctl) {
     reply.rc = model.run(e->device, [&](Device&, ModelServer::Host& host) {
-      if (r.a == HL_IOCTL_CS) {
-        for (const auto& [handle, cb] : e->cbs) {
-          host.memory.backing().write(cb.address, cb.local, cb.length);
-        }
+      if (r.a == HL_IOCTL_CS && r.size == sizeof(hl_cs_args)) {
+        e->cbs.copy_named(*reinterpret_cast<const hl_cs_args*>(payload), s.memory,
+                          host.memory.backing());
       }
       s.memory.offer(host.lent, fd, r.b);
       const int rc = e->file->ioctl(r.a, r.size == 0 ? nullptr : payload);
@@ -241,7 +234,7 @@ remote::Reply RemoteServer::Impl::answer(Session& s, const remote::Request& r,
         e->file->munmap(r.a);
         return -ENOMEM;
       }
-      e->cbs[r.a] = CbMapping{static_cast<std::uint8_t*>(local), address, r.b};
+      e->cbs.add(r.a, {static_cast<std::uint8_t*>(local), address, r.b});
       return 0;
     });
     reply.value = address;
@@ -249,11 +242,7 @@ remote::Reply RemoteServer::Impl::answer(Session& s, const remote::Request& r,
   }
   if (r.op == remote::Op::kMunmap) {
     reply.rc = model.run(e->device, [&](Device&, ModelServer::Host&) {
-      const auto it = e->cbs.find(r.a);
-      if (it != e->cbs.end()) {
-        munmap(it->second.local, it->second.length);
-        e->cbs.erase(it);
-      }
+      if (const auto cb = e->cbs.remove(r.a)) munmap(cb->local, cb->length);
       return e->file->munmap(r.a);
     });
     return reply;

@@ -5,6 +5,7 @@
 #include <drm/habanalabs_accel.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +105,107 @@ static int two_devices(void) {
   return 0;
 }
 
+/* --retry-storm: a long DMA holds the host-to-device queue while many threads submit NOPs
+ * behind it, retrying each CS the driver refuses with EAGAIN (queue full) at once, as hl-thunk's
+ * submission helper does; every CS must end. */
+enum { kStormThreads = 32, kStormCs = 16 };
+struct storm {
+  int fd;
+  uint64_t handle;
+  int failed;
+};
+
+static void* storm_thread(void* arg) {
+  struct storm* s = arg;
+  struct hl_cs_chunk chunk;
+  union hl_cs_args cs;
+  union hl_wait_cs_args wait;
+  uint64_t last = 0;
+  long retries = 0;
+  int i;
+  for (i = 0; i < kStormCs; ++i) {
+    memset(&chunk, 0, sizeof chunk);
+    chunk.cb_handle = s->handle;
+    chunk.queue_index = GAUDI_QUEUE_ID_DMA_0_0;
+    chunk.cb_size = 8;
+    for (;;) {
+      memset(&cs, 0, sizeof cs);
+      cs.in.chunks_execute = (uintptr_t)&chunk;
+      cs.in.num_chunks_execute = 1;
+      if (ioctl(s->fd, HL_IOCTL_CS, &cs) == 0) break;
+      if (errno != EAGAIN || ++retries > 50000000L) {
+        s->failed = 1;
+        return NULL;
+      }
+    }
+    last = cs.out.seq;
+  }
+  memset(&wait, 0, sizeof wait);
+  wait.in.seq = last;
+  wait.in.timeout_us = 100000000;
+  if (ioctl(s->fd, HL_IOCTL_WAIT_CS, &wait) != 0 ||
+      wait.out.status != HL_WAIT_CS_STATUS_COMPLETED) {
+    s->failed = 1;
+  }
+  return NULL;
+}
+
+static int retry_storm(void) {
+  struct hl_info_hw_ip_info ip;
+  struct hl_info_args info;
+  union hl_cb_args cb;
+  union hl_cs_args cs;
+  struct hl_cs_chunk chunk;
+  struct storm storms[kStormThreads];
+  pthread_t threads[kStormThreads];
+  uint32_t *nop, *copy;
+  uint64_t copy_handle;
+  int fd = open("/dev/accel/accel0", O_RDWR), i, storm_failed = 0;
+  if (fd < 0) return failed("open");
+  memset(&info, 0, sizeof info);
+  info.return_pointer = (uintptr_t)&ip;
+  info.return_size = sizeof ip;
+  info.op = HL_INFO_HW_IP_INFO;
+  if (ioctl(fd, HL_IOCTL_INFO, &info) != 0) return failed("INFO");
+  memset(&cb, 0, sizeof cb);
+  cb.in.op = HL_CB_OP_CREATE;
+  cb.in.cb_size = 4096;
+  if (ioctl(fd, HL_IOCTL_CB, &cb) != 0) return failed("CB CREATE");
+  copy_handle = cb.out.cb_handle;
+  copy = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)copy_handle);
+  if (ioctl(fd, HL_IOCTL_CB, &cb) != 0) return failed("CB CREATE");
+  nop = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)cb.out.cb_handle);
+  if (copy == MAP_FAILED || nop == MAP_FAILED) return failed("mmap the CBs");
+  nop[0] = 0;
+  nop[1] = 0xAu << 24;
+  /* 256 MiB from DRAM to DRAM: long enough for the queue to fill behind it. */
+  lin_dma(copy, ip.dram_base_address, ip.dram_base_address + (256u << 20), 256u << 20);
+  memset(&chunk, 0, sizeof chunk);
+  chunk.cb_handle = copy_handle;
+  chunk.queue_index = GAUDI_QUEUE_ID_DMA_0_0;
+  chunk.cb_size = 24;
+  memset(&cs, 0, sizeof cs);
+  cs.in.chunks_execute = (uintptr_t)&chunk;
+  cs.in.num_chunks_execute = 1;
+  if (ioctl(fd, HL_IOCTL_CS, &cs) != 0) return failed("the long DMA");
+  for (i = 0; i < kStormThreads; ++i) {
+    storms[i].fd = fd;
+    storms[i].handle = cb.out.cb_handle;
+    storms[i].failed = 0;
+    if (pthread_create(&threads[i], NULL, storm_thread, &storms[i]) != 0) return failed("thread");
+  }
+  for (i = 0; i < kStormThreads; ++i) {
+    pthread_join(threads[i], NULL);
+    storm_failed |= storms[i].failed;
+  }
+  if (storm_failed) {
+    errno = 0;
+    return failed("a submission of the storm");
+  }
+  printf("%d CSs submitted behind a full queue\n", kStormThreads * kStormCs);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   struct hl_info_hw_ip_info ip;
   struct hl_info_args info;
@@ -119,6 +221,7 @@ int main(int argc, char** argv) {
   /* --devices: run with PODSIM_DEVICES=2: two devices open at once, each with its own minor,
    * PCI address and completions; a third does not exist. */
   if (argc > 1 && strcmp(argv[1], "--devices") == 0) return two_devices();
+  if (argc > 1 && strcmp(argv[1], "--retry-storm") == 0) return retry_storm();
   /* --exit-open: open the accel class's node, create a CB and exit holding both, as a program
    * that never closes its files does. */
   if (argc > 1 && strcmp(argv[1], "--exit-open") == 0) {

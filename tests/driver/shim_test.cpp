@@ -41,6 +41,17 @@ TEST(Shim, SeveralDevicesOfTheBoxAreServed) {
   EXPECT_THAT(r.out, ::testing::HasSubstr("device 1 at 0000:02:00.0"));
 }
 
+// Regression: threads retrying CSs the driver refused for a full queue (hl-thunk's submission
+// helper retries EAGAIN at once) kept the model busy with calls, and simulated time stood still:
+// the queue never drained and hl-thunk's 512-thread DMA test hung. Time now moves between calls.
+TEST(Shim, SubmissionsRetriedOnAFullQueueEnd) {
+  const auto r =
+      test::run_program("/usr/bin/env", {std::string("LD_PRELOAD=") + PODSIM_ACCEL_BINARY,
+                                         "PODSIM_SYSTEM=hls1", SHIM_CLIENT_BINARY, "--retry-storm"});
+  EXPECT_EQ(r.exit_status, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, ::testing::HasSubstr("512 CSs submitted behind a full queue"));
+}
+
 // A bad PODSIM_DEVICES makes every call fail with EIO and says why once.
 TEST(Shim, ABadDeviceCountIsReported) {
   const auto r = test::run_program(
