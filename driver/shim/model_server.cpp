@@ -102,11 +102,16 @@ struct ModelServer::Impl {
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<Worker*> idle;
   std::size_t in_flight = 0;
+  // The next activity the simulation last stopped short of with no call under way, since when
+  // (simulated and wall-clock time): wait_for_calls.
+  sc_core::sc_time stopped_short_of, stopped_at;
+  std::chrono::steady_clock::time_point stopped_since;
 
   std::function<Setup()> setup;
   void serve();
   void fail_all(const std::string& why);
   bool take(std::deque<Request*>& batch, bool block);
+  void wait_for_calls(std::deque<Request*>& batch);
   void assign(Request* request, std::vector<std::unique_ptr<Device>>& devices, Host& host);
   void advance();
 };
@@ -131,6 +136,40 @@ bool ModelServer::Impl::take(std::deque<Request*>& batch, bool block) {
   batch.clear();
   batch.swap(requests);
   return !batch.empty();
+}
+
+// With no call under way: waits for one, and meanwhile crosses to the simulation's next activity
+// once as much wall-clock time has passed as lay between it and the time the simulation first
+// stopped short of it: a client polling the device between sleeps (for a CS's timeout, for the
+// end of the reset that follows) sees it go on, never faster than real time. Calls that leave
+// the next activity where it was (the polls) do not restart that clock.
+void ModelServer::Impl::wait_for_calls(std::deque<Request*>& batch) {
+  for (;;) {
+    if (!sc_core::sc_pending_activity()) {
+      take(batch, true);
+      return;
+    }
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time next = now + sc_core::sc_time_to_pending_activity();
+    if (next != stopped_short_of) {
+      stopped_short_of = next;
+      stopped_at = now;
+      stopped_since = std::chrono::steady_clock::now();
+    }
+    const auto due = stopped_since + std::max(std::chrono::microseconds(static_cast<std::int64_t>(
+                                                  (next - stopped_at).to_seconds() * 1e6)),
+                                              kMinGrace);
+    {
+      std::unique_lock<std::mutex> lock(mutex);
+      if (wake.wait_until(lock, due, [this] { return !requests.empty(); })) {
+        batch.clear();
+        batch.swap(requests);
+        return;
+      }
+    }
+    sc_core::sc_start(next - now);
+    advance();
+  }
 }
 
 void ModelServer::Impl::assign(Request* request, std::vector<std::unique_ptr<Device>>& devices,
@@ -222,7 +261,7 @@ void ModelServer::Impl::serve() {
     std::vector<std::uint64_t> reported(static_cast<std::size_t>(count), 0);
     for (;;) {
       std::deque<Request*> batch;
-      take(batch, true);
+      wait_for_calls(batch);
       do {
         for (Request* r : batch) assign(r, devices, reach);
         advance();

@@ -4,8 +4,10 @@
 // runs in a simulation thread of its own (kept for the next call), so a call that blocks (WAIT_CS)
 // holds only its own thread. Between calls the simulation runs the activity due soon (within 1 ms
 // of simulated time: the work just submitted) and stops at a longer gap; it crosses a gap (a
-// timeout) only while a call waits, and only after the other client threads have had as much
-// wall-clock time as the gap (20 ms to 1 s) to make the call the waiter may be waiting for.
+// timeout) while a call waits, after the other client threads have had as much wall-clock time
+// as the gap (20 ms to 1 s) to make the call the waiter may be waiting for, and with no call
+// under way once as much wall-clock time as the gap has passed. Between batches of calls it moves
+// at least one step, so calls retried at once (EAGAIN) cannot hold simulated time still.
 // Captures: the box's devices and the kernel's call semantics (results and errno) for any number
 // of client threads (of one process, or of several through a server: remote_server.h).
 #pragma once

@@ -206,6 +206,69 @@ static int retry_storm(void) {
   return 0;
 }
 
+/* --reset-poll: a CS that never ends (a FENCE nothing satisfies) times out after its own 1 s and
+ * the driver resets the device; the program does not wait for it but polls the reset count and
+ * the device's status between short sleeps, as hl-thunk does before each test, until the device
+ * has been reset and works again. */
+static int reset_poll(void) {
+  struct hl_info_device_status status;
+  struct hl_info_reset_count resets;
+  struct hl_info_args info;
+  union hl_cb_args cb;
+  union hl_cs_args cs;
+  union hl_wait_cs_args wait;
+  struct hl_cs_chunk chunk;
+  uint32_t* buffer;
+  uint64_t seq = 0;
+  int polls = 0, fd = open("/dev/accel/accel0", O_RDWR);
+  if (fd < 0) return failed("open");
+  memset(&cb, 0, sizeof cb);
+  cb.in.op = HL_CB_OP_CREATE;
+  cb.in.cb_size = 4096;
+  if (ioctl(fd, HL_IOCTL_CB, &cb) != 0) return failed("CB CREATE");
+  buffer = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)cb.out.cb_handle);
+  if (buffer == MAP_FAILED) return failed("mmap");
+  buffer[0] = 1u | (1u << 16); /* FENCE on counter 0 for 1: nothing adds to it */
+  buffer[1] = 0x8u << 24;
+  memset(&chunk, 0, sizeof chunk);
+  chunk.cb_handle = cb.out.cb_handle;
+  chunk.queue_index = GAUDI_QUEUE_ID_DMA_0_0;
+  chunk.cb_size = 8;
+  memset(&cs, 0, sizeof cs);
+  cs.in.chunks_execute = (uintptr_t)&chunk;
+  cs.in.num_chunks_execute = 1;
+  cs.in.cs_flags = HL_CS_FLAGS_CUSTOM_TIMEOUT;
+  cs.in.timeout = 1;
+  if (ioctl(fd, HL_IOCTL_CS, &cs) != 0) return failed("the endless CS");
+  for (;;) {
+    memset(&info, 0, sizeof info);
+    info.return_pointer = (uintptr_t)&resets;
+    info.return_size = sizeof resets;
+    info.op = HL_INFO_RESET_COUNT;
+    if (ioctl(fd, HL_IOCTL_INFO, &info) != 0) return failed("INFO RESET_COUNT");
+    memset(&info, 0, sizeof info);
+    info.return_pointer = (uintptr_t)&status;
+    info.return_size = sizeof status;
+    info.op = HL_INFO_DEVICE_STATUS;
+    if (ioctl(fd, HL_IOCTL_INFO, &info) != 0) return failed("INFO DEVICE_STATUS");
+    if (resets.hard_reset_cnt > 0 && status.status == HL_DEVICE_STATUS_OPERATIONAL) break;
+    if (++polls > 500) {
+      errno = 0;
+      return failed("no reset after 500 polls 10 ms apart");
+    }
+    usleep(10000);
+  }
+  memset(&wait, 0, sizeof wait);
+  wait.in.seq = cs.out.seq;
+  wait.in.timeout_us = 1000;
+  if (ioctl(fd, HL_IOCTL_WAIT_CS, &wait) == 0 || errno != ETIMEDOUT) return failed("its timeout");
+  buffer[0] = 0;
+  buffer[1] = 0xAu << 24; /* a NOP */
+  if (run(fd, cb.out.cb_handle, GAUDI_QUEUE_ID_DMA_0_0, 8, 0, &seq) != 0) return failed("a NOP");
+  printf("operational again after the reset\n");
+  return 0;
+}
+
 int main(int argc, char** argv) {
   struct hl_info_hw_ip_info ip;
   struct hl_info_args info;
@@ -222,6 +285,7 @@ int main(int argc, char** argv) {
    * PCI address and completions; a third does not exist. */
   if (argc > 1 && strcmp(argv[1], "--devices") == 0) return two_devices();
   if (argc > 1 && strcmp(argv[1], "--retry-storm") == 0) return retry_storm();
+  if (argc > 1 && strcmp(argv[1], "--reset-poll") == 0) return reset_poll();
   /* --exit-open: open the accel class's node, create a CB and exit holding both, as a program
    * that never closes its files does. */
   if (argc > 1 && strcmp(argv[1], "--exit-open") == 0) {

@@ -45,11 +45,23 @@ TEST(Shim, SeveralDevicesOfTheBoxAreServed) {
 // helper retries EAGAIN at once) kept the model busy with calls, and simulated time stood still:
 // the queue never drained and hl-thunk's 512-thread DMA test hung. Time now moves between calls.
 TEST(Shim, SubmissionsRetriedOnAFullQueueEnd) {
-  const auto r =
-      test::run_program("/usr/bin/env", {std::string("LD_PRELOAD=") + PODSIM_ACCEL_BINARY,
-                                         "PODSIM_SYSTEM=hls1", SHIM_CLIENT_BINARY, "--retry-storm"});
+  const auto r = test::run_program(
+      "/usr/bin/env", {std::string("LD_PRELOAD=") + PODSIM_ACCEL_BINARY, "PODSIM_SYSTEM=hls1",
+                       SHIM_CLIENT_BINARY, "--retry-storm"});
   EXPECT_EQ(r.exit_status, 0) << r.out << r.err;
   EXPECT_THAT(r.out, ::testing::HasSubstr("512 CSs submitted behind a full queue"));
+}
+
+// Regression: a CS that timed out with no call waiting for it never did: simulated time crossed
+// a gap (its deadline, then the reset's end) only while a call waited, so a program polling the
+// device between sleeps, as hl-thunk does before each test, waited forever (under a server, every
+// test after one that left a CS stuck). Now time follows the wall clock across such gaps.
+TEST(Shim, ADeviceResetGoesOnWhileTheProgramOnlyPolls) {
+  const auto r =
+      test::run_program("/usr/bin/env", {std::string("LD_PRELOAD=") + PODSIM_ACCEL_BINARY,
+                                         "PODSIM_SYSTEM=hls1", SHIM_CLIENT_BINARY, "--reset-poll"});
+  EXPECT_EQ(r.exit_status, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, ::testing::HasSubstr("operational again after the reset"));
 }
 
 // A bad PODSIM_DEVICES makes every call fail with EIO and says why once.
@@ -154,6 +166,11 @@ TEST(ShimServer, SeveralProcessesShareOneSimulation) {
   EXPECT_EQ(holder.exit_status, 0) << holder.err;
   const auto after = run_client(server, {"--device", "0"});
   EXPECT_EQ(after.exit_status, 0) << after.out << after.err << server.log();
+  // A device reset by a CS's timeout goes on for the processes after it.
+  const auto reset = run_client(server, {"--reset-poll"});
+  EXPECT_EQ(reset.exit_status, 0) << reset.out << reset.err << server.log();
+  const auto next = run_client(server, {"--device", "0"});
+  EXPECT_EQ(next.exit_status, 0) << next.out << next.err << server.log();
 }
 
 TEST(ShimServer, BadSocketsAreReported) {
