@@ -40,6 +40,29 @@ static uint64_t map_host(int fd, void* address, uint64_t size) {
   return ioctl(fd, HL_IOCTL_MEMORY, &mem) == 0 ? mem.out.device_virt_addr : 0;
 }
 
+/* A 4 KiB CB of device `fd`'s, mapped: its handle in `handle`; NULL on failure. */
+static uint32_t* mapped_cb(int fd, uint64_t* handle) {
+  union hl_cb_args cb;
+  void* buffer;
+  memset(&cb, 0, sizeof cb);
+  cb.in.op = HL_CB_OP_CREATE;
+  cb.in.cb_size = 4096;
+  if (ioctl(fd, HL_IOCTL_CB, &cb) != 0) return NULL;
+  *handle = cb.out.cb_handle;
+  buffer = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)cb.out.cb_handle);
+  return buffer == MAP_FAILED ? NULL : buffer;
+}
+
+/* INFO `op` of device `fd` into `out`; 0 or -1. */
+static int get_info(int fd, uint32_t op, void* out, uint32_t size) {
+  struct hl_info_args info;
+  memset(&info, 0, sizeof info);
+  info.return_pointer = (uintptr_t)out;
+  info.return_size = size;
+  info.op = op;
+  return ioctl(fd, HL_IOCTL_INFO, &info);
+}
+
 /* Submits one chunk (a CB of `bytes`, or a sync-stream CS when `flags` says so) and waits. */
 static int run(int fd, uint64_t handle, uint32_t queue, uint32_t bytes, uint32_t flags,
                uint64_t* signal_seq) {
@@ -73,18 +96,12 @@ static int run(int fd, uint64_t handle, uint32_t queue, uint32_t bytes, uint32_t
 
 /* A NOP on device `fd`'s host-to-device queue, submitted and waited for. */
 static int nop(int fd) {
-  union hl_cb_args cb;
-  uint32_t* buffer;
-  uint64_t seq = 0;
-  memset(&cb, 0, sizeof cb);
-  cb.in.op = HL_CB_OP_CREATE;
-  cb.in.cb_size = 4096;
-  if (ioctl(fd, HL_IOCTL_CB, &cb) != 0) return -1;
-  buffer = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)cb.out.cb_handle);
-  if (buffer == MAP_FAILED) return -1;
+  uint64_t handle = 0, seq = 0;
+  uint32_t* buffer = mapped_cb(fd, &handle);
+  if (buffer == NULL) return -1;
   buffer[0] = 0;
   buffer[1] = 0xAu << 24;
-  return run(fd, cb.out.cb_handle, GAUDI_QUEUE_ID_DMA_0_0, 8, 0, &seq);
+  return run(fd, handle, GAUDI_QUEUE_ID_DMA_0_0, 8, 0, &seq);
 }
 
 static int two_devices(void) {
@@ -152,30 +169,18 @@ static void* storm_thread(void* arg) {
 
 static int retry_storm(void) {
   struct hl_info_hw_ip_info ip;
-  struct hl_info_args info;
-  union hl_cb_args cb;
   union hl_cs_args cs;
   struct hl_cs_chunk chunk;
   struct storm storms[kStormThreads];
   pthread_t threads[kStormThreads];
   uint32_t *nop, *copy;
-  uint64_t copy_handle;
+  uint64_t copy_handle = 0, nop_handle = 0;
   int fd = open("/dev/accel/accel0", O_RDWR), i, storm_failed = 0;
   if (fd < 0) return failed("open");
-  memset(&info, 0, sizeof info);
-  info.return_pointer = (uintptr_t)&ip;
-  info.return_size = sizeof ip;
-  info.op = HL_INFO_HW_IP_INFO;
-  if (ioctl(fd, HL_IOCTL_INFO, &info) != 0) return failed("INFO");
-  memset(&cb, 0, sizeof cb);
-  cb.in.op = HL_CB_OP_CREATE;
-  cb.in.cb_size = 4096;
-  if (ioctl(fd, HL_IOCTL_CB, &cb) != 0) return failed("CB CREATE");
-  copy_handle = cb.out.cb_handle;
-  copy = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)copy_handle);
-  if (ioctl(fd, HL_IOCTL_CB, &cb) != 0) return failed("CB CREATE");
-  nop = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)cb.out.cb_handle);
-  if (copy == MAP_FAILED || nop == MAP_FAILED) return failed("mmap the CBs");
+  if (get_info(fd, HL_INFO_HW_IP_INFO, &ip, sizeof ip) != 0) return failed("INFO");
+  copy = mapped_cb(fd, &copy_handle);
+  nop = mapped_cb(fd, &nop_handle);
+  if (copy == NULL || nop == NULL) return failed("the CBs");
   nop[0] = 0;
   nop[1] = 0xAu << 24;
   /* 256 MiB from DRAM to DRAM: long enough for the queue to fill behind it. */
@@ -190,7 +195,7 @@ static int retry_storm(void) {
   if (ioctl(fd, HL_IOCTL_CS, &cs) != 0) return failed("the long DMA");
   for (i = 0; i < kStormThreads; ++i) {
     storms[i].fd = fd;
-    storms[i].handle = cb.out.cb_handle;
+    storms[i].handle = nop_handle;
     storms[i].failed = 0;
     if (pthread_create(&threads[i], NULL, storm_thread, &storms[i]) != 0) return failed("thread");
   }
@@ -213,25 +218,19 @@ static int retry_storm(void) {
 static int reset_poll(void) {
   struct hl_info_device_status status;
   struct hl_info_reset_count resets;
-  struct hl_info_args info;
-  union hl_cb_args cb;
   union hl_cs_args cs;
   union hl_wait_cs_args wait;
   struct hl_cs_chunk chunk;
   uint32_t* buffer;
-  uint64_t seq = 0;
+  uint64_t handle = 0, seq = 0;
   int polls = 0, fd = open("/dev/accel/accel0", O_RDWR);
   if (fd < 0) return failed("open");
-  memset(&cb, 0, sizeof cb);
-  cb.in.op = HL_CB_OP_CREATE;
-  cb.in.cb_size = 4096;
-  if (ioctl(fd, HL_IOCTL_CB, &cb) != 0) return failed("CB CREATE");
-  buffer = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)cb.out.cb_handle);
-  if (buffer == MAP_FAILED) return failed("mmap");
+  buffer = mapped_cb(fd, &handle);
+  if (buffer == NULL) return failed("the CB");
   buffer[0] = 1u | (1u << 16); /* FENCE on counter 0 for 1: nothing adds to it */
   buffer[1] = 0x8u << 24;
   memset(&chunk, 0, sizeof chunk);
-  chunk.cb_handle = cb.out.cb_handle;
+  chunk.cb_handle = handle;
   chunk.queue_index = GAUDI_QUEUE_ID_DMA_0_0;
   chunk.cb_size = 8;
   memset(&cs, 0, sizeof cs);
@@ -241,16 +240,10 @@ static int reset_poll(void) {
   cs.in.timeout = 1;
   if (ioctl(fd, HL_IOCTL_CS, &cs) != 0) return failed("the endless CS");
   for (;;) {
-    memset(&info, 0, sizeof info);
-    info.return_pointer = (uintptr_t)&resets;
-    info.return_size = sizeof resets;
-    info.op = HL_INFO_RESET_COUNT;
-    if (ioctl(fd, HL_IOCTL_INFO, &info) != 0) return failed("INFO RESET_COUNT");
-    memset(&info, 0, sizeof info);
-    info.return_pointer = (uintptr_t)&status;
-    info.return_size = sizeof status;
-    info.op = HL_INFO_DEVICE_STATUS;
-    if (ioctl(fd, HL_IOCTL_INFO, &info) != 0) return failed("INFO DEVICE_STATUS");
+    if (get_info(fd, HL_INFO_RESET_COUNT, &resets, sizeof resets) != 0 ||
+        get_info(fd, HL_INFO_DEVICE_STATUS, &status, sizeof status) != 0) {
+      return failed("INFO");
+    }
     if (resets.hard_reset_cnt > 0 && status.status == HL_DEVICE_STATUS_OPERATIONAL) break;
     if (++polls > 500) {
       errno = 0;
@@ -264,7 +257,7 @@ static int reset_poll(void) {
   if (ioctl(fd, HL_IOCTL_WAIT_CS, &wait) == 0 || errno != ETIMEDOUT) return failed("its timeout");
   buffer[0] = 0;
   buffer[1] = 0xAu << 24; /* a NOP */
-  if (run(fd, cb.out.cb_handle, GAUDI_QUEUE_ID_DMA_0_0, 8, 0, &seq) != 0) return failed("a NOP");
+  if (run(fd, handle, GAUDI_QUEUE_ID_DMA_0_0, 8, 0, &seq) != 0) return failed("a NOP");
   printf("operational again after the reset\n");
   return 0;
 }
