@@ -3,11 +3,11 @@
 // server runs the process's threads' calls as it runs an in-process shim's. Ioctl arguments
 // travel by value; what they point to the server reads and writes in this process
 // (process_vm_readv/writev, allowed to the server by PR_SET_PTRACER). Memory the device must
-// reach is shared: a mapped CB is a memory file both sides map, and MAP USERPTR turns the pages
-// it names into a memory file (their contents copied, the same addresses) lent to the server.
-// Ignores: pages lent that the program then maps over only in part (the server keeps the old
-// pages for the part), huge pages the machine really gives (the shim turns MAP_HUGETLB into
-// ordinary memory when the machine has none).
+// reach is shared: a mapped CB is a memory file both sides map, and MAP USERPTR lends the pages it
+// names through the process's memory file of lent pages (LentPages: their contents copied, the
+// same addresses). Ignores: huge pages the machine really gives (the shim turns MAP_HUGETLB into
+// ordinary memory when the machine has none), fork.
+#include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -15,6 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -34,62 +35,111 @@ namespace {
 constexpr std::uint64_t kPage = 4096;
 std::atomic<bool> pages_lent{false};
 
-// The program's pages lent to the server as memory files, by their first address.
-class LentRegions {
+// The program's pages lent to the server: one memory file for the process, each page lent once
+// at an offset of its own (its contents copied there, the file then mapped over it) and kept
+// there while the program keeps the page, so that ranges mapped later that share pages with
+// earlier ones (buffers from malloc) share them with the server too.
+class LentPages {
  public:
-  // A memory file holding [address, address + size) and the address its offset 0 is at; -errno
-  // when the range is not the program's.
-  int lend(std::uint64_t address, std::uint64_t size, int& fd, std::uint64_t& base) {
+  // The memory file's pieces that hold the pages of [address, address + size), lending those not
+  // lent yet; -errno when a page is not the program's.
+  int lend(std::uint64_t address, std::uint64_t size, std::vector<remote::LentPiece>& pieces,
+           int& fd) {
     const std::uint64_t first = address / kPage * kPage;
     const std::uint64_t end = (address + size + kPage - 1) / kPage * kPage;
     std::lock_guard<std::mutex> guard(mutex_);
-    auto it = regions_.upper_bound(first);
-    if (it != regions_.begin() && std::prev(it)->second.end >= end) {
-      fd = std::prev(it)->second.fd;
-      base = std::prev(it)->first;
-      return 0;
+    if (fd_ < 0 && (fd_ = memfd_create("podsim-userptr", MFD_CLOEXEC)) < 0) return -ENOMEM;
+    for (std::uint64_t at = first; at < end;) {
+      auto next = runs_.upper_bound(at);
+      if (next != runs_.begin()) {
+        const remote::LentPiece& run = std::prev(next)->second;
+        if (run.address + run.length > at) {
+          at = run.address + run.length;
+          continue;
+        }
+      }
+      const std::uint64_t gap_end = next == runs_.end() ? end : std::min(end, next->first);
+      if (const int rc = lend_run(at, gap_end); rc != 0) return rc;
+      at = gap_end;
     }
-    drop(first, end);
-    std::vector<unsigned char> resident((end - first) / kPage);
-    void* at = reinterpret_cast<void*>(first);
-    if (first == 0 || mincore(at, end - first, resident.data()) != 0) return -EFAULT;
-    fd = memfd_create("podsim-userptr", MFD_CLOEXEC);
-    if (fd < 0) return -ENOMEM;
-    if (pwrite(fd, at, end - first, 0) != static_cast<ssize_t>(end - first) ||
-        system_mmap(at, end - first, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
-            MAP_FAILED) {
-      close(fd);
-      return -EFAULT;
+    pieces.clear();
+    for (auto it = std::prev(runs_.upper_bound(first)); it != runs_.end() && it->first < end;
+         ++it) {
+      const remote::LentPiece& run = it->second;
+      const std::uint64_t from = std::max(first, run.address);
+      const std::uint64_t to = std::min(end, run.address + run.length);
+      const std::uint64_t offset = run.offset + (from - run.address);
+      if (!pieces.empty() && pieces.back().address + pieces.back().length == from &&
+          pieces.back().offset + pieces.back().length == offset) {
+        pieces.back().length += to - from;
+      } else {
+        pieces.push_back({from, offset, to - from});
+      }
     }
-    regions_[first] = Region{end, fd};
-    pages_lent = true;
-    base = first;
+    fd = fd_;
     return 0;
   }
 
-  // The program maps or unmaps [first, end): the regions there are no longer its memory files.
-  void drop(std::uint64_t first, std::uint64_t end) {
-    for (auto it = regions_.begin(); it != regions_.end();) {
-      if (it->first < end && it->second.end > first) {
-        close(it->second.fd);
-        it = regions_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
-  void changed(std::uint64_t first, std::uint64_t end) {
+  // The program maps or unmaps [first, end): its pages there are no longer lent (their room in
+  // the file is given back).
+  void forget(std::uint64_t first, std::uint64_t end) {
     std::lock_guard<std::mutex> guard(mutex_);
-    drop(first, end);
+    auto it = runs_.upper_bound(first);
+    if (it != runs_.begin()) --it;
+    while (it != runs_.end() && it->first < end) {
+      const remote::LentPiece run = it->second;
+      const std::uint64_t run_end = run.address + run.length;
+      if (run_end <= first) {
+        ++it;
+        continue;
+      }
+      it = runs_.erase(it);
+      const std::uint64_t cut_from = std::max(first, run.address), cut_to = std::min(end, run_end);
+      if (run.address < cut_from)
+        runs_[run.address] = {run.address, run.offset, cut_from - run.address};
+      if (cut_to < run_end) {
+        runs_[cut_to] = {cut_to, run.offset + (cut_to - run.address), run_end - cut_to};
+      }
+      fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                static_cast<off_t>(run.offset + (cut_from - run.address)),
+                static_cast<off_t>(cut_to - cut_from));
+      it = runs_.lower_bound(cut_to);
+    }
   }
 
  private:
-  struct Region {
-    std::uint64_t end;
-    int fd;
-  };
+  // Pages [first, end), none lent yet: to the end of the file, and the file over them.
+  int lend_run(std::uint64_t first, std::uint64_t end) {
+    const std::uint64_t length = end - first;
+    std::vector<unsigned char> resident(length / kPage);
+    void* at = reinterpret_cast<void*>(first);
+    if (first == 0 || mincore(at, length, resident.data()) != 0) return -EFAULT;
+    if (ftruncate(fd_, static_cast<off_t>(size_ + length)) != 0) return -ENOMEM;
+    if (!copy_into_file(static_cast<const std::uint8_t*>(at), length) ||
+        system_mmap(at, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd_,
+                    static_cast<long>(size_)) == MAP_FAILED) {
+      return -EFAULT;
+    }
+    runs_[first] = {first, size_, length};
+    size_ += length;
+    pages_lent = true;
+    return 0;
+  }
+
+  // The pages' contents to the file's end (pwrite moves at most 2 GiB a call).
+  bool copy_into_file(const std::uint8_t* from, std::uint64_t length) {
+    for (std::uint64_t done = 0; done < length;) {
+      const ssize_t n = pwrite(fd_, from + done, length - done, static_cast<off_t>(size_ + done));
+      if (n <= 0) return false;
+      done += static_cast<std::uint64_t>(n);
+    }
+    return true;
+  }
+
   std::mutex mutex_;
-  std::map<std::uint64_t, Region> regions_;
+  int fd_ = -1;
+  std::uint64_t size_ = 0;                           // the file's length
+  std::map<std::uint64_t, remote::LentPiece> runs_;  // by address: pages contiguous in the file
 };
 
 class RemoteBackend;
@@ -136,7 +186,7 @@ class RemoteBackend : public Backend {
   }
   void address_space_changed(void* address, std::size_t length) override {
     const auto first = reinterpret_cast<std::uint64_t>(address);
-    lent_.changed(first, first + length);
+    lent_.forget(first, first + length);
   }
 
   // One call: the request (with `payload` and the descriptor `fd` if not -1) and its reply, whose
@@ -154,7 +204,7 @@ class RemoteBackend : public Backend {
     give_back(socket);
     return static_cast<int>(reply.rc);
   }
-  LentRegions& lent() { return lent_; }
+  LentPages& lent() { return lent_; }
 
  private:
   int take() {
@@ -201,7 +251,7 @@ class RemoteBackend : public Backend {
   std::vector<int> idle_;
   std::once_flag hello_;
   int devices_ = 0;
-  LentRegions lent_;
+  LentPages lent_;
 };
 
 RemoteFile::~RemoteFile() {
@@ -217,16 +267,26 @@ int RemoteFile::ioctl(unsigned long request, void* arg) {
   r.device = device_;
   r.file = id_;
   r.a = request;
-  r.size = arg == nullptr ? 0 : static_cast<std::uint32_t>(_IOC_SIZE(request));
+  const std::uint32_t size = arg == nullptr ? 0 : static_cast<std::uint32_t>(_IOC_SIZE(request));
+  // The argument, then for MAP USERPTR the pieces of the memory file its pages are in.
+  std::vector<std::uint8_t> payload(static_cast<std::uint8_t*>(arg),
+                                    static_cast<std::uint8_t*>(arg) + size);
   int fd = -1;
+  std::vector<remote::LentPiece> pieces;
   if (request == HL_IOCTL_MEMORY && arg != nullptr) {
     const hl_mem_in& in = static_cast<hl_mem_args*>(arg)->in;
-    if (in.op == HL_MEM_OP_MAP && (in.flags & HL_MEM_USERPTR) != 0 && in.map_host.mem_size != 0) {
-      server_.lent().lend(in.map_host.host_virt_addr, in.map_host.mem_size, fd, r.b);
+    if (in.op == HL_MEM_OP_MAP && (in.flags & HL_MEM_USERPTR) != 0 && in.map_host.mem_size != 0 &&
+        in.map_host.mem_size <= remote::kMaxLentBytes &&
+        server_.lent().lend(in.map_host.host_virt_addr, in.map_host.mem_size, pieces, fd) == 0 &&
+        pieces.size() <= remote::kMaxPieces) {
+      const auto* p = reinterpret_cast<const std::uint8_t*>(pieces.data());
+      payload.insert(payload.end(), p, p + pieces.size() * sizeof(remote::LentPiece));
+      r.b = pieces.size();
     }
   }
+  r.size = static_cast<std::uint32_t>(payload.size());
   remote::Reply reply;
-  return server_.call(r, reply, arg, fd, arg, r.size);
+  return server_.call(r, reply, payload.data(), r.b == 0 ? -1 : fd, arg, size);
 }
 
 int RemoteFile::mmap(std::uint64_t handle, std::size_t length, int prot, void*& at) {

@@ -15,8 +15,8 @@ enum class Op : std::uint32_t {
   kPciBus,     // device; reply: rc the bus the probe found, or -errno
   kOpen,       // device, a = control node; reply: rc a file id, or -errno
   kClose,      // file
-  kIoctl,      // file, a = request, payload the argument (in and out); for MAP USERPTR an fd
-               // whose offset 0 lies at the client's address b
+  kIoctl,      // file, a = request, payload the argument (in and out); for MAP USERPTR b
+               // LentPieces follow it, and the client's memory file travels beside
   kMmap,       // file, a = CB handle, b = length, an fd of `length` bytes; reply: value address
   kMunmap,     // file, a = CB handle
 };
@@ -36,8 +36,18 @@ struct Reply {
   std::uint32_t pad = 0;
 };
 
-// The largest ioctl argument (_IOC_SIZE is 14 bits).
-constexpr std::size_t kMaxPayload = 1u << 14;
+// Pages of the client's memory file (its one file of lent pages) at the client's `address`.
+struct LentPiece {
+  std::uint64_t address = 0, offset = 0, length = 0;
+};
+
+// The largest ioctl argument (_IOC_SIZE is 14 bits), and the most pieces one MAP USERPTR names
+// (a range of pages lent in that many separate runs is refused: EFAULT).
+constexpr std::size_t kMaxArgument = 1u << 14;
+constexpr std::size_t kMaxPieces = 4096;
+constexpr std::size_t kMaxPayload = kMaxArgument + kMaxPieces * sizeof(LentPiece);
+// What one MAP USERPTR may lend (the device's host virtual range is smaller).
+constexpr std::uint64_t kMaxLentBytes = 1ull << 40;
 
 // Whole messages over a stream socket, with at most one descriptor beside. Each returns false
 // when the peer has gone or the message is malformed.

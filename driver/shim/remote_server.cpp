@@ -23,7 +23,8 @@ namespace podsim::driver::shim {
 namespace {
 
 // A client process's memory as its driver calls reach it: ioctl arguments' pointers through
-// process_vm_readv/writev, and for MAP USERPTR the memory file the client lent with the call.
+// process_vm_readv/writev, and for MAP USERPTR the pieces of the client's memory file of lent
+// pages (remote_client.cpp) sent with the call, mapped side by side as the range's pages.
 class ClientMemory : public UserMemory {
  public:
   explicit ClientMemory(pid_t pid) : pid_(pid) {}
@@ -31,24 +32,21 @@ class ClientMemory : public UserMemory {
     for (const auto& [physical, m] : pinned_) munmap(m.local, m.size);
   }
 
-  // For the call under way: the pool to lend pages at and the memory file the client sent (-1:
-  // none), whose offset 0 is at the client's address `base`.
-  void offer(LentPages& lent, int fd, std::uint64_t base) {
+  // For the call under way: the pool to lend pages at, and the client's memory file (-1: none)
+  // with the pieces of it the call names.
+  void offer(LentPages& lent, int fd, std::vector<remote::LentPiece> pieces) {
     lent_ = &lent;
     fd_ = fd;
-    base_ = base;
+    pieces_ = std::move(pieces);
   }
-  void withdraw() { fd_ = -1; }
+  void withdraw() {
+    fd_ = -1;
+    pieces_.clear();
+  }
 
   int pin(std::uint64_t address, std::uint64_t size, std::uint64_t& physical) override {
-    struct stat st {};
-    if (fd_ < 0 || lent_ == nullptr || fstat(fd_, &st) != 0 || address < base_ ||
-        address - base_ + size > static_cast<std::uint64_t>(st.st_size)) {
-      return -EFAULT;
-    }
-    void* local = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_,
-                       static_cast<off_t>(address - base_));
-    if (local == MAP_FAILED) return -ENOMEM;
+    void* local = map_pieces(address, size);
+    if (local == nullptr) return -EFAULT;
     const auto at = lent_->lend(static_cast<std::uint8_t*>(local), size);
     if (!at) {
       munmap(local, size);
@@ -85,6 +83,29 @@ class ClientMemory : public UserMemory {
   }
 
  private:
+  // [address, address + size) as the offered pieces give it, mapped here; null when they do not
+  // cover it exactly, in order.
+  void* map_pieces(std::uint64_t address, std::uint64_t size) {
+    if (fd_ < 0 || lent_ == nullptr || pieces_.empty()) return nullptr;
+    std::uint64_t at = address;
+    for (const remote::LentPiece& p : pieces_) {
+      if (p.address != at || p.length == 0 || p.length % 4096 != 0) return nullptr;
+      at += p.length;
+    }
+    if (at != address + size) return nullptr;
+    auto* area = static_cast<std::uint8_t*>(
+        mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    if (area == MAP_FAILED) return nullptr;
+    for (const remote::LentPiece& p : pieces_) {
+      if (mmap(area + (p.address - address), p.length, PROT_READ | PROT_WRITE,
+               MAP_SHARED | MAP_FIXED, fd_, static_cast<off_t>(p.offset)) == MAP_FAILED) {
+        munmap(area, size);
+        return nullptr;
+      }
+    }
+    return area;
+  }
+
   struct Pinned {
     void* local;
     std::uint64_t size;
@@ -92,7 +113,7 @@ class ClientMemory : public UserMemory {
   pid_t pid_;
   LentPages* lent_ = nullptr;
   int fd_ = -1;
-  std::uint64_t base_ = 0;
+  std::vector<remote::LentPiece> pieces_;
   std::map<std::uint64_t, Pinned> pinned_;  // by host physical address
 };
 
@@ -207,17 +228,26 @@ remote::Reply RemoteServer::Impl::answer(Session& s, const remote::Request& r,
     return reply;
   }
   if (r.op == remote::Op::kIoctl) {
+    // The argument, then the pieces of lent memory a MAP USERPTR names.
+    const std::uint64_t pieces_size = r.b * sizeof(remote::LentPiece);
+    if (r.b > remote::kMaxPieces || pieces_size > r.size) {
+      reply.rc = -EINVAL;
+      return reply;
+    }
+    const auto arg_size = static_cast<std::uint32_t>(r.size - pieces_size);
+    std::vector<remote::LentPiece> pieces(r.b);
+    if (r.b > 0) std::memcpy(pieces.data(), payload + arg_size, pieces_size);
     reply.rc = model.run(e->device, [&](Device&, ModelServer::Host& host) {
-      if (r.a == HL_IOCTL_CS && r.size == sizeof(hl_cs_args)) {
+      if (r.a == HL_IOCTL_CS && arg_size == sizeof(hl_cs_args)) {
         e->cbs.copy_named(*reinterpret_cast<const hl_cs_args*>(payload), s.memory,
                           host.memory.backing());
       }
-      s.memory.offer(host.lent, fd, r.b);
-      const int rc = e->file->ioctl(r.a, r.size == 0 ? nullptr : payload);
+      s.memory.offer(host.lent, fd, std::move(pieces));
+      const int rc = e->file->ioctl(r.a, arg_size == 0 ? nullptr : payload);
       s.memory.withdraw();
       return rc;
     });
-    reply.size = r.size;
+    reply.size = arg_size;
     return reply;
   }
   if (r.op == remote::Op::kMmap) {

@@ -262,6 +262,38 @@ static int reset_poll(void) {
   return 0;
 }
 
+/* --shared-page: two small buffers on one page, each mapped for the device on its own (as buffers
+ * from malloc are); the first written only after both are mapped, then copied by DMA through
+ * SRAM into the second: the device and the program must see the same page. */
+static int shared_page(void) {
+  struct hl_info_hw_ip_info ip;
+  uint8_t* page = aligned_alloc(4096, 4096);
+  uint8_t *a = page + 64, *b = page + 1024;
+  uint64_t handle = 0, a_va, b_va;
+  uint32_t* buffer;
+  unsigned i;
+  int fd = open("/dev/accel/accel0", O_RDWR);
+  if (fd < 0 || page == NULL) return failed("open");
+  if (get_info(fd, HL_INFO_HW_IP_INFO, &ip, sizeof ip) != 0) return failed("INFO");
+  memset(page, 0, 4096);
+  a_va = map_host(fd, a, 256);
+  b_va = map_host(fd, b, 256);
+  if (a_va == 0 || b_va == 0) return failed("MEMORY MAP USERPTR");
+  for (i = 0; i < 256; ++i) a[i] = (uint8_t)(i * 13 + 5);
+  buffer = mapped_cb(fd, &handle);
+  if (buffer == NULL) return failed("the CB");
+  lin_dma(buffer, a_va, ip.sram_base_address + 0x20000, 256);
+  if (run(fd, handle, GAUDI_QUEUE_ID_DMA_0_0, 24, 0, NULL) != 0) return failed("DMA down");
+  lin_dma(buffer, ip.sram_base_address + 0x20000, b_va, 256);
+  if (run(fd, handle, GAUDI_QUEUE_ID_DMA_1_0, 24, 0, NULL) != 0) return failed("DMA up");
+  if (memcmp(a, b, 256) != 0) {
+    errno = 0;
+    return failed("the second buffer does not hold the first's bytes");
+  }
+  puts("shared page ok");
+  return 0;
+}
+
 int main(int argc, char** argv) {
   struct hl_info_hw_ip_info ip;
   struct hl_info_args info;
@@ -279,6 +311,7 @@ int main(int argc, char** argv) {
   if (argc > 1 && strcmp(argv[1], "--devices") == 0) return two_devices();
   if (argc > 1 && strcmp(argv[1], "--retry-storm") == 0) return retry_storm();
   if (argc > 1 && strcmp(argv[1], "--reset-poll") == 0) return reset_poll();
+  if (argc > 1 && strcmp(argv[1], "--shared-page") == 0) return shared_page();
   /* --exit-open: open the accel class's node, create a CB and exit holding both, as a program
    * that never closes its files does. */
   if (argc > 1 && strcmp(argv[1], "--exit-open") == 0) {

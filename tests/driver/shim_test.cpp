@@ -173,6 +173,17 @@ TEST(ShimServer, SeveralProcessesShareOneSimulation) {
   EXPECT_EQ(next.exit_status, 0) << next.out << next.err << server.log();
 }
 
+// Regression: pages lent to a server were lent anew with each MAP USERPTR, so a buffer sharing a
+// page with one mapped after it (buffers from malloc) kept the old copy on the server's side:
+// 13 of hl-thunk's tests failed through a server that passed in-process.
+TEST(ShimServer, BuffersSharingAPageShareItWithTheDevice) {
+  Server server({});
+  ASSERT_TRUE(server.listening()) << server.log();
+  const auto r = run_client(server, {"--shared-page"});
+  EXPECT_EQ(r.exit_status, 0) << r.out << r.err << server.log();
+  EXPECT_THAT(r.out, ::testing::HasSubstr("shared page ok"));
+}
+
 TEST(ShimServer, BadSocketsAreReported) {
   const auto r =
       test::run_program(PODSIM_BINARY, {"serve", "--socket", "/nonexistent-folder/podsim.sock"});
