@@ -63,12 +63,11 @@ static int get_info(int fd, uint32_t op, void* out, uint32_t size) {
   return ioctl(fd, HL_IOCTL_INFO, &info);
 }
 
-/* Submits one chunk (a CB of `bytes`, or a sync-stream CS when `flags` says so) and waits. */
-static int run(int fd, uint64_t handle, uint32_t queue, uint32_t bytes, uint32_t flags,
-               uint64_t* signal_seq) {
+/* Submits one chunk (a CB of `bytes`, or a sync-stream CS when `flags` says so; `timeout` in
+ * seconds with CUSTOM_TIMEOUT) without waiting; the ioctl's result, the CS in `cs`. */
+static int submit(int fd, uint64_t handle, uint32_t queue, uint32_t bytes, uint32_t flags,
+                  uint32_t timeout, uint64_t* signal_seq, union hl_cs_args* cs) {
   struct hl_cs_chunk chunk;
-  union hl_cs_args cs;
-  union hl_wait_cs_args wait;
   memset(&chunk, 0, sizeof chunk);
   chunk.cb_handle = handle;
   chunk.queue_index = queue;
@@ -77,11 +76,20 @@ static int run(int fd, uint64_t handle, uint32_t queue, uint32_t bytes, uint32_t
     chunk.signal_seq_arr = (uintptr_t)signal_seq;
     chunk.num_signal_seq_arr = 1;
   }
-  memset(&cs, 0, sizeof cs);
-  cs.in.chunks_execute = (uintptr_t)&chunk;
-  cs.in.num_chunks_execute = 1;
-  cs.in.cs_flags = flags;
-  if (ioctl(fd, HL_IOCTL_CS, &cs) != 0) return -1;
+  memset(cs, 0, sizeof *cs);
+  cs->in.chunks_execute = (uintptr_t)&chunk;
+  cs->in.num_chunks_execute = 1;
+  cs->in.cs_flags = flags;
+  cs->in.timeout = timeout;
+  return ioctl(fd, HL_IOCTL_CS, cs);
+}
+
+/* Submits one chunk as submit() does and waits for it. */
+static int run(int fd, uint64_t handle, uint32_t queue, uint32_t bytes, uint32_t flags,
+               uint64_t* signal_seq) {
+  union hl_cs_args cs;
+  union hl_wait_cs_args wait;
+  if (submit(fd, handle, queue, bytes, flags, 0, signal_seq, &cs) != 0) return -1;
   if (flags & HL_CS_FLAGS_SIGNAL) {
     *signal_seq = cs.out.seq;
     return 0;
@@ -134,22 +142,14 @@ struct storm {
 
 static void* storm_thread(void* arg) {
   struct storm* s = arg;
-  struct hl_cs_chunk chunk;
   union hl_cs_args cs;
   union hl_wait_cs_args wait;
   uint64_t last = 0;
   long retries = 0;
   int i;
   for (i = 0; i < kStormCs; ++i) {
-    memset(&chunk, 0, sizeof chunk);
-    chunk.cb_handle = s->handle;
-    chunk.queue_index = GAUDI_QUEUE_ID_DMA_0_0;
-    chunk.cb_size = 8;
     for (;;) {
-      memset(&cs, 0, sizeof cs);
-      cs.in.chunks_execute = (uintptr_t)&chunk;
-      cs.in.num_chunks_execute = 1;
-      if (ioctl(s->fd, HL_IOCTL_CS, &cs) == 0) break;
+      if (submit(s->fd, s->handle, GAUDI_QUEUE_ID_DMA_0_0, 8, 0, 0, NULL, &cs) == 0) break;
       if (errno != EAGAIN || ++retries > 50000000L) {
         s->failed = 1;
         return NULL;
@@ -170,7 +170,6 @@ static void* storm_thread(void* arg) {
 static int retry_storm(void) {
   struct hl_info_hw_ip_info ip;
   union hl_cs_args cs;
-  struct hl_cs_chunk chunk;
   struct storm storms[kStormThreads];
   pthread_t threads[kStormThreads];
   uint32_t *nop, *copy;
@@ -185,14 +184,9 @@ static int retry_storm(void) {
   nop[1] = 0xAu << 24;
   /* 256 MiB from DRAM to DRAM: long enough for the queue to fill behind it. */
   lin_dma(copy, ip.dram_base_address, ip.dram_base_address + (256u << 20), 256u << 20);
-  memset(&chunk, 0, sizeof chunk);
-  chunk.cb_handle = copy_handle;
-  chunk.queue_index = GAUDI_QUEUE_ID_DMA_0_0;
-  chunk.cb_size = 24;
-  memset(&cs, 0, sizeof cs);
-  cs.in.chunks_execute = (uintptr_t)&chunk;
-  cs.in.num_chunks_execute = 1;
-  if (ioctl(fd, HL_IOCTL_CS, &cs) != 0) return failed("the long DMA");
+  if (submit(fd, copy_handle, GAUDI_QUEUE_ID_DMA_0_0, 24, 0, 0, NULL, &cs) != 0) {
+    return failed("the long DMA");
+  }
   for (i = 0; i < kStormThreads; ++i) {
     storms[i].fd = fd;
     storms[i].handle = nop_handle;
@@ -220,7 +214,6 @@ static int reset_poll(void) {
   struct hl_info_reset_count resets;
   union hl_cs_args cs;
   union hl_wait_cs_args wait;
-  struct hl_cs_chunk chunk;
   uint32_t* buffer;
   uint64_t handle = 0, seq = 0;
   int polls = 0, fd = open("/dev/accel/accel0", O_RDWR);
@@ -229,16 +222,8 @@ static int reset_poll(void) {
   if (buffer == NULL) return failed("the CB");
   buffer[0] = 1u | (1u << 16); /* FENCE on counter 0 for 1: nothing adds to it */
   buffer[1] = 0x8u << 24;
-  memset(&chunk, 0, sizeof chunk);
-  chunk.cb_handle = handle;
-  chunk.queue_index = GAUDI_QUEUE_ID_DMA_0_0;
-  chunk.cb_size = 8;
-  memset(&cs, 0, sizeof cs);
-  cs.in.chunks_execute = (uintptr_t)&chunk;
-  cs.in.num_chunks_execute = 1;
-  cs.in.cs_flags = HL_CS_FLAGS_CUSTOM_TIMEOUT;
-  cs.in.timeout = 1;
-  if (ioctl(fd, HL_IOCTL_CS, &cs) != 0) return failed("the endless CS");
+  if (submit(fd, handle, GAUDI_QUEUE_ID_DMA_0_0, 8, HL_CS_FLAGS_CUSTOM_TIMEOUT, 1, NULL, &cs) != 0)
+    return failed("the endless CS");
   for (;;) {
     if (get_info(fd, HL_INFO_RESET_COUNT, &resets, sizeof resets) != 0 ||
         get_info(fd, HL_INFO_DEVICE_STATUS, &status, sizeof status) != 0) {
