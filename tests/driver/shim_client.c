@@ -402,7 +402,8 @@ int main(int argc, char** argv) {
     info.return_size = sizeof ip;
     info.op = HL_INFO_HW_IP_INFO;
     if (ioctl(copy, HL_IOCTL_INFO, &info) != 0) return failed("INFO through a duplicate");
-    if (open(legacy_node, O_RDWR) >= 0 || errno != EBUSY) return failed("open while a dup holds it");
+    if (open(legacy_node, O_RDWR) >= 0 || errno != EBUSY)
+      return failed("open while a dup holds it");
     if (close(copy) != 0) return failed("close the duplicate");
     compute = open(legacy_node, O_RDWR);
     if (compute < 0) return failed("open after the last close");
