@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
                "sim time (us)", "busbw (GB/s)", "wall (s)", "goal (s)", "RSS GiB");
     for (const auto& c : cases) {
       const Run r = run_podsim(podsim, {"collective", "--system", c.system, "--op", "all_reduce",
-                                        "--sizes", bytes, "--timing-only"});
+                                        "--sizes", bytes, "--timing-only", "--place", "out"});
       const auto& row = r.result["rows"][0];
       fmt::print("{:<14} {:>6} {:>6} {:>14.1f} {:>12.2f} {:>10.1f} {:>10.0f} {:>8.2f}\n", c.system,
                  c.chips, row["algo"].get<std::string>(), row["time_us"].get<double>(),

@@ -332,6 +332,7 @@ void Communicator::start_hierarchical(const Spec& spec, const Layout& l,
   };
   auto finished = [this, handle] {
     handle->remaining = 0;
+    handle->rank_end_ps.assign(static_cast<std::size_t>(size()), core::now_ps());
     for (int r = 0; r < size(); ++r) trace_rank(r, *handle);
     handle->finish();
   };
@@ -365,14 +366,27 @@ bool Communicator::connected() const {
   return scale_out || fully_linked();
 }
 
-void Communicator::validate(const Spec& spec) const {
+std::uint64_t Communicator::buffers_end(const Spec& spec) const {
   const Layout l = layout(spec, size(), 0);
+  return resolve(spec) == Algorithm::kHierarchical
+             ? std::max(l.end, hierarchical_plan(spec, l, *hierarchy()).scratch_end)
+             : l.end;
+}
+
+std::uint64_t Communicator::footprint(const Spec& spec) const {
+  const Layout l = layout(spec, size(), 0);
+  const std::uint64_t buffers =
+      spec.in_place ? std::max(l.input_bytes, l.output_bytes) : l.input_bytes + l.output_bytes;
+  // Scratch regions each algorithm writes, as measured (docs/collectives.md): the ring's
+  // partials and arriving pieces fill two; the others land their peers' pieces in about one.
+  const std::uint64_t regions = resolve(spec) == Algorithm::kRing ? 2 : 1;
+  return std::min(buffers + regions * (l.scratch_bytes / 3), buffers_end(spec) - spec.base);
+}
+
+void Communicator::validate(const Spec& spec) const {
   const Algorithm algorithm = resolve(spec);
   if (algorithm == Algorithm::kHierarchical) check_hierarchical(spec);
-  const std::uint64_t end =
-      algorithm == Algorithm::kHierarchical
-          ? std::max(l.end, hierarchical_plan(spec, l, *hierarchy()).scratch_end)
-          : l.end;
+  const std::uint64_t end = buffers_end(spec);
   const chip::Chip& first = model_.chip(chip(0));
   const std::uint64_t memory = first.memory_size(), from = first.memory_base();
   if (spec.base < from || end - from > memory) {
@@ -423,6 +437,7 @@ std::shared_ptr<Handle> Communicator::new_handle(const Spec& spec, Algorithm alg
   handle->id = next_collective_id();
   handle->start_ps = core::now_ps();
   handle->remaining = size();
+  handle->rank_end_ps.assign(static_cast<std::size_t>(size()), 0);
   handle->algorithm = algorithm;
   return handle;
 }
@@ -444,6 +459,7 @@ std::shared_ptr<Handle> Communicator::start_together(const std::vector<Spec>& sp
   auto finished = [this, handle](int r, bool ok) {
     trace_rank(r, *handle);
     handle->ok = handle->ok && ok;
+    handle->rank_end_ps[static_cast<std::size_t>(r)] = core::now_ps();
     if (--handle->remaining == 0) handle->finish();
   };
   Launcher& launcher = model_.attached<Launcher>();

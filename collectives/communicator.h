@@ -37,6 +37,9 @@ struct Handle {
   int id = 0;
   int trace_row = 0;  // a hierarchical phase's: which of the pieces sharing the phase it is
   core::TimePs start_ps = 0, end_ps = 0;
+  // When each rank finished (a hierarchical collective's ranks all at its last phase's end), for
+  // nccl-tests' per-rank averages.
+  std::vector<core::TimePs> rank_end_ps;
   int remaining = 0;  // ranks not yet finished
   bool ok = true;
   bool done() const { return remaining == 0; }
@@ -112,6 +115,9 @@ class Communicator {
   // Throws std::invalid_argument naming the problem when `spec` cannot run here (a bad count or
   // chunk, buffers beyond chip memory, an algorithm the ranks' wiring does not allow).
   void validate(const Spec& spec) const;
+  // Bytes of each chip's memory a functional run of `spec` writes per rank (its buffers and the
+  // scratch its algorithm uses), which the host then holds. Call after validate.
+  std::uint64_t footprint(const Spec& spec) const;
 
   // From a thread: opens every rank's device and sets up its side of the collectives (as
   // ncclCommInitRank does), so that the first collective's time is its own. Optional: a
@@ -128,6 +134,7 @@ class Communicator {
 
  private:
   static int next_collective_id();
+  std::uint64_t buffers_end(const Spec& spec) const;
   std::shared_ptr<Handle> new_handle(const Spec& spec, Algorithm algorithm) const;
   std::shared_ptr<const CommandCompiler> compile(std::vector<std::pair<Spec, Algorithm>> runs,
                                                  const Launcher& launcher);

@@ -2,9 +2,12 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <limits>
+#include <optional>
 
 #include "hw/core/atomic_file.h"
 #include "hw/core/log.h"
@@ -102,12 +105,43 @@ void write_output_file(const std::string& path, const std::string& text) {
   }
 }
 
+namespace {
+
+// nccl-tests' sizes: plain bytes ("4096"), or a K, M, G or T suffix for powers of 1024 ("128M").
+std::optional<std::uint64_t> parse_nccl_size(const std::string& text) {
+  std::size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  if (digits == 0 || digits > 19 || text.size() > digits + 1) return std::nullopt;
+  const std::string suffix = text.substr(digits);
+  int shift = 0;
+  if (!suffix.empty()) {
+    const auto at = std::string("KMGT").find(static_cast<char>(std::toupper(suffix[0])));
+    if (at == std::string::npos) return std::nullopt;
+    shift = 10 * (static_cast<int>(at) + 1);
+  }
+  const std::uint64_t value = std::stoull(text.substr(0, digits));
+  if (shift > 0 && value > (std::numeric_limits<std::uint64_t>::max() >> shift))
+    return std::nullopt;
+  return value << shift;
+}
+
+}  // namespace
+
 std::uint64_t parse_size_option(const std::string& flag, const std::string& text) {
-  std::string error;
-  const auto size = core::parse_byte_size(text, &error);
-  if (!size) throw UsageError(flag + " " + text + ": " + error);
-  if (size->bytes == 0) throw UsageError(flag + " must be greater than zero");
-  return size->bytes;
+  std::uint64_t bytes = 0;
+  if (const auto nccl = parse_nccl_size(text)) {
+    bytes = *nccl;
+  } else {
+    std::string error;
+    const auto size = core::parse_byte_size(text, &error);
+    if (!size) {
+      throw UsageError(fmt::format("{} {}: {}; or plain bytes, or nccl-tests' K, M, G suffixes",
+                                   flag, text, error));
+    }
+    bytes = size->bytes;
+  }
+  if (bytes == 0) throw UsageError(flag + " must be greater than zero");
+  return bytes;
 }
 
 double cpu_seconds() {
@@ -126,9 +160,9 @@ int run_podsim(int argc, char** argv) {
   GlobalOptions options;
   add_global_options(app, options);
   std::vector<std::unique_ptr<Command>> commands;
-  for (auto add : {add_info_command, add_config_command, add_selftest_command, add_net_command,
-                   add_collective_command, add_kernel_command, add_run_command,
-                   add_serve_command}) {
+  for (auto add :
+       {add_info_command, add_config_command, add_selftest_command, add_net_command,
+        add_collective_command, add_kernel_command, add_run_command, add_serve_command}) {
     commands.push_back(add(app));
     commands.back()->subcommand->fallthrough()->footer(
         "Global options, accepted before or after the command (see podsim --help):\n"

@@ -60,8 +60,9 @@ std::unique_ptr<Command> add_serve_command(CLI::App& app);
 
 // Writes `text` to `path` whole or not at all; a failure is reported as a UsageError.
 void write_output_file(const std::string& path, const std::string& text);
-// A size given to option `flag` ("1MiB", "4096"); a UsageError naming the option when it is not
-// one or is zero.
+// A size given to option `flag`: a size with a unit ("1MiB"), plain bytes ("4096") or nccl-tests'
+// K/M/G/T suffixes for powers of 1024 ("128M"); a UsageError naming the option when it is not one
+// or is zero.
 std::uint64_t parse_size_option(const std::string& flag, const std::string& text);
 // CPU seconds this process has used so far (user and system).
 double cpu_seconds();

@@ -1,8 +1,10 @@
 // `podsim collective` end to end: checked sweeps, timing-only runs that give the same times, the
 // ring's time against its alpha-beta bound on a box, and bad arguments.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -19,8 +21,13 @@ using ::testing::HasSubstr;
 class CollectiveCli : public ::testing::Test {
  protected:
   // Runs podsim collective with --json and returns the parsed results (exit status must be 0).
+  // Out of place only unless a test says otherwise, so that rows are one per size.
   nlohmann::json collective(std::vector<std::string> args) {
     const auto json = dir_ / "collective.json";
+    const auto names = [&](const char* flag) {
+      return std::find(args.begin(), args.end(), flag) != args.end();
+    };
+    if (!names("--place") && !names("--in-place")) args.insert(args.end(), {"--place", "out"});
     args.insert(args.begin(), "collective");
     args.insert(args.end(), {"--json", json.string(), "-q"});
     last_ = test::run_program(PODSIM_BINARY, args);
@@ -48,8 +55,87 @@ TEST_F(CollectiveCli, CheckedSweepPrintsOneRowPerSizeWithBusBandwidth) {
     EXPECT_EQ(row["count"].get<std::uint64_t>() * 4, row["size_bytes"].get<std::uint64_t>());
     EXPECT_NEAR(row["busbw_gbps"].get<double>(), row["algbw_gbps"].get<double>() * 2 * 7 / 8, 1e-9);
   }
-  EXPECT_THAT(last_.out, HasSubstr("busbw (GB/s)"));
-  EXPECT_THAT(last_.out, HasSubstr("#wrong"));
+  EXPECT_THAT(last_.out, HasSubstr("busbw  #wrong"));
+  EXPECT_THAT(last_.out, HasSubstr("# Out of bounds values : 0 OK"));
+}
+
+// nccl-tests' sizes and columns: -b 8 -e 128M -f 2 gives 25 sizes, each out of place and in
+// place on one line, and the average bus bandwidth over every result at the end.
+TEST_F(CollectiveCli, NcclTestsSizesColumnsAndAverageBusBandwidth) {
+  const auto j = collective(
+      {"--system", "hls2", "-b", "8", "-e", "128M", "-f", "2", "--timing-only", "--place", "both"});
+  ASSERT_EQ(j["rows"].size(), 50u);
+  EXPECT_EQ(j["rows"][0]["size_bytes"], 8);
+  EXPECT_EQ(j["rows"][0]["place"], "out-of-place");
+  EXPECT_EQ(j["rows"][1]["place"], "in-place");
+  EXPECT_EQ(j["rows"][49]["size_bytes"], 128ull << 20);
+  double sum = 0;
+  for (const auto& row : j["rows"]) sum += row["busbw_gbps"].get<double>();
+  EXPECT_NEAR(j["avg_busbw_gbps"].get<double>(), sum / 50, 1e-9);
+  EXPECT_THAT(last_.out, HasSubstr(fmt::format("# Avg bus bandwidth    : {:.4f}", sum / 50)));
+  // One line per size: size, count, type, redop, root, then the two groups.
+  EXPECT_THAT(last_.out, ::testing::ContainsRegex(
+                             "\n +134217728 +33554432 +float +sum +-1 +[0-9.]+ +[0-9.]+ +[0-9.]+ "
+                             "+N/A +[0-9.]+ +[0-9.]+ +[0-9.]+ +N/A +mesh\n"));
+}
+
+// nccl-tests' short options: -n, -w, -c, -d, -o, -r, -g and -t do what the long ones do.
+TEST_F(CollectiveCli, NcclTestsShortOptions) {
+  const auto j =
+      collective({"--system", "hls2", "--op", "reduce", "-b", "4K", "-e", "16K", "-f",
+                  "4",        "-n",   "2",    "-w",     "1",  "-c", "1",  "-d",  "bfloat16",
+                  "-o",       "max",  "-r",   "3",      "-t", "2",  "-g", "3"});
+  EXPECT_EQ(j["ranks"], 6);
+  EXPECT_EQ(j["iters"], 2);
+  EXPECT_EQ(j["warmup"], 1);
+  ASSERT_EQ(j["rows"].size(), 2u);  // 4 KiB and 16 KiB
+  for (const auto& row : j["rows"]) {
+    EXPECT_EQ(row["type"], "bf16");
+    EXPECT_EQ(row["redop"], "max");
+    EXPECT_EQ(row["root"], 3);
+    EXPECT_EQ(row["wrong"], 0);
+  }
+  EXPECT_EQ(collective({"--system", "hls2", "--sizes", "4K", "-c", "0"})["checked"], false);
+}
+
+// -d all and -o all run every type and reduction, each checked.
+TEST_F(CollectiveCli, EveryTypeAndReductionWithAll) {
+  const auto j = collective({"--system", "hls2", "--sizes", "1K", "-d", "all", "-o", "all"});
+  ASSERT_EQ(j["rows"].size(), 12u);
+  std::set<std::string> seen;
+  for (const auto& row : j["rows"]) {
+    seen.insert(row["type"].get<std::string>() + " " + row["redop"].get<std::string>());
+    EXPECT_EQ(row["wrong"], 0) << row.dump();
+  }
+  EXPECT_EQ(seen.size(), 12u);
+}
+
+// -a as nccl-tests: rank 0's time, the mean, the least or the most over ranks. A tree broadcast
+// reaches its leaves at different times, so the four differ in order.
+TEST_F(CollectiveCli, AverageChoosesWhichRanksTime) {
+  std::vector<double> time;
+  for (const char* a : {"0", "1", "2", "3"}) {
+    time.push_back(collective({"--system", "hls2", "--op", "broadcast", "--algo", "tree", "--sizes",
+                               "64K", "--timing-only", "-a", a})["rows"][0]["time_us"]
+                       .get<double>());
+  }
+  EXPECT_LT(time[2], time[1]);
+  EXPECT_LT(time[1], time[3]);
+  EXPECT_GE(time[0], time[2]);
+  EXPECT_LE(time[0], time[3]);
+}
+
+// A functional run whose buffers exceed the host's free memory stops before it builds
+// anything, with advice; the same run in timing-only mode goes ahead.
+TEST_F(CollectiveCli, AFunctionalRunTooLargeForTheHostIsRefusedWithAdvice) {
+  ::setenv("PODSIM_MEMORY_LIMIT", "256MiB", 1);
+  const auto refused = fails({"--system", "hls2", "--sizes", "64MiB"});
+  const auto timed = collective({"--system", "hls2", "--sizes", "64MiB", "--timing-only"});
+  ::unsetenv("PODSIM_MEMORY_LIMIT");
+  EXPECT_THAT(refused.err, HasSubstr("more than the 256.0 MiB available"));
+  EXPECT_THAT(refused.err, HasSubstr("--timing-only"));
+  EXPECT_TRUE(refused.out.empty()) << refused.out;
+  EXPECT_EQ(timed["rows"].size(), 1u);
 }
 
 // Buffers live where the chip's address map puts its memory: a checked run with HBM moved up the
@@ -352,6 +438,16 @@ TEST_F(CollectiveCli, BadArgumentsNameTheOption) {
               HasSubstr("--min-bytes"));
   EXPECT_THAT(fails({"--system", "hls2", "--sizes", "lots"}).err, HasSubstr("--sizes lots"));
   EXPECT_THAT(fails({"--system", "hls2", "--dtype", "double"}).err, HasSubstr("--dtype"));
+  EXPECT_THAT(fails({"--system", "hls2", "-o", "prod"}).err, HasSubstr("prod and avg"));
+  EXPECT_THAT(fails({"--system", "hls2", "-a", "4"}).err, HasSubstr("--average"));
+  EXPECT_THAT(fails({"--system", "hls2", "-g", "9"}).err, HasSubstr("-t 1 x -g 9"));
+  EXPECT_THAT(fails({"--system", "hls2", "-g", "2", "--ranks", "2"}).err, HasSubstr("excludes"));
+  EXPECT_THAT(fails({"--system", "hls2", "-f", "2", "-i", "1K"}).err, HasSubstr("excludes"));
+  EXPECT_THAT(fails({"--system", "hls2", "-b", "1", "-e", "1M", "-i", "1"}).err,
+              HasSubstr("more than 10000 sizes"));
+  EXPECT_THAT(fails({"--system", "hls2", "-b", "12Q"}).err, HasSubstr("nccl-tests' K, M, G"));
+  EXPECT_THAT(fails({"--system", "hls2", "--in-place", "--place", "out"}).err,
+              HasSubstr("contradict"));
   EXPECT_THAT(fails({"--system", "hls2", "--op", "all_to_all", "--algo", "ring"}).err,
               HasSubstr("the ring algorithm does not run all_to_all"));
   EXPECT_THAT(fails({"--system", "hls2", "--op", "broadcast", "--root", "8"}).err,
