@@ -4,8 +4,9 @@
 // fp32 and rounded once per element, so a result depends only on the order its inputs are
 // combined in.
 // Captures: exact IEEE-754 behaviour of each step (NaN propagates through sum; min and max of a
-// NaN give the other operand, as fminf/fmaxf), int32 sums that wrap. Ignores: denormal flushing
-// and saturation modes that some engines offer, and fp8.
+// NaN give the other operand, as fminf/fmaxf, and of +0 and -0 the first), NaNs quieted with
+// their payload's top bits kept (as x86's converters do), int32 sums that wrap. Ignores: denormal
+// flushing and saturation modes that some engines offer, and fp8.
 #pragma once
 
 #include <cstddef>
@@ -37,8 +38,14 @@ double element_value(DataType type, const std::uint8_t* data, std::size_t index)
 // Writes `value` as element `index`, converted to the type (rounded to nearest even).
 void set_element(DataType type, std::uint8_t* data, std::size_t index, double value);
 
-// dst[i] = dst[i] op src[i] for `count` elements of `type`; dst and src may be the same.
+// dst[i] = dst[i] op src[i] for `count` elements of `type`; dst and src may be the same. Eight
+// elements at a time where the CPU has AVX2 and F16C, with the same results bit for bit.
 void reduce_into(DataType type, ReduceOp op, std::uint8_t* dst, const std::uint8_t* src,
                  std::size_t count);
+// out[i] = values[i] converted to `type` (as set_element), for `count` elements.
+void store_floats(DataType type, const float* values, std::size_t count, std::uint8_t* out);
+// Lets reduce_into and store_floats use vector instructions (the default) or not: tests compare the
+// two.
+void allow_vector_reduce(bool allowed);
 
 }  // namespace podsim::core

@@ -36,7 +36,7 @@ void for_each_page_chunk(std::uint64_t addr, std::uint64_t len, std::uint64_t pa
 }  // namespace
 
 SparseMemory::SparseMemory(std::uint64_t size, std::uint64_t page_size)
-    : size_(size), page_size_(page_size) {
+    : size_(size), page_size_(page_size), pool_(page_size) {
   if (size == 0) throw std::invalid_argument("SparseMemory: size must be greater than zero");
   if (!is_power_of_two(page_size)) {
     throw std::invalid_argument(
@@ -112,7 +112,7 @@ void SparseMemory::discard(std::uint64_t addr, std::uint64_t len) {
         std::uint8_t* page = find_page(page_number);
         if (page == nullptr) return;
         Page& held = slot(page_number);
-        if (chunk < page_size_ || !held.get_deleter().owned) {
+        if (chunk < page_size_ || !held.get_deleter().owned()) {
           std::memset(page + offset, 0, chunk);
           return;
         }
@@ -150,7 +150,7 @@ SparseMemory::Page& SparseMemory::slot(std::uint64_t page_number) {
 std::uint8_t* SparseMemory::find_or_allocate_page(std::uint64_t page_number) {
   if (std::uint8_t* page = find_page(page_number)) return page;
   Page& page = slot(page_number);
-  page = Page(new std::uint8_t[page_size_](), PageDeleter{true});  // zeros
+  page = Page(pool_.take(), PageDeleter{&pool_});  // zeros
   ++pages_allocated_;
   cached_page_number_ = page_number;
   cached_page_ = page.get();
@@ -170,8 +170,8 @@ void SparseMemory::attach(std::uint64_t addr, std::uint8_t* external, std::uint6
   cached_page_number_ = ~std::uint64_t{0};
   for (std::uint64_t done = 0; done < len; done += page_size_) {
     Page& page = slot((addr + done) >> page_shift_);
-    if (page && page.get_deleter().owned) --pages_allocated_;
-    page = Page(external + done, PageDeleter{false});
+    if (page && page.get_deleter().owned()) --pages_allocated_;
+    page = Page(external + done, PageDeleter{});
   }
 }
 
@@ -180,7 +180,7 @@ void SparseMemory::detach(std::uint64_t addr, std::uint64_t len) {
   cached_page_number_ = ~std::uint64_t{0};
   for (std::uint64_t done = 0; done < len; done += page_size_) {
     Page& page = slot((addr + done) >> page_shift_);
-    if (page && page.get_deleter().owned) --pages_allocated_;
+    if (page && page.get_deleter().owned()) --pages_allocated_;
     page.reset();
   }
 }

@@ -11,6 +11,8 @@
 #include <memory>
 #include <vector>
 
+#include "hw/core/page_pool.h"
+
 namespace podsim::core {
 
 class SparseMemory {
@@ -67,13 +69,15 @@ class SparseMemory {
   static constexpr std::size_t kFanout = std::size_t{1} << kLevelBits;
   static constexpr std::uint64_t kLevelMask = kFanout - 1;
 
-  // A page is the store's own or attached memory, which the store does not free.
+  // A page is the store's own, from its pool and given back to it, or attached memory, which the
+  // store does not free.
   struct PageDeleter {
-    PageDeleter() : owned(true) {}
-    explicit PageDeleter(bool own) : owned(own) {}
-    bool owned;
+    PageDeleter() : pool(nullptr) {}
+    explicit PageDeleter(PagePool* from) : pool(from) {}
+    PagePool* pool;
+    bool owned() const { return pool != nullptr; }
     void operator()(std::uint8_t* page) const {
-      if (owned) delete[] page;
+      if (pool) pool->give(page);
     }
   };
   using Page = std::unique_ptr<std::uint8_t[], PageDeleter>;
@@ -94,6 +98,7 @@ class SparseMemory {
   std::uint64_t page_size_;
   unsigned page_shift_;
   std::uint64_t pages_allocated_ = 0;
+  PagePool pool_;  // before root_: the pages go back to it as the table goes
   std::vector<std::unique_ptr<Mid>> root_;
 
   // Cache of the last page found. Only present pages are cached, so it never needs invalidating
