@@ -57,6 +57,8 @@ std::unique_ptr<Command> add_collective_command(CLI::App& app);
 std::unique_ptr<Command> add_kernel_command(CLI::App& app);
 std::unique_ptr<Command> add_run_command(CLI::App& app);
 std::unique_ptr<Command> add_serve_command(CLI::App& app);
+std::unique_ptr<Command> add_sweep_command(CLI::App& app);
+std::unique_ptr<Command> add_plot_command(CLI::App& app);
 
 // Writes `text` to `path` whole or not at all; a failure is reported as a UsageError.
 void write_output_file(const std::string& path, const std::string& text);

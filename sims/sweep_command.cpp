@@ -1,0 +1,378 @@
+// `podsim sweep FILE`: the points of a sweep file, each a podsim command run as its own process,
+// as many at once as the machine has cores; one table, CSV and JSON of every point's rows, a
+// failing point reported while the others finish. `podsim plot FILE`: a sweep's or a command's
+// rows drawn as SVG. Processes rather than threads because a SystemC kernel is one per process.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "sims/command.h"
+#include "sims/progress.h"
+#include "sims/svg_plot.h"
+#include "sims/sweep.h"
+
+extern char** environ;
+
+namespace podsim::sims {
+namespace {
+
+namespace fs = std::filesystem;
+using Rows = std::vector<nlohmann::ordered_json>;
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// What to draw: columns for x, y and the series, with defaults for collective rows.
+struct PlotChoice {
+  std::string x, y = "busbw_gbps";
+  std::vector<std::string> series;
+
+  void add_options(CLI::App* app) {
+    app->add_option("--x", x, "column along x (default: size_bytes, else ranks)");
+    app->add_option("--y", y, "column along y")->capture_default_str();
+    app->add_option("--series", series,
+                    "columns whose values make one line each (default: those of system, algo, "
+                    "op, type, redop, place that vary)")
+        ->delimiter(',');
+  }
+
+  static bool has(const Rows& rows, const std::string& column) {
+    return std::any_of(rows.begin(), rows.end(), [&](const auto& r) { return r.contains(column); });
+  }
+
+  static std::string label(const std::string& column) {
+    static const std::map<std::string, std::string> labels = {
+        {"size_bytes", "size (bytes)"},
+        {"busbw_gbps", "bus bandwidth (GB/s)"},
+        {"algbw_gbps", "algorithm bandwidth (GB/s)"},
+        {"time_us", "time (us)"},
+        {"ranks", "ranks (chips)"}};
+    const auto it = labels.find(column);
+    return it == labels.end() ? column : it->second;
+  }
+
+  std::string svg(const Rows& rows, const std::string& title) const {
+    const std::string x_column = !x.empty() ? x : has(rows, "size_bytes") ? "size_bytes" : "ranks";
+    for (const auto& column : {x_column, y}) {
+      if (!has(rows, column)) throw UsageError(fmt::format("plot: no column '{}'", column));
+    }
+    std::vector<std::string> by = series;
+    if (by.empty()) {
+      for (const char* c : {"system", "algo", "op", "type", "redop", "place"}) {
+        std::set<std::string> seen;
+        for (const auto& r : rows) seen.insert(r.contains(c) ? r[c].dump() : "");
+        if (seen.size() > 1 && c != x_column) by.push_back(c);
+      }
+    }
+    std::map<std::string, PlotSeries> lines;
+    std::vector<std::string> order;
+    for (const auto& r : rows) {
+      if (!r.contains(x_column) || !r.contains(y) || !r[x_column].is_number() ||
+          !r[y].is_number()) {
+        continue;
+      }
+      std::string name;
+      for (const auto& c : by) {
+        const std::string value = !r.contains(c)     ? ""
+                                  : r[c].is_string() ? r[c].get<std::string>()
+                                                     : r[c].dump();
+        name += (name.empty() ? "" : " ") + value;
+      }
+      if (!lines.count(name)) order.push_back(name);
+      lines[name].name = name.empty() ? y : name;
+      lines[name].points.emplace_back(r[x_column].get<double>(), r[y].get<double>());
+    }
+    std::vector<PlotSeries> drawn;
+    for (const auto& name : order) drawn.push_back(lines[name]);
+    PlotSpec spec;
+    spec.title = title;
+    spec.x_label = label(x_column);
+    spec.y_label = label(y);
+    spec.log_x = x_column == "size_bytes" || x_column == "ranks";
+    spec.x_in_bytes = x_column == "size_bytes";
+    try {
+      return svg_plot(spec, drawn);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(fmt::format("plot: {}", e.what()));
+    }
+  }
+};
+
+struct Outcome {
+  int status = -1;
+  std::string error;  // the point's last line on stderr when it failed
+};
+
+// Runs the points, at most `jobs` at once, each writing its JSON into `dir`.
+class PointRunner {
+ public:
+  PointRunner(const fs::path& dir, int jobs, std::vector<std::string> pass_through)
+      : dir_(dir), jobs_(jobs), pass_through_(std::move(pass_through)) {}
+
+  std::vector<Outcome> run(const std::vector<SweepPoint>& points, ProgressBar& progress) {
+    std::vector<Outcome> outcomes(points.size());
+    std::map<pid_t, std::size_t> running;
+    std::size_t next = 0, done = 0;
+    while (done < points.size()) {
+      while (next < points.size() && static_cast<int>(running.size()) < jobs_) {
+        running[start(points[next])] = next;
+        ++next;
+      }
+      int status = 0;
+      const pid_t pid = ::waitpid(-1, &status, 0);
+      const auto it = running.find(pid);
+      if (it == running.end()) continue;
+      Outcome& o = outcomes[it->second];
+      o.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      if (o.status != 0) o.error = last_line(file(it->second, "err"));
+      running.erase(it);
+      progress.update(static_cast<double>(++done) / static_cast<double>(points.size()));
+    }
+    return outcomes;
+  }
+
+  fs::path file(std::size_t point, const char* ext) const {
+    return dir_ / fmt::format("point-{}.{}", point, ext);
+  }
+
+ private:
+  pid_t start(const SweepPoint& point) {
+    std::vector<std::string> args = {"/proc/self/exe"};
+    args.insert(args.end(), point.args.begin(), point.args.end());
+    args.insert(args.end(), pass_through_.begin(), pass_through_.end());
+    const auto index = static_cast<std::size_t>(point.index);
+    args.insert(args.end(), {"--json", file(index, "json").string(), "-q"});
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, file(index, "out").c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&actions, 2, file(index, "err").c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid = 0;
+    const int error = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (error != 0)
+      throw std::runtime_error("sweep: cannot start a point: " + std::string(strerror(error)));
+    return pid;
+  }
+
+  static std::string last_line(const fs::path& path) {
+    std::istringstream in(read_file(path));
+    std::string line, last = "(nothing on stderr)";
+    while (std::getline(in, line)) {
+      if (!line.empty()) last = line;
+    }
+    return last;
+  }
+
+  fs::path dir_;
+  int jobs_;
+  std::vector<std::string> pass_through_;
+};
+
+// A temporary folder, removed with everything in it when the sweep ends.
+class TempDir {
+ public:
+  TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string pattern = (fs::path(base ? base : "/tmp") / "podsim-sweep-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) throw UsageError("sweep: cannot make a temporary folder");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+void print_table(const Rows& rows, const SweepSpec& spec) {
+  std::vector<std::string> columns = {"point"};
+  for (const auto& axis : spec.axes) columns.push_back(axis.name);
+  for (const char* c : {"size_bytes", "algo", "time_us", "busbw_gbps"}) {
+    if (PlotChoice::has(rows, c) && std::find(columns.begin(), columns.end(), c) == columns.end())
+      columns.push_back(c);
+  }
+  std::vector<std::size_t> width;
+  for (const auto& c : columns) width.push_back(std::max<std::size_t>(c.size(), 8));
+  const auto text = [](const nlohmann::ordered_json& v) {
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_number_float()) return fmt::format("{:.2f}", v.get<double>());
+    return v.dump();
+  };
+  for (const auto& row : rows) {
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      if (row.contains(columns[c])) width[c] = std::max(width[c], text(row[columns[c]]).size());
+    }
+  }
+  for (std::size_t c = 0; c < columns.size(); ++c) fmt::print("{:>{}} ", columns[c], width[c]);
+  fmt::print("\n");
+  for (const auto& row : rows) {
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      fmt::print("{:>{}} ", row.contains(columns[c]) ? text(row[columns[c]]) : "", width[c]);
+    }
+    fmt::print("\n");
+  }
+}
+
+class SweepCommand : public Command {
+ public:
+  explicit SweepCommand(CLI::App& app) {
+    subcommand = app.add_subcommand(
+        "sweep", "run every point of a sweep file (YAML) as its own process; one table of rows");
+    subcommand->add_option("FILE", file_, "the sweep file")->required();
+    subcommand->add_option("--jobs,-j", jobs_, "points at once (default: the machine's cores)");
+    subcommand->add_option("--csv", csv_file_, "write every row as CSV");
+    subcommand->add_option("--plot", plot_file_, "draw the rows as SVG (see podsim plot)");
+    plot_.add_options(subcommand);
+  }
+
+  int run(const GlobalOptions& options) override {
+    SweepSpec spec;
+    try {
+      spec = load_sweep(file_);
+    } catch (const std::runtime_error& e) {
+      throw UsageError(e.what());
+    }
+    const auto points = sweep_points(spec);
+    const int jobs = jobs_ > 0 ? jobs_ : std::max(1u, std::thread::hardware_concurrency());
+    for (const auto& f : {csv_file_, plot_file_}) {
+      if (!f.empty()) write_output_file(f, "");  // writable before anything runs
+    }
+    std::vector<std::string> pass_through = {"--seed", std::to_string(options.seed)};
+    if (options.system_given && !std::any_of(spec.axes.begin(), spec.axes.end(),
+                                             [](auto& a) { return a.name == "system"; })) {
+      pass_through.insert(pass_through.end(), {"--system", options.system});
+    }
+    for (const auto& o : options.overrides) pass_through.insert(pass_through.end(), {"--set", o});
+    if (!options.quiet) {
+      fmt::print("# sweep {}: {} points, {} at once\n", file_, points.size(),
+                 std::min<std::size_t>(static_cast<std::size_t>(jobs), points.size()));
+    }
+    TempDir dir;
+    PointRunner runner(dir.path(), jobs, pass_through);
+    std::vector<Outcome> outcomes;
+    {
+      ProgressBar progress("sweep", !options.quiet);
+      outcomes = runner.run(points, progress);
+    }
+    Rows rows;
+    nlohmann::ordered_json report_points = nlohmann::ordered_json::array();
+    int failed = 0;
+    for (const auto& p : points) {
+      const Outcome& o = outcomes[static_cast<std::size_t>(p.index)];
+      nlohmann::ordered_json result;
+      bool ok = o.status == 0;
+      if (ok) {
+        try {
+          result = nlohmann::ordered_json::parse(
+              read_file(runner.file(static_cast<std::size_t>(p.index), "json")));
+        } catch (const nlohmann::json::exception&) {
+          ok = false;
+        }
+      }
+      nlohmann::ordered_json entry = {{"point", p.index},
+                                      {"values", p.describe()},
+                                      {"args", p.args},
+                                      {"exit_status", o.status}};
+      if (!ok) {
+        ++failed;
+        entry["error"] = o.error;
+        fmt::print("# point {} ({}) failed, exit status {}: {}\n", p.index, p.describe(), o.status,
+                   o.error);
+      } else {
+        for (auto& row : point_rows(p, result)) rows.push_back(std::move(row));
+      }
+      report_points.push_back(entry);
+    }
+    print_table(rows, spec);
+    fmt::print("# {} of {} points ran, {} rows{}\n",
+               points.size() - static_cast<std::size_t>(failed), points.size(), rows.size(),
+               failed ? fmt::format(", {} failed", failed) : "");
+    if (!csv_file_.empty()) write_output_file(csv_file_, rows_to_csv(rows));
+    if (!plot_file_.empty() && !rows.empty()) {
+      write_output_file(plot_file_, plot_.svg(rows, fmt::format("podsim sweep {}", file_)));
+    }
+    if (!options.json_file.empty()) {
+      nlohmann::ordered_json j = {
+          {"sweep", file_}, {"points", report_points}, {"failed", failed}, {"rows", rows}};
+      write_output_file(options.json_file, j.dump(2) + "\n");
+    }
+    return failed ? 1 : 0;
+  }
+
+ private:
+  std::string file_, csv_file_, plot_file_;
+  int jobs_ = 0;
+  PlotChoice plot_;
+};
+
+class PlotCommand : public Command {
+ public:
+  explicit PlotCommand(CLI::App& app) {
+    subcommand = app.add_subcommand(
+        "plot", "draw rows (a sweep's or a command's --csv/--json) as an SVG line plot");
+    subcommand->add_option("FILE", file_, "rows: .csv, or .json with a 'rows' list")->required();
+    subcommand->add_option("-o,--output", output_, "the SVG file")->required();
+    subcommand->add_option("--title", title_, "the plot's title (default: the file's name)");
+    plot_.add_options(subcommand);
+  }
+
+  int run(const GlobalOptions&) override {
+    if (!fs::is_regular_file(file_)) throw UsageError(fmt::format("{}: no such file", file_));
+    Rows rows;
+    try {
+      rows = fs::path(file_).extension() == ".json" ? json_rows()
+                                                    : rows_from_csv(read_file(file_), file_);
+    } catch (const std::exception& e) {
+      throw UsageError(e.what());
+    }
+    if (rows.empty()) throw UsageError(fmt::format("{}: no rows to plot", file_));
+    write_output_file(
+        output_, plot_.svg(rows, title_.empty() ? fs::path(file_).filename().string() : title_));
+    return 0;
+  }
+
+ private:
+  Rows json_rows() const {
+    const auto j = nlohmann::ordered_json::parse(read_file(file_));
+    if (!j.contains("rows") || !j["rows"].is_array())
+      throw std::runtime_error(fmt::format("{}: no 'rows' list", file_));
+    return Rows(j["rows"].begin(), j["rows"].end());
+  }
+
+  std::string file_, output_, title_;
+  PlotChoice plot_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> add_sweep_command(CLI::App& app) {
+  return std::make_unique<SweepCommand>(app);
+}
+std::unique_ptr<Command> add_plot_command(CLI::App& app) {
+  return std::make_unique<PlotCommand>(app);
+}
+
+}  // namespace podsim::sims
