@@ -44,7 +44,7 @@ SANITIZE_TARGET ?= unit_tests
 SANITIZE_LABEL ?= unit
 sanitize: deps
 	@cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPODSIM_SANITIZE=ON \
-	  -DPODSIM_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS_DEBUG=-g1 >/dev/null
+	  -DPODSIM_BUILD_BENCH=OFF -DPODSIM_BUILD_PYTHON=OFF -DCMAKE_CXX_FLAGS_DEBUG=-g1 >/dev/null
 	@cmake --build build-asan -j $(JOBS) --target $(SANITIZE_TARGET)
 	cd build-asan && ctest -j $(JOBS) --output-on-failure -L $(SANITIZE_LABEL)
 

@@ -4,7 +4,6 @@
 // rows drawn as SVG. Processes rather than threads because a SystemC kernel is one per process.
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,8 +20,6 @@
 #include "sims/progress.h"
 #include "sims/svg_plot.h"
 #include "sims/sweep.h"
-
-extern char** environ;
 
 namespace podsim::sims {
 namespace {
@@ -151,27 +148,41 @@ class PointRunner {
   }
 
  private:
+  // A forked copy of this process runs the point's command line as `podsim` would: the sweep
+  // itself elaborates nothing, so each child starts with a fresh SystemC kernel, and no podsim
+  // binary need be found (the Python module runs sweeps too).
   pid_t start(const SweepPoint& point) {
-    std::vector<std::string> args = {"/proc/self/exe"};
+    std::vector<std::string> args = {"podsim"};
     args.insert(args.end(), point.args.begin(), point.args.end());
     args.insert(args.end(), pass_through_.begin(), pass_through_.end());
     const auto index = static_cast<std::size_t>(point.index);
     args.insert(args.end(), {"--json", file(index, "json").string(), "-q"});
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    if (pid < 0)
+      throw std::runtime_error("sweep: cannot start a point: " + std::string(strerror(errno)));
+    if (pid == 0) run_point(args, file(index, "out"), file(index, "err"));
+    return pid;
+  }
+
+  [[noreturn]] static void run_point(std::vector<std::string> args, const fs::path& out,
+                                     const fs::path& err) {
+    const int out_fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int err_fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (out_fd < 0 || err_fd < 0) ::_exit(70);
+    ::dup2(out_fd, STDOUT_FILENO);
+    ::dup2(err_fd, STDERR_FILENO);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, file(index, "out").c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_addopen(&actions, 2, file(index, "err").c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    pid_t pid = 0;
-    const int error = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (error != 0)
-      throw std::runtime_error("sweep: cannot start a point: " + std::string(strerror(error)));
-    return pid;
+    int status = 70;
+    try {
+      status = run_podsim(static_cast<int>(args.size()), argv.data());
+    } catch (...) {
+      std::fprintf(stderr, "podsim: error: the point ended with an unexpected exception\n");
+    }
+    std::fflush(nullptr);
+    ::_exit(status);
   }
 
   static std::string last_line(const fs::path& path) {
