@@ -25,7 +25,20 @@ double Dcqcn::decayed(double alpha, std::uint64_t periods, double g) {
 double Dcqcn::alpha(core::TimePs now) const {
   if (!cut_once_ || now <= alpha_ps_) return alpha_;
   const auto period = static_cast<core::TimePs>(config_.alpha_update_period.ps);
-  return decayed(alpha_, (now - alpha_ps_) / period, config_.g);
+  const std::uint64_t periods = (now - alpha_ps_) / period;
+  if (periods == 0 || !cnp_in_period_) return decayed(alpha_, periods, config_.g);
+  // Per period: the first boundary takes in the CNP that came during its period.
+  return decayed((1 - config_.g) * alpha_ + config_.g, periods - 1, config_.g);
+}
+
+void Dcqcn::update_alpha(core::TimePs now) {
+  if (!cut_once_ || now <= alpha_ps_) return;
+  const auto period = static_cast<core::TimePs>(config_.alpha_update_period.ps);
+  const std::uint64_t periods = (now - alpha_ps_) / period;
+  if (periods == 0) return;
+  alpha_ = alpha(now);
+  alpha_ps_ += periods * period;
+  cnp_in_period_ = false;
 }
 
 void Dcqcn::advance(core::TimePs now) {
@@ -44,6 +57,10 @@ void Dcqcn::advance(core::TimePs now) {
 
 void Dcqcn::on_cnp(core::TimePs now) {
   advance(now);
+  if (config_.alpha_update == AlphaUpdate::kPerPeriod) {
+    update_alpha(now);
+    if (cut_once_) cnp_in_period_ = true;  // the first CNP starts the alpha timer instead
+  }
   const auto period = static_cast<core::TimePs>(config_.rate_decrease_period.ps);
   if (cut_once_ && now < last_cut_ps_ + period) {
     if (pending_cut_ps_ == kNever) pending_cut_ps_ = last_cut_ps_ + period;
@@ -63,12 +80,19 @@ void Dcqcn::on_sent(std::uint64_t bytes, core::TimePs now) {
 }
 
 void Dcqcn::cut(core::TimePs at) {
-  // Alpha as it decayed up to the cut; its timer restarts here.
+  const bool per_cut = config_.alpha_update == AlphaUpdate::kPerCut;
+  if (!per_cut) update_alpha(at);
   const double a = alpha(at);
-  rt_ = rc_;
+  if (config_.clamp_target == ClampTarget::kEveryCut || timer_events_ > 0 || !cut_once_) {
+    rt_ = rc_;
+  }
   set_rate(std::max(config_.min_rate.bits_per_second, rc_ * (1 - a / 2)), at);
-  alpha_ = (1 - config_.g) * a + config_.g;
-  alpha_ps_ = at;
+  if (per_cut || !cut_once_) {
+    // Per cut: alpha as it decayed up to the cut, then raised; its timer restarts here. Per
+    // period, the first cut starts the timer.
+    alpha_ = per_cut ? (1 - config_.g) * a + config_.g : a;
+    alpha_ps_ = at;
+  }
   cut_once_ = true;
   last_cut_ps_ = at;
   ++cuts_;
@@ -83,8 +107,9 @@ void Dcqcn::increase(core::TimePs at, bool from_timer) {
   const std::uint64_t b = config_.byte_counter.bytes == 0 ? timer_events_ : byte_events_;
   const auto f = static_cast<std::uint64_t>(config_.fast_recovery_rounds);
   if (std::max(t, b) > f) {
-    const double step = std::min(t, b) > f ? static_cast<double>(std::min(t, b) - f) *
-                                                 config_.hyper_increase.bits_per_second
+    const double rounds =
+        config_.hyper_increase_grows ? static_cast<double>(std::min(t, b) - f) : 1.0;
+    const double step = std::min(t, b) > f ? rounds * config_.hyper_increase.bits_per_second
                                            : config_.additive_increase.bits_per_second;
     rt_ = std::min(line_, rt_ + step);
   }

@@ -13,6 +13,10 @@
 // the line rate the QP counts as recovered and its timers stop.
 // Timers are evaluated lazily: advance(now) replays every timer event up to `now` in time order,
 // so an idle QP costs nothing and the result equals an event-driven run.
+// Where deployed NICs differ (DcqcnConfig's profile `nic`, after [N2]'s simulator): a cut sets
+// Rt = Rc only when a timer increase came since the previous cut; alpha moves once per alpha
+// period, (1 - g) alpha + g when a CNP came in it, (1 - g) alpha otherwise, and not at cuts; hyper
+// increase adds HAI per event.
 // Ignores: the notification point (the NIC sends CNPs) and rate limiting itself (the NIC paces
 // packets at rate()).
 #pragma once
@@ -53,6 +57,8 @@ class Dcqcn {
 
  private:
   void cut(core::TimePs at);
+  // Per-period alpha: folds the alpha periods ended by `now` into alpha_.
+  void update_alpha(core::TimePs now);
   void increase(core::TimePs at, bool from_timer);
   void set_rate(double rc, core::TimePs at);
   static double decayed(double alpha, std::uint64_t periods, double g);
@@ -62,7 +68,8 @@ class Dcqcn {
   double rc_, rt_;
   double alpha_;
   bool cut_once_ = false;
-  core::TimePs alpha_ps_ = 0;  // time of the last alpha event
+  bool cnp_in_period_ = false;  // per-period alpha: a CNP came since the last alpha event
+  core::TimePs alpha_ps_ = 0;   // time of the last alpha event
   core::TimePs last_cut_ps_ = 0;
   core::TimePs pending_cut_ps_ = kNever;
   core::TimePs next_increase_ps_ = kNever;

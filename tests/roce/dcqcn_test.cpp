@@ -150,5 +150,64 @@ TEST(Dcqcn, ObserverSeesEveryChange) {
   EXPECT_DOUBLE_EQ(level.average(500 * kUs), (100.0 * 100 + 50.0 * 300 + 75.0 * 100) / 500);
 }
 
+// The nic profile (after HPCC's simulator and NVIDIA's NICs): a burst of cuts keeps the target
+// the flow had before it; the paper's rules set the target at every cut.
+TEST(Dcqcn, NicProfileKeepsTheTargetThroughBackToBackCuts) {
+  Dcqcn nic(DcqcnConfig::nic(), kLine), paper(DcqcnConfig::hpcc(), kLine);
+  for (Dcqcn* d : {&nic, &paper}) {
+    d->on_cnp(0);
+    d->on_cnp(4 * kUs);
+  }
+  EXPECT_EQ(nic.cuts(), 2u);
+  EXPECT_EQ(nic.target_rate(), kLine);
+  EXPECT_EQ(paper.target_rate(), 50e9);
+  EXPECT_LT(nic.rate(), 50e9);
+}
+
+// After a timer increase the next cut sets the target to the rate it cuts from.
+TEST(Dcqcn, NicProfileClampsTheTargetAfterATimerIncrease) {
+  Dcqcn d(DcqcnConfig::nic(), kLine);
+  d.on_cnp(0);           // Rc 50, Rt 100
+  d.advance(300 * kUs);  // fast recovery: Rc 75
+  EXPECT_EQ(d.rate(), 75e9);
+  d.on_cnp(301 * kUs);
+  EXPECT_EQ(d.target_rate(), 75e9);
+}
+
+// Alpha moves once per alpha period, by g only when a CNP came in it, and not at cuts.
+TEST(Dcqcn, NicProfileUpdatesAlphaPerPeriod) {
+  DcqcnConfig c = DcqcnConfig::nic();
+  c.initial_alpha = 0.5;
+  Dcqcn d(c, kLine);
+  const double g = 1.0 / 256;
+  d.on_cnp(0);  // cuts with alpha 0.5 and starts the alpha timer
+  EXPECT_EQ(d.rate(), 75e9);
+  EXPECT_EQ(d.alpha(kUs - 1), 0.5);
+  EXPECT_DOUBLE_EQ(d.alpha(kUs), 0.5 * (1 - g));  // no CNP in the first period
+  d.on_cnp(kUs + kUs / 2);                        // a CNP in the second
+  const double second = (1 - g) * (0.5 * (1 - g)) + g;
+  EXPECT_DOUBLE_EQ(d.alpha(2 * kUs), second);
+  EXPECT_DOUBLE_EQ(d.alpha(3 * kUs), second * (1 - g));
+  d.advance(4 * kUs);  // the CNP's cut, at the end of the decrease period, uses alpha then
+  EXPECT_EQ(d.cuts(), 2u);
+  EXPECT_DOUBLE_EQ(d.rate(), 75e9 * (1 - second * (1 - g) * (1 - g) / 2));
+  EXPECT_DOUBLE_EQ(d.alpha(4 * kUs), second * (1 - g) * (1 - g));  // the cut left alpha alone
+}
+
+TEST(Dcqcn, NicProfileHyperIncreaseAddsTheSameStepEachTime) {
+  DcqcnConfig c = DcqcnConfig::nic();
+  c.fast_recovery_rounds = 0;
+  c.hyper_increase = core::Bandwidth{1e9};
+  Dcqcn d(c, kLine);
+  d.on_cnp(0);
+  d.advance(300 * kUs);  // a timer increase, so the next cut sets the target
+  d.on_cnp(301 * kUs);
+  const double rt = d.target_rate();
+  d.advance(601 * kUs);
+  EXPECT_DOUBLE_EQ(d.target_rate(), rt + 1e9);
+  d.advance(901 * kUs);
+  EXPECT_DOUBLE_EQ(d.target_rate(), rt + 2e9);  // the paper's would be rt + 3e9
+}
+
 }  // namespace
 }  // namespace podsim::roce

@@ -70,6 +70,30 @@ TEST(RoceConfig, BindsFromYaml) {
   EXPECT_EQ(c.dcqcn.rate_increase_period.ps, 55000000);
 }
 
+// The default is the nic profile; profile: paper sets the keys it decides, and a key given
+// beside it overrides it, wherever it is in the file.
+TEST(RoceConfig, AProfileSetsItsKeysAndGivenKeysWin) {
+  const RoceConfig nic;
+  EXPECT_EQ(nic.dcqcn.profile, DcqcnProfile::kNic);
+  EXPECT_EQ(nic.dcqcn.clamp_target, ClampTarget::kAfterTimerIncrease);
+  EXPECT_EQ(nic.dcqcn.alpha_update, AlphaUpdate::kPerPeriod);
+  EXPECT_FALSE(nic.dcqcn.hyper_increase_grows);
+  EXPECT_EQ(nic.dcqcn.byte_counter.bytes, 0u);
+  EXPECT_EQ(nic.dcqcn.rate_increase_period.ps, 300000000);  // 300 us
+  EXPECT_EQ(nic.dcqcn.fast_recovery_rounds, 1);
+  const auto c = core::bind_config<RoceConfig>(
+      core::parse_yaml("dcqcn:\n  fast_recovery_rounds: 3\n  profile: paper\n", "nic.yaml"));
+  EXPECT_EQ(c.dcqcn.profile, DcqcnProfile::kPaper);
+  EXPECT_EQ(c.dcqcn.clamp_target, ClampTarget::kEveryCut);
+  EXPECT_EQ(c.dcqcn.alpha_update, AlphaUpdate::kPerCut);
+  EXPECT_TRUE(c.dcqcn.hyper_increase_grows);
+  EXPECT_EQ(c.dcqcn.byte_counter.bytes, 10000000u);
+  EXPECT_EQ(c.dcqcn.rate_increase_period.ps, 55000000);  // 55 us
+  EXPECT_EQ(c.dcqcn.fast_recovery_rounds, 3);            // given: overrides the profile's 5
+  EXPECT_EQ(problem(c), "");  // validating the bound struct keeps its values
+  EXPECT_EQ(c.dcqcn.fast_recovery_rounds, 3);
+}
+
 TEST(RoceConfig, EveryDefaultCitesASource) {
   for (const auto& row : core::config_schema<RoceConfig>("roce")) {
     if (row.path == "roce.dcqcn.enabled") continue;
