@@ -1,0 +1,96 @@
+// Max-min fair rates by progressive filling: shares of one link, a flow held by its own limit,
+// the textbook parking-lot line, order independence, removal, and bad input.
+#include "hw/flow/max_min.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+namespace podsim::flow {
+namespace {
+
+TEST(MaxMin, FlowsShareOneLinkEqually) {
+  MaxMinSolver s;
+  const int link = s.add_link(100);
+  const int a = s.add_flow({link}), b = s.add_flow({link}), c = s.add_flow({link});
+  s.solve();
+  for (int f : {a, b, c}) EXPECT_DOUBLE_EQ(s.rate(f), 100.0 / 3);
+  EXPECT_DOUBLE_EQ(s.load(link), 100);
+}
+
+// A flow held by its own limit leaves the rest of the link to the others.
+TEST(MaxMin, ALimitedFlowLeavesItsShareToTheOthers) {
+  MaxMinSolver s;
+  const int link = s.add_link(100);
+  const int slow = s.add_flow({link}, 10), a = s.add_flow({link}), b = s.add_flow({link});
+  s.solve();
+  EXPECT_DOUBLE_EQ(s.rate(slow), 10);
+  EXPECT_DOUBLE_EQ(s.rate(a), 45);
+  EXPECT_DOUBLE_EQ(s.rate(b), 45);
+}
+
+// The parking lot: a long flow over links 0..2 and one short flow on each link; link 1 is half
+// the others. Link 1 fills first (long and short1 at 25), then links 0 and 2 fill with short0
+// and short2 at 75.
+TEST(MaxMin, ParkingLotGivesEachItsBottleneckShare) {
+  MaxMinSolver s;
+  const int l0 = s.add_link(100), l1 = s.add_link(50), l2 = s.add_link(100);
+  const int longest = s.add_flow({l0, l1, l2});
+  const int s0 = s.add_flow({l0}), s1 = s.add_flow({l1}), s2 = s.add_flow({l2});
+  s.solve();
+  EXPECT_DOUBLE_EQ(s.rate(longest), 25);
+  EXPECT_DOUBLE_EQ(s.rate(s1), 25);
+  EXPECT_DOUBLE_EQ(s.rate(s0), 75);
+  EXPECT_DOUBLE_EQ(s.rate(s2), 75);
+  for (int l : {l0, l1, l2}) EXPECT_DOUBLE_EQ(s.load(l), l == l1 ? 50 : 100);
+}
+
+TEST(MaxMin, RatesDependOnTheFlowsNotOnTheOrderTheyCame) {
+  MaxMinSolver a, b;
+  for (MaxMinSolver* s : {&a, &b}) {
+    s->add_link(40);
+    s->add_link(100);
+  }
+  const int a1 = a.add_flow({0, 1}), a2 = a.add_flow({1}, 30), a3 = a.add_flow({0});
+  const int b3 = b.add_flow({0}), b2 = b.add_flow({1}, 30), b1 = b.add_flow({0, 1});
+  a.solve();
+  b.solve();
+  EXPECT_EQ(a.rate(a1), b.rate(b1));
+  EXPECT_EQ(a.rate(a2), b.rate(b2));
+  EXPECT_EQ(a.rate(a3), b.rate(b3));
+  EXPECT_DOUBLE_EQ(a.rate(a1), 20);
+  EXPECT_DOUBLE_EQ(a.rate(a2), 30);
+}
+
+// A flow that ends gives its share back at the next solve; its id is reused.
+TEST(MaxMin, RemovingAFlowGivesItsShareBack) {
+  MaxMinSolver s;
+  const int link = s.add_link(90);
+  const int a = s.add_flow({link}), b = s.add_flow({link}), c = s.add_flow({link});
+  s.solve();
+  EXPECT_DOUBLE_EQ(s.rate(a), 30);
+  s.remove_flow(b);
+  s.solve();
+  EXPECT_DOUBLE_EQ(s.rate(a), 45);
+  EXPECT_DOUBLE_EQ(s.rate(c), 45);
+  EXPECT_EQ(s.live_flows(), 2);
+  EXPECT_THROW(s.rate(b), std::invalid_argument);
+  EXPECT_EQ(s.add_flow({link}), b);
+}
+
+TEST(MaxMin, BadInputIsRefusedWithTheReason) {
+  MaxMinSolver s;
+  EXPECT_THROW(s.add_link(0), std::invalid_argument);
+  const int link = s.add_link(10);
+  EXPECT_THROW(s.add_flow({link + 1}), std::invalid_argument);
+  EXPECT_THROW(s.add_flow({link, link}), std::invalid_argument);
+  EXPECT_THROW(s.add_flow({}), std::invalid_argument);  // unbounded
+  EXPECT_THROW(s.add_flow({link}, 0), std::invalid_argument);
+  EXPECT_THROW(s.remove_flow(3), std::invalid_argument);
+  const int local = s.add_flow({}, 5);  // a flow limited only by itself (a copy in one chip)
+  s.solve();
+  EXPECT_DOUBLE_EQ(s.rate(local), 5);
+}
+
+}  // namespace
+}  // namespace podsim::flow
