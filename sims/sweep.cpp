@@ -179,7 +179,8 @@ std::vector<nlohmann::ordered_json> point_rows(const SweepPoint& point,
       if (!row.contains(key)) row[key] = value;
     }
     for (const auto& [key, value] : result.items()) {
-      if (value.is_primitive() && !row.contains(key)) row[key] = value;
+      // The simulator's own CPU time would make two runs of one sweep differ.
+      if (value.is_primitive() && !row.contains(key) && key != "cpu_seconds") row[key] = value;
     }
     out.push_back(std::move(row));
   }

@@ -45,7 +45,8 @@ std::vector<SweepPoint> sweep_points(const SweepSpec& spec);
 
 // A point's rows: each row of its JSON results ("rows"), or the whole result as one row when it
 // has none; each row led by the point's index and axis values and with the result's top-level
-// scalars ("system", "ranks", ...) it does not have itself.
+// scalars ("system", "ranks", ...) it does not have itself, but for the simulator's CPU seconds,
+// so that a sweep run twice gives the same rows byte for byte.
 std::vector<nlohmann::ordered_json> point_rows(const SweepPoint& point,
                                                const nlohmann::ordered_json& result);
 

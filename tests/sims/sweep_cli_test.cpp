@@ -54,6 +54,22 @@ TEST_F(SweepCli, ABadPointIsReportedAndTheOthersFinish) {
   EXPECT_EQ(j["rows"][6]["busbw_gbps"], direct["busbw_gbps"]);
 }
 
+// The same sweep twice, its points finishing in any order, gives the same rows byte for byte.
+TEST_F(SweepCli, TheSameSweepTwiceGivesTheSameRows) {
+  const auto file = write("s.yaml",
+                          "command: collective --timing-only --place both\n"
+                          "axes:\n  algo: [ring, mesh, tree]\n  sizes: [4K, 1M]\n");
+  std::string csv[2];
+  for (int i = 0; i < 2; ++i) {
+    const auto out = dir_ / ("rows" + std::to_string(i) + ".csv");
+    const auto r = test::run_program(PODSIM_BINARY, {"sweep", file, "--csv", out.string(), "-q"});
+    ASSERT_EQ(r.exit_status, 0) << r.err;
+    csv[i] = test::read_text(out);
+  }
+  EXPECT_EQ(csv[0], csv[1]);
+  EXPECT_EQ(std::count(csv[0].begin(), csv[0].end(), '\n'), 13);  // 6 points x 2 places
+}
+
 TEST_F(SweepCli, PlotDrawsOneLinePerAlgorithmFromACsv) {
   const auto csv = write("rows.csv",
                          "point,algo,size_bytes,busbw_gbps\n0,ring,1024,1.5\n1,ring,2048,3\n"

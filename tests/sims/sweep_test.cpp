@@ -58,7 +58,7 @@ TEST(Sweep, RowsLeadWithThePointAndTakeTheResultsScalars) {
   point.index = 3;
   point.values = {{"algo", "ring"}};
   const auto result = nlohmann::ordered_json::parse(
-      R"({"system": "hls2", "ranks": 8, "rows": [{"size_bytes": 1024, "algo": "ring"},
+      R"({"system": "hls2", "ranks": 8, "cpu_seconds": 0.5, "rows": [{"size_bytes": 1024, "algo": "ring"},
           {"size_bytes": 2048, "algo": "ring"}], "event_queue": {"callbacks": 5}})");
   const auto rows = point_rows(point, result);
   ASSERT_EQ(rows.size(), 2u);
