@@ -46,7 +46,18 @@ int main(int argc, char** argv) {
                                  "[--system S] [--ranks N]")) {
     return 2;
   }
-  const int runs = std::max(1, std::stoi(runs_text));
+  int runs = 0;
+  try {
+    std::size_t used = 0;
+    runs = std::stoi(runs_text, &used);
+    if (used != runs_text.size()) runs = 0;
+  } catch (const std::exception&) {
+  }
+  if (runs < 1) {
+    std::fprintf(stderr, "functional_cost: --runs %s: must be a whole number of at least 1\n",
+                 runs_text.c_str());
+    return 2;
+  }
   const std::vector<std::string> base = {
       "collective", "--system", system, "--ranks", ranks, "--algo", "halving_doubling",
       "-d",         "half",     "-b",   "1M",      "-e",  "2M",     "--place",

@@ -11,7 +11,8 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(BenchArgs, AFlagWithoutItsValueIsAUsageError) {
-  for (const char* bench : {COLLECTIVE_SCALE_BINARY, NET_RATE_BINARY, COMPUTE_BINARY}) {
+  for (const char* bench :
+       {COLLECTIVE_SCALE_BINARY, NET_RATE_BINARY, COMPUTE_BINARY, FUNCTIONAL_COST_BINARY}) {
     for (const char* flag : {"--help", "--json"}) {
       const auto r = test::run_program(bench, {flag});
       EXPECT_EQ(r.exit_status, 2) << bench << " " << flag;
@@ -31,6 +32,14 @@ TEST(BenchArgs, ABadScaleIsNamed) {
     const auto r = test::run_program(COMPUTE_BINARY, {"--scale", scale});
     EXPECT_EQ(r.exit_status, 2) << scale;
     EXPECT_THAT(r.err, HasSubstr("--scale must be a whole number")) << scale;
+  }
+}
+
+TEST(BenchArgs, ABadRunCountIsNamed) {
+  for (const char* runs : {"0", "x", "3x"}) {
+    const auto r = test::run_program(FUNCTIONAL_COST_BINARY, {"--runs", runs});
+    EXPECT_EQ(r.exit_status, 2) << runs;
+    EXPECT_THAT(r.err, HasSubstr("--runs")) << runs;
   }
 }
 
