@@ -2,7 +2,6 @@
 // as many at once as the machine has cores; one table, CSV and JSON of every point's rows, a
 // failing point reported while the others finish. `podsim plot FILE`: a sweep's or a command's
 // rows drawn as SVG. Processes rather than threads because a SystemC kernel is one per process.
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +16,7 @@
 #include <thread>
 
 #include "sims/command.h"
+#include "sims/forked_run.h"
 #include "sims/progress.h"
 #include "sims/svg_plot.h"
 #include "sims/sweep.h"
@@ -148,41 +148,13 @@ class PointRunner {
   }
 
  private:
-  // A forked copy of this process runs the point's command line as `podsim` would: the sweep
-  // itself elaborates nothing, so each child starts with a fresh SystemC kernel, and no podsim
-  // binary need be found (the Python module runs sweeps too).
+  // A forked copy of this process runs the point (the sweep itself elaborates nothing).
   pid_t start(const SweepPoint& point) {
-    std::vector<std::string> args = {"podsim"};
-    args.insert(args.end(), point.args.begin(), point.args.end());
+    std::vector<std::string> args = point.args;
     args.insert(args.end(), pass_through_.begin(), pass_through_.end());
     const auto index = static_cast<std::size_t>(point.index);
     args.insert(args.end(), {"--json", file(index, "json").string(), "-q"});
-    std::fflush(nullptr);
-    const pid_t pid = ::fork();
-    if (pid < 0)
-      throw std::runtime_error("sweep: cannot start a point: " + std::string(strerror(errno)));
-    if (pid == 0) run_point(args, file(index, "out"), file(index, "err"));
-    return pid;
-  }
-
-  [[noreturn]] static void run_point(std::vector<std::string> args, const fs::path& out,
-                                     const fs::path& err) {
-    const int out_fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int err_fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (out_fd < 0 || err_fd < 0) ::_exit(70);
-    ::dup2(out_fd, STDOUT_FILENO);
-    ::dup2(err_fd, STDERR_FILENO);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    int status = 70;
-    try {
-      status = run_podsim(static_cast<int>(args.size()), argv.data());
-    } catch (...) {
-      std::fprintf(stderr, "podsim: error: the point ended with an unexpected exception\n");
-    }
-    std::fflush(nullptr);
-    ::_exit(status);
+    return start_forked_podsim(args, file(index, "out"), file(index, "err"));
   }
 
   static std::string last_line(const fs::path& path) {

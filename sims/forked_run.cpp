@@ -1,0 +1,53 @@
+#include "sims/forked_run.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+#include "sims/command.h"
+
+namespace podsim::sims {
+
+namespace {
+
+[[noreturn]] void run_child(std::vector<std::string> args, const std::filesystem::path& out,
+                            const std::filesystem::path& err) {
+  const int out_fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  const int err_fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (out_fd < 0 || err_fd < 0) ::_exit(70);
+  ::dup2(out_fd, STDOUT_FILENO);
+  ::dup2(err_fd, STDERR_FILENO);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int status = 70;
+  try {
+    status = run_podsim(static_cast<int>(args.size()), argv.data());
+  } catch (...) {
+    std::fprintf(stderr, "podsim: error: the run ended with an unexpected exception\n");
+  }
+  std::fflush(nullptr);
+  ::_exit(status);  // not the parent's exit handlers (a Python interpreter's, say)
+}
+
+}  // namespace
+
+pid_t start_forked_podsim(const std::vector<std::string>& args, const std::filesystem::path& out,
+                          const std::filesystem::path& err) {
+  std::vector<std::string> command = {"podsim"};
+  command.insert(command.end(), args.begin(), args.end());
+  std::fflush(nullptr);  // nothing buffered is written twice
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    throw std::runtime_error(std::string("cannot fork a simulation process: ") +
+                             std::strerror(errno));
+  }
+  if (pid == 0) run_child(std::move(command), out, err);
+  return pid;
+}
+
+}  // namespace podsim::sims
