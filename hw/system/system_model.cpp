@@ -17,11 +17,6 @@ std::string module_name(const std::string& dotted) {
   return name;
 }
 
-// Independent streams per component: the run seed mixed with a salt and the component's index.
-std::uint64_t component_seed(std::uint64_t run_seed, std::uint64_t salt, std::uint64_t index) {
-  return core::Random::mix(core::Random::mix(run_seed ^ (salt << 56)) + index);
-}
-
 // A box: the chips that share a chassis, built inside its constructor so that they take its
 // name (system.box3.chip5).
 class Box : public sc_core::sc_module {
@@ -73,7 +68,7 @@ void SystemModel::build_switches(const ModelOptions& options) {
     if (node.kind != TopologyNode::Kind::kSwitch) continue;
     fabric::SwitchConfig sw = config_.network.switch_config;
     sw.ports = node.ports;
-    sw.ecmp_seed = component_seed(options.seed, 1, n);
+    sw.ecmp_seed = switch_ecmp_seed(options.seed, static_cast<int>(n));
     switches_[n] = std::make_unique<fabric::Switch>(module_name(node.name).c_str(), sw);
     switches_[n]->routes() = std::move(topology_.routes[n]);
   }

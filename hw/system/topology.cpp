@@ -358,4 +358,45 @@ Topology build_topology(const SystemConfig& system, const core::ConfigNode* tree
   return Builder(system, tree).build();
 }
 
+std::uint64_t component_seed(std::uint64_t run_seed, std::uint64_t salt, std::uint64_t index) {
+  return core::Random::mix(core::Random::mix(run_seed ^ (salt << 56)) + index);
+}
+
+std::uint64_t switch_ecmp_seed(std::uint64_t run_seed, int node) {
+  return component_seed(run_seed, 1, static_cast<std::uint64_t>(node));
+}
+
+std::vector<int> flow_links(const Topology& t, PortRef from, const FlowTuple& flow,
+                            std::uint64_t run_seed) {
+  const auto at = [](auto& v, int i) -> auto& { return v[static_cast<std::size_t>(i)]; };
+  std::vector<int> path;
+  PortRef out = from;
+  // A shortest path never visits a node twice; more hops than nodes means a loop.
+  for (std::size_t hop = 0; hop <= t.nodes.size(); ++hop) {
+    const int link = at(at(t.link_of_port, out.node), out.port);
+    if (link < 0) {
+      throw std::invalid_argument(fmt::format("flow from {} port {}: the port is not wired",
+                                              at(t.nodes, out.node).name, out.port));
+    }
+    path.push_back(link);
+    const PortRef in = t.peer(out);
+    const TopologyNode& node = at(t.nodes, in.node);
+    if (node.kind == TopologyNode::Kind::kNic) {
+      if (at(at(t.endpoint_of_port, in.node), in.port) == flow.dst) return path;
+      throw std::invalid_argument(
+          fmt::format("flow to endpoint {}: arrived at {} instead", flow.dst, node.name));
+    }
+    const fabric::RouteTable::Group group = at(t.routes, in.node).lookup(flow.dst);
+    if (group.count == 0) {
+      throw std::invalid_argument(
+          fmt::format("flow to endpoint {}: {} has no route", flow.dst, node.name));
+    }
+    const std::uint64_t hash = fabric::flow_hash(
+        fabric::ipv4_of(flow.src), fabric::ipv4_of(flow.dst), flow.udp_source,
+        fabric::kRoceV2UdpPort, fabric::kIpProtocolUdp, switch_ecmp_seed(run_seed, in.node));
+    out = {in.node, group.ports[group.count == 1 ? 0 : fabric::ecmp_member(hash, group.count)]};
+  }
+  throw std::invalid_argument(fmt::format("flow to endpoint {}: the route loops", flow.dst));
+}
+
 }  // namespace podsim::system

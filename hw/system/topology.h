@@ -80,4 +80,26 @@ bool directly_linked(const SystemConfig& s, int a, int b);
 // description cannot be wired (ports left over, too few switch ports, uneven spine spread).
 Topology build_topology(const SystemConfig& system, const core::ConfigNode* tree = nullptr);
 
+// Independent random streams per component of a run: the run seed mixed with a salt (one per
+// kind of component) and the component's index.
+std::uint64_t component_seed(std::uint64_t run_seed, std::uint64_t salt, std::uint64_t index);
+// The ECMP seed SystemModel gives switch node `node`: switches with different seeds split the
+// same flows differently.
+std::uint64_t switch_ecmp_seed(std::uint64_t run_seed, int node);
+
+// What a switch hashes to choose among equal-cost ports: a RoCE flow's endpoints and its UDP
+// source port (the QP's entropy).
+struct FlowTuple {
+  fabric::EndpointId src = 0, dst = 0;
+  std::uint16_t udp_source = 0;
+};
+
+// The links, in order, that a flow's packets cross from NIC port `from` to its destination, as
+// the switches forward them: each switch's table, the member of an equal-cost group chosen by
+// the flow's hash under the switch's seed. For the flow-level network, which must take the
+// packets' paths. Throws std::invalid_argument when `from` is unwired, the destination is not
+// reachable, or the walk does not end.
+std::vector<int> flow_links(const Topology& t, PortRef from, const FlowTuple& flow,
+                            std::uint64_t run_seed);
+
 }  // namespace podsim::system

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "collectives/system_file.h"
+#include "hw/fabric/switch.h"
 
 namespace podsim::system {
 namespace {
@@ -167,6 +168,42 @@ TEST(TopologyErrors, BoxesWithoutANetworkAndPortOverflow) {
   EXPECT_THAT(topology_error("hls2", {"boxes=2"}), HasSubstr("key 'network.kind'"));
   EXPECT_THAT(topology_error("hls1", {"scale_out.ports_per_chip=4"}),
               HasSubstr("needs 11 NIC ports per chip"));
+}
+
+// A flow's path through a k=4 fat tree, as the switches forward it: two links under one edge
+// switch, four within a pod, six across pods, ending at the destination; the group member at
+// each switch is the one the switch's own hash picks; and different flows spread over the cores.
+TEST(Topology, FlowLinksFollowTheSwitchesTablesAndHashes) {
+  const auto t = preset("fattree-k16", {"boxes=16", "network.fat_tree_k=4"});
+  const auto from = [&](int chip) { return PortRef{t.nic_of_chip(chip), t.scale_out_port(0)}; };
+  const auto endpoint = [&](int chip) {
+    const PortRef p = from(chip);
+    return t.endpoint_of_port[static_cast<std::size_t>(p.node)][static_cast<std::size_t>(p.port)];
+  };
+  const auto path = [&](int a, int b, std::uint16_t udp) {
+    return flow_links(t, from(a), {endpoint(a), endpoint(b), udp}, 7);
+  };
+  EXPECT_EQ(path(0, 1, 0xc000).size(), 2u);   // one edge switch
+  EXPECT_EQ(path(0, 2, 0xc000).size(), 4u);   // the same pod
+  EXPECT_EQ(path(0, 15, 0xc000).size(), 6u);  // another pod
+  const auto& last = t.links[static_cast<std::size_t>(path(0, 15, 0xc000).back())];
+  EXPECT_TRUE(last.a == from(15) || last.b == from(15));
+  // The first switch's choice is its own hash of the flow under its seed.
+  const auto p = path(0, 15, 0xc123);
+  const PortRef edge = t.peer(from(0));
+  const auto group = t.routes[static_cast<std::size_t>(edge.node)].lookup(endpoint(15));
+  ASSERT_EQ(group.count, 2u);
+  const auto hash = fabric::flow_hash(fabric::ipv4_of(endpoint(0)), fabric::ipv4_of(endpoint(15)),
+                                      0xc123, fabric::kRoceV2UdpPort, fabric::kIpProtocolUdp,
+                                      switch_ecmp_seed(7, edge.node));
+  const int port = group.ports[fabric::ecmp_member(hash, group.count)];
+  EXPECT_EQ(p[1],
+            t.link_of_port[static_cast<std::size_t>(edge.node)][static_cast<std::size_t>(port)]);
+  // Sixty-four flows between the same two pods cross more than one core link.
+  std::set<int> second_hops;
+  for (std::uint16_t udp = 0xc000; udp < 0xc040; ++udp) second_hops.insert(path(0, 15, udp)[2]);
+  EXPECT_GT(second_hops.size(), 1u);
+  EXPECT_THROW(flow_links(t, from(0), {endpoint(0), 99999, 0xc000}, 7), std::invalid_argument);
 }
 
 }  // namespace
