@@ -243,69 +243,91 @@ class SweepCommand : public Command {
     for (const auto& f : {csv_file_, plot_file_}) {
       if (!f.empty()) write_output_file(f, "");  // writable before anything runs
     }
-    std::vector<std::string> pass_through = {"--seed", std::to_string(options.seed)};
-    if (options.system_given && !std::any_of(spec.axes.begin(), spec.axes.end(),
-                                             [](auto& a) { return a.name == "system"; })) {
-      pass_through.insert(pass_through.end(), {"--system", options.system});
-    }
-    for (const auto& o : options.overrides) pass_through.insert(pass_through.end(), {"--set", o});
     if (!options.quiet) {
       fmt::print("# sweep {}: {} points, {} at once\n", file_, points.size(),
                  std::min<std::size_t>(static_cast<std::size_t>(jobs), points.size()));
     }
     TempDir dir;
-    PointRunner runner(dir.path(), jobs, pass_through);
+    PointRunner runner(dir.path(), jobs, pass_through(options, spec));
     std::vector<Outcome> outcomes;
     {
       ProgressBar progress("sweep", !options.quiet);
       outcomes = runner.run(points, progress);
     }
+    const Gathered gathered = gather(points, outcomes, runner);
+    print_table(gathered.rows, spec);
+    fmt::print("# {} of {} points ran, {} rows{}\n",
+               points.size() - static_cast<std::size_t>(gathered.failed), points.size(),
+               gathered.rows.size(),
+               gathered.failed ? fmt::format(", {} failed", gathered.failed) : "");
+    write_outputs(options, gathered);
+    return gathered.failed ? 1 : 0;
+  }
+
+ private:
+  struct Gathered {
     Rows rows;
-    nlohmann::ordered_json report_points = nlohmann::ordered_json::array();
+    nlohmann::ordered_json points = nlohmann::ordered_json::array();
     int failed = 0;
+  };
+
+  // What every point is given beside its own options: the seed, the overrides and (unless an
+  // axis sets it) the system given to the sweep.
+  static std::vector<std::string> pass_through(const GlobalOptions& options,
+                                               const SweepSpec& spec) {
+    std::vector<std::string> out = {"--seed", std::to_string(options.seed)};
+    if (options.system_given && !std::any_of(spec.axes.begin(), spec.axes.end(),
+                                             [](auto& a) { return a.name == "system"; })) {
+      out.insert(out.end(), {"--system", options.system});
+    }
+    for (const auto& o : options.overrides) out.insert(out.end(), {"--set", o});
+    return out;
+  }
+
+  // The points' rows in point order, whatever order they finished in; failures reported.
+  static Gathered gather(const std::vector<SweepPoint>& points,
+                         const std::vector<Outcome>& outcomes, const PointRunner& runner) {
+    Gathered g;
     for (const auto& p : points) {
-      const Outcome& o = outcomes[static_cast<std::size_t>(p.index)];
+      Outcome o = outcomes[static_cast<std::size_t>(p.index)];
       nlohmann::ordered_json result;
-      bool ok = o.status == 0;
-      if (ok) {
+      if (o.status == 0) {
         try {
           result = nlohmann::ordered_json::parse(
               read_file(runner.file(static_cast<std::size_t>(p.index), "json")));
         } catch (const nlohmann::json::exception&) {
-          ok = false;
+          o.error = "its --json result could not be read";
         }
       }
       nlohmann::ordered_json entry = {{"point", p.index},
                                       {"values", p.describe()},
                                       {"args", p.args},
                                       {"exit_status", o.status}};
-      if (!ok) {
-        ++failed;
+      if (o.status != 0 || !o.error.empty()) {
+        ++g.failed;
         entry["error"] = o.error;
         fmt::print("# point {} ({}) failed, exit status {}: {}\n", p.index, p.describe(), o.status,
                    o.error);
       } else {
-        for (auto& row : point_rows(p, result)) rows.push_back(std::move(row));
+        for (auto& row : point_rows(p, result)) g.rows.push_back(std::move(row));
       }
-      report_points.push_back(entry);
+      g.points.push_back(entry);
     }
-    print_table(rows, spec);
-    fmt::print("# {} of {} points ran, {} rows{}\n",
-               points.size() - static_cast<std::size_t>(failed), points.size(), rows.size(),
-               failed ? fmt::format(", {} failed", failed) : "");
-    if (!csv_file_.empty()) write_output_file(csv_file_, rows_to_csv(rows));
-    if (!plot_file_.empty() && !rows.empty()) {
-      write_output_file(plot_file_, plot_.svg(rows, fmt::format("podsim sweep {}", file_)));
+    return g;
+  }
+
+  void write_outputs(const GlobalOptions& options, const Gathered& g) const {
+    if (!csv_file_.empty()) write_output_file(csv_file_, rows_to_csv(g.rows));
+    if (!plot_file_.empty() && !g.rows.empty()) {
+      write_output_file(plot_file_, plot_.svg(g.rows, fmt::format("podsim sweep {}", file_)));
     }
     if (!options.json_file.empty()) {
       nlohmann::ordered_json j = {
-          {"sweep", file_}, {"points", report_points}, {"failed", failed}, {"rows", rows}};
+          {"sweep", file_}, {"points", g.points}, {"failed", g.failed}, {"rows", g.rows}};
       write_output_file(options.json_file, j.dump(2) + "\n");
     }
-    return failed ? 1 : 0;
   }
 
- private:
   std::string file_, csv_file_, plot_file_;
   int jobs_ = 0;
   PlotChoice plot_;

@@ -196,6 +196,15 @@ bool cpu_has_vector_reduce() {
 
 bool vector_reduce_allowed = true;
 
+// Whether the vector code may run: allowed (tests compare the paths) and the CPU has it.
+bool use_vector() {
+#ifdef PODSIM_VECTOR_REDUCE
+  return vector_reduce_allowed && cpu_has_vector_reduce();
+#else
+  return false;
+#endif
+}
+
 }  // namespace
 
 std::size_t size_of(DataType type) {
@@ -313,9 +322,7 @@ void set_element(DataType type, std::uint8_t* data, std::size_t index, double va
 void reduce_into(DataType type, ReduceOp op, std::uint8_t* dst, const std::uint8_t* src,
                  std::size_t count) {
 #ifdef PODSIM_VECTOR_REDUCE
-  if (type != DataType::kInt32 && vector_reduce_allowed && cpu_has_vector_reduce()) {
-    return reduce_vector(type, op, dst, src, count);
-  }
+  if (type != DataType::kInt32 && use_vector()) return reduce_vector(type, op, dst, src, count);
 #endif
   reduce_scalar(type, op, dst, src, count);
 }
@@ -325,9 +332,7 @@ void allow_vector_reduce(bool allowed) { vector_reduce_allowed = allowed; }
 void store_floats(DataType type, const float* values, std::size_t count, std::uint8_t* out) {
 #ifdef PODSIM_VECTOR_REDUCE
   const bool half = type == DataType::kFp16 || type == DataType::kBf16;
-  if (half && vector_reduce_allowed && cpu_has_vector_reduce()) {
-    return store_floats_vector(type, values, count, out);
-  }
+  if (half && use_vector()) return store_floats_vector(type, values, count, out);
 #endif
   for (std::size_t i = 0; i < count; ++i) set_element(type, out, i, values[i]);
 }

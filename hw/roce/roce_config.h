@@ -54,31 +54,34 @@ struct DcqcnConfig {
     c.apply(DcqcnProfile::kPaper);
     return c;
   }
-  // The paper's rules with the timers of HPCC's simulator's "dcqcn" set ([N2]), for comparison
-  // studies.
+  // The paper's rules with the timers of HPCC's simulator's "dcqcn" set ([N2], the nic
+  // profile's), for comparison studies.
   static DcqcnConfig hpcc() {
+    const DcqcnConfig nic;
     DcqcnConfig c = paper();
-    c.alpha_update_period = core::Duration{1000000};
-    c.rate_decrease_period = core::Duration{4000000};
-    c.rate_increase_period = core::Duration{300000000};
-    c.fast_recovery_rounds = 1;
+    c.alpha_update_period = nic.alpha_update_period;
+    c.rate_decrease_period = nic.rate_decrease_period;
+    c.rate_increase_period = nic.rate_increase_period;
+    c.fast_recovery_rounds = nic.fast_recovery_rounds;
     return c;
   }
   // Deployed NICs' rules as [N2]'s simulator models them, with its timers: the defaults.
   static DcqcnConfig nic() { return DcqcnConfig{}; }
 
-  // Sets every key the profile decides; keys a file gives beside `profile` override them.
+  // Sets every key the profile decides; keys a file gives beside `profile` override them. The
+  // nic profile's values are the member defaults above; the paper's are here.
   void apply(DcqcnProfile p) {
+    const DcqcnConfig nic;
+    const bool is_nic = p == DcqcnProfile::kNic;
     profile = applied_profile_ = p;
-    const bool nic = p == DcqcnProfile::kNic;
-    alpha_update_period = core::Duration{nic ? 1000000 : 50000000};
-    rate_decrease_period = core::Duration{nic ? 4000000 : 50000000};
-    rate_increase_period = core::Duration{nic ? 300000000 : 55000000};
-    fast_recovery_rounds = nic ? 1 : 5;
-    byte_counter = core::ByteSize{nic ? 0u : 10000000u};
-    clamp_target = nic ? ClampTarget::kAfterTimerIncrease : ClampTarget::kEveryCut;
-    alpha_update = nic ? AlphaUpdate::kPerPeriod : AlphaUpdate::kPerCut;
-    hyper_increase_grows = !nic;
+    alpha_update_period = is_nic ? nic.alpha_update_period : core::Duration{50000000};
+    rate_decrease_period = is_nic ? nic.rate_decrease_period : core::Duration{50000000};
+    rate_increase_period = is_nic ? nic.rate_increase_period : core::Duration{55000000};
+    fast_recovery_rounds = is_nic ? nic.fast_recovery_rounds : 5;
+    byte_counter = is_nic ? nic.byte_counter : core::ByteSize{10000000};
+    clamp_target = is_nic ? nic.clamp_target : ClampTarget::kEveryCut;
+    alpha_update = is_nic ? nic.alpha_update : AlphaUpdate::kPerCut;
+    hyper_increase_grows = is_nic ? nic.hyper_increase_grows : true;
   }
 
   static const core::Choices<DcqcnProfile>& profile_choices() {
