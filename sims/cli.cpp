@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <optional>
 
 #include "hw/core/atomic_file.h"
@@ -41,6 +42,14 @@ void add_global_options(CLI::App& app, GlobalOptions& o) {
       ->type_name("SPEC");
   app.add_option("--json", o.json_file, "write the command's results as JSON")->type_name("FILE");
   app.add_flag("-q,--quiet", o.quiet, "print only results and errors; no progress bar");
+  static const std::map<std::string, system::NetworkMode> networks{
+      {"packet", system::NetworkMode::kPacket}, {"flow", system::NetworkMode::kFlow}};
+  app.add_option("--network", o.network,
+                 "how frames cross the fabric: packet (every frame through switches and links) "
+                 "or flow (each message one flow sharing links max-min fairly: much faster, no "
+                 "congestion dynamics; docs/network.md)")
+      ->transform(CLI::CheckedTransformer(networks, CLI::ignore_case))
+      ->type_name("packet|flow");
   app.add_flag("--lock-step", o.lock_step,
                "enter the SystemC kernel at every simulated time callbacks are due (slower; the "
                "results are the same, which this checks)");
@@ -160,15 +169,14 @@ int run_podsim(int argc, char** argv) {
   GlobalOptions options;
   add_global_options(app, options);
   std::vector<std::unique_ptr<Command>> commands;
-  for (auto add :
-       {add_info_command, add_config_command, add_selftest_command, add_net_command,
-        add_collective_command, add_kernel_command, add_run_command, add_serve_command, add_sweep_command,
-                   add_plot_command}) {
+  for (auto add : {add_info_command, add_config_command, add_selftest_command, add_net_command,
+                   add_collective_command, add_kernel_command, add_run_command, add_serve_command,
+                   add_sweep_command, add_plot_command}) {
     commands.push_back(add(app));
     commands.back()->subcommand->fallthrough()->footer(
         "Global options, accepted before or after the command (see podsim --help):\n"
         "  --system NAME|FILE  --set KEY=VALUE  --seed N  --stats FILE  --trace FILE\n"
-        "  --log SPEC  --json FILE  -q,--quiet  --lock-step");
+        "  --log SPEC  --json FILE  -q,--quiet  --lock-step  --network packet|flow");
   }
   try {
     app.parse(argc, argv);

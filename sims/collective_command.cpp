@@ -21,6 +21,7 @@
 #include "hw/core/stats.h"
 #include "hw/core/trace.h"
 #include "sims/command.h"
+#include "sims/fabric_totals.h"
 #include "sims/memory_budget.h"
 #include "sims/progress.h"
 
@@ -156,7 +157,7 @@ class CollectiveCommand : public Command {
     if (!options.trace_file.empty()) core::trace_writer().open(options.trace_file);
     const double cpu_before = cpu_seconds();
     system::SystemModel model("system", system.config, std::move(topology),
-                              {options.seed, !timing_only_});
+                              options.model_options(!timing_only_));
     std::vector<int> chips(static_cast<std::size_t>(ranks));
     std::iota(chips.begin(), chips.end(), 0);
     collectives::Communicator comm(model, chips, system.tuning);
@@ -507,6 +508,8 @@ class CollectiveCommand : public Command {
                           {"rows", json_rows},
                           {"avg_busbw_gbps", avg_busbw},
                           {"out_of_bounds", checks() ? nlohmann::json(wrong) : nlohmann::json()},
+                          {"network", model.flow_network() ? "flow" : "packet"},
+                          {"fabric", fabric_totals(model).to_json()},
                           {"cpu_seconds", cpu},
                           {"event_queue",
                            {{"callbacks", queue.fired()},

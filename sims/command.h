@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collectives/system_file.h"
+#include "hw/system/model_options.h"
 
 namespace podsim::sims {
 
@@ -22,8 +23,11 @@ struct GlobalOptions {
   std::string log_spec;
   std::string json_file;
   bool quiet = false;
-  bool lock_step = false;     // keep the event queue in step with the SystemC kernel
+  bool lock_step = false;  // keep the event queue in step with the SystemC kernel
+  system::NetworkMode network = system::NetworkMode::kPacket;
   bool system_given = false;  // --system was on the command line
+
+  system::ModelOptions model_options(bool functional) const { return {seed, functional, network}; }
 
   collectives::LoadedSystemFile load_system(
       core::BindChecks checks = core::BindChecks::kAll) const {

@@ -117,7 +117,7 @@ class KernelCommand : public Command {
     const double cpu_before = cpu_seconds();
     system::SystemModel model("system", system.config,
                               system::build_topology(system.config, &system.tree),
-                              {options.seed, !timing_only_});
+                              options.model_options(!timing_only_));
     sc_core::sc_start(sc_core::SC_ZERO_TIME);
     const double cpu_elaborated = cpu_seconds();
     const ComputeResult r = job.run(model, options.seed, options.lock_step);

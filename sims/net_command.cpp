@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -12,72 +13,12 @@
 #include "hw/core/stats.h"
 #include "hw/core/trace.h"
 #include "sims/command.h"
+#include "sims/fabric_totals.h"
 #include "sims/net_workload.h"
 #include "sims/progress.h"
 
 namespace podsim::sims {
 namespace {
-
-// What the fabric counted, summed over every switch, NIC and link.
-struct FabricTotals {
-  std::uint64_t packet_hops = 0, drops = 0, pauses_sent = 0, ecn_marks = 0;
-  std::uint64_t cnps = 0, retransmitted = 0, timeouts = 0, lost_on_links = 0;
-  // Wire bytes per direction of switch-to-switch links: how evenly ECMP spread the load.
-  double uplink_mean_bytes = 0, uplink_max_bytes = 0;
-};
-
-void add_uplink_load(system::SystemModel& model, FabricTotals& t) {
-  using Kind = system::TopologyNode::Kind;
-  const auto& topo = model.topology();
-  std::uint64_t total = 0, count = 0, most = 0;
-  for (std::size_t i = 0; i < topo.links.size(); ++i) {
-    const auto& l = topo.links[i];
-    if (topo.nodes[static_cast<std::size_t>(l.a.node)].kind != Kind::kSwitch ||
-        topo.nodes[static_cast<std::size_t>(l.b.node)].kind != Kind::kSwitch) {
-      continue;
-    }
-    for (int side = 0; side < 2; ++side) {
-      const auto bytes = model.link(static_cast<int>(i)).stats(side).bytes->value();
-      total += bytes;
-      most = std::max(most, bytes);
-      ++count;
-    }
-  }
-  t.uplink_mean_bytes = count ? static_cast<double>(total) / static_cast<double>(count) : 0;
-  t.uplink_max_bytes = static_cast<double>(most);
-}
-
-FabricTotals totals(system::SystemModel& model) {
-  FabricTotals t;
-  for (std::size_t i = 0; i < model.links(); ++i) {
-    for (int side = 0; side < 2; ++side) {
-      const auto& s = model.link(static_cast<int>(i)).stats(side);
-      t.packet_hops += s.frames->value();
-      t.lost_on_links += s.lost->value() + s.corrupted->value();
-    }
-  }
-  for (std::size_t n = 0; n < model.topology().nodes.size(); ++n) {
-    auto* sw = model.switch_of_node(static_cast<int>(n));
-    if (!sw) continue;
-    for (int p = 0; p < sw->ports(); ++p) {
-      const auto& s = sw->port_stats(p);
-      t.drops += s.drops_buffer->value() + s.drops_no_route->value() + s.drops_headroom->value();
-      t.pauses_sent += s.pfc_pause_sent->value();
-      t.ecn_marks += s.ecn_marks->value();
-    }
-  }
-  for (int c = 0; c < model.chips(); ++c) {
-    auto& nic = model.nic(c);
-    for (int p = 0; p < nic.ports(); ++p) {
-      const auto& s = nic.port_stats(p);
-      t.cnps += s.cnps_sent->value();
-      t.retransmitted += s.retransmitted_packets->value();
-      t.timeouts += s.timeouts->value();
-    }
-  }
-  add_uplink_load(model, t);
-  return t;
-}
 
 double goodput_gbps(const FlowResult& f) {
   const double seconds = static_cast<double>(f.end_ps - f.start_ps) * 1e-12;
@@ -142,7 +83,7 @@ class NetCommand : public Command {
     if (!options.trace_file.empty()) core::trace_writer().open(options.trace_file);
     const double cpu_before = cpu_seconds();
     system::SystemModel model("system", system.config, std::move(topology),
-                              {options.seed, !timing_only_});
+                              options.model_options(!timing_only_));
     ProgressBar progress("net", !options.quiet);
     NetWorkload workload("net", model, plan_, std::move(flows),
                          [&progress](double done) { progress.update(done); });
@@ -164,7 +105,7 @@ class NetCommand : public Command {
   int report(const GlobalOptions& options, system::SystemModel& model, const NetWorkload& w,
              double elaboration_cpu, double run_cpu) const {
     const auto& flows = w.flows();
-    const auto fabric = totals(model);
+    const auto fabric = fabric_totals(model);
     core::TimePs first = ~core::TimePs{0}, last = 0;
     std::uint64_t bytes = 0, wrong = 0;
     std::vector<core::TimePs> completion;
@@ -198,9 +139,14 @@ class NetCommand : public Command {
     fmt::print("data       {}\n", !model.functional() ? std::string("not checked (timing only)")
                                   : wrong == 0        ? std::string("ok, every byte matches")
                                                       : fmt::format("{} bytes WRONG", wrong));
-    fmt::print("simulator  {} packet-hops in {:.2f} s CPU ({:.2f} M/s), elaboration {:.2f} s\n",
-               fabric.packet_hops, run_cpu, run_cpu > 0 ? fabric.packet_hops / run_cpu / 1e6 : 0.0,
-               elaboration_cpu);
+    if (auto* flows = model.flow_network()) {
+      fmt::print("simulator  {} flows (flow-level network) in {:.2f} s CPU, elaboration {:.2f} s\n",
+                 flows->flows_started(), run_cpu, elaboration_cpu);
+    } else {
+      fmt::print("simulator  {} packet-hops in {:.2f} s CPU ({:.2f} M/s), elaboration {:.2f} s\n",
+                 fabric.packet_hops, run_cpu,
+                 run_cpu > 0 ? fabric.packet_hops / run_cpu / 1e6 : 0.0, elaboration_cpu);
+    }
     if (!options.stats_file.empty())
       core::stats_registry().write(options.stats_file, core::now_ps());
     if (!options.trace_file.empty()) core::trace_writer().close();
@@ -245,16 +191,7 @@ class NetCommand : public Command {
     j["latencies_ps"] = w.latencies();
     j["aggregate_goodput_gbps"] = aggregate;
     j["duration_ps"] = last - first;
-    j["fabric"] = {{"packet_hops", t.packet_hops},
-                   {"drops", t.drops},
-                   {"pause_frames", t.pauses_sent},
-                   {"ecn_marks", t.ecn_marks},
-                   {"cnps", t.cnps},
-                   {"retransmitted", t.retransmitted},
-                   {"timeouts", t.timeouts},
-                   {"lost_on_links", t.lost_on_links},
-                   {"uplink_mean_bytes", t.uplink_mean_bytes},
-                   {"uplink_max_bytes", t.uplink_max_bytes}};
+    j["fabric"] = t.to_json();
     j["simulator"] = {{"run_cpu_seconds", run_cpu},
                       {"elaboration_cpu_seconds", elaboration_cpu},
                       {"event_queue_callbacks", core::event_queue().fired()},

@@ -204,7 +204,7 @@ class RunCommand : public Command {
     const double cpu_before = cpu_seconds();
     system::SystemModel model("system", system.config,
                               system::build_topology(system.config, &system.tree),
-                              {options.seed, true});
+                              options.model_options(true));
     Outcome o;
     system::HostSide& host = model.host(0);
     host.cpu().run([&](host::HostCpu& cpu) {

@@ -11,8 +11,7 @@
 namespace podsim::fabric {
 
 namespace {
-constexpr double kPicosecondsPerMeter = 5000;       // [N1] ~5 ns/m in copper and fiber
-constexpr std::uint32_t kHeaderWireBytes = 8 + 64;  // preamble+SFD and the first 64 bytes
+constexpr double kPicosecondsPerMeter = 5000;  // [N1] ~5 ns/m in copper and fiber
 constexpr core::TimePs kNever = std::numeric_limits<core::TimePs>::max();
 }  // namespace
 
@@ -113,9 +112,7 @@ void Link::attach(int side, LinkEndpoint& endpoint, int port) {
 }
 
 core::TimePs Link::serialization_ps(std::uint32_t wire_bytes) const {
-  // Rounded up to a whole picosecond, as Bandwidth::time_for does; frames are small enough that
-  // the product is exact in a double.
-  return static_cast<core::TimePs>(std::ceil(wire_bytes * ps_per_byte_ - 1e-6));
+  return frame_serialization_ps(ps_per_byte_, wire_bytes);
 }
 
 void Link::wake(int side) { wake_at(side, core::now_ps()); }
@@ -155,7 +152,7 @@ void Link::transmit(int side) {
   if (d.faulty && lost_or_corrupted(d, p)) return;
   p->tail_arrival_ps = tx_end + propagation_ps_;
   p->due_ps = d.to_cut_through
-                  ? now + serialization_ps(std::min(wire, kHeaderWireBytes)) + propagation_ps_
+                  ? now + serialization_ps(std::min(wire, kCutThroughWireBytes)) + propagation_ps_
                   : p->tail_arrival_ps;
   if (d.in_flight.empty()) {
     queue_->schedule(p->due_ps, *this, kDeliver0 + static_cast<std::uint32_t>(side), &d);

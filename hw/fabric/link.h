@@ -10,6 +10,7 @@
 // (IPU-Link, GW-Link) reuse it with their own packet framing.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <systemc>
 
@@ -60,6 +61,16 @@ struct LinkConfig {
     v.section("cable", cable, core::Spec("delay and reliability"));
   }
 };
+
+// What a cut-through receiver waits for before it forwards a frame: preamble+SFD and the first
+// 64 bytes.
+constexpr std::uint32_t kCutThroughWireBytes = 8 + 64;
+// A frame's time on the wire at `ps_per_byte` (8e12 / bit rate), rounded up to a whole
+// picosecond as Bandwidth::time_for does; frames are small enough that the product is exact in a
+// double. The packet and the flow network both time frames with it.
+inline core::TimePs frame_serialization_ps(double ps_per_byte, std::uint32_t wire_bytes) {
+  return static_cast<core::TimePs>(std::ceil(wire_bytes * ps_per_byte - 1e-6));
+}
 
 // A node with ports that links attach to (a NIC, a switch, a host).
 class LinkEndpoint {

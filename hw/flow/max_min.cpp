@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 
 namespace podsim::flow {
@@ -16,34 +17,63 @@ int MaxMinSolver::add_link(double capacity) {
   if (!(capacity > 0)) {
     throw std::invalid_argument(fmt::format("flow link capacity {} is not positive", capacity));
   }
-  capacity_.push_back(capacity);
-  return static_cast<int>(capacity_.size()) - 1;
+  links_.emplace_back();
+  links_.back().capacity = capacity;
+  return static_cast<int>(links_.size()) - 1;
 }
 
 int MaxMinSolver::add_flow(const std::vector<int>& links, double limit) {
-  std::vector<int> sorted = links;
-  std::sort(sorted.begin(), sorted.end());
-  for (std::size_t i = 0; i < sorted.size(); ++i) {
-    if (sorted[i] < 0 || sorted[i] >= static_cast<int>(capacity_.size())) {
-      throw std::invalid_argument(fmt::format("flow over unknown link {}", sorted[i]));
+  std::vector<Use> uses;
+  uses.reserve(links.size());
+  for (int l : links) uses.push_back({l, 1});
+  return add_weighted_flow(uses, limit);
+}
+
+int MaxMinSolver::add_weighted_flow(const std::vector<Use>& uses, double limit) {
+  std::vector<int> sorted;
+  for (const Use& u : uses) {
+    if (u.link < 0 || u.link >= static_cast<int>(links_.size())) {
+      throw std::invalid_argument(fmt::format("flow over unknown link {}", u.link));
     }
-    if (i > 0 && sorted[i] == sorted[i - 1]) {
-      throw std::invalid_argument(fmt::format("flow crosses link {} twice", sorted[i]));
+    if (!(u.weight > 0)) {
+      throw std::invalid_argument(
+          fmt::format("flow uses link {} with weight {}: weights are positive", u.link, u.weight));
     }
+    sorted.push_back(u.link);
   }
-  if (sorted.empty() && !(limit < kUnlimited)) {
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    throw std::invalid_argument(fmt::format("flow crosses link {} twice",
+                                            *std::adjacent_find(sorted.begin(), sorted.end())));
+  }
+  if (uses.empty() && !(limit < kUnlimited)) {
     throw std::invalid_argument("a flow with no link needs a finite rate limit");
   }
   if (!(limit > 0))
     throw std::invalid_argument(fmt::format("flow limit {} is not positive", limit));
   int id = static_cast<int>(flows_.size());
   if (!free_ids_.empty()) {
+    std::pop_heap(free_ids_.begin(), free_ids_.end(), std::greater<int>());
     id = free_ids_.back();
     free_ids_.pop_back();
   } else {
     flows_.emplace_back();
   }
-  flows_[static_cast<std::size_t>(id)] = Flow{std::move(sorted), limit, 0, true};
+  Flow& f = flows_[static_cast<std::size_t>(id)];
+  f = Flow{};
+  f.uses = uses;
+  f.limit = limit;
+  f.live = true;
+  if (uses.empty()) {
+    f.rate = limit;
+    linkless_.push_back(id);
+  }
+  for (const Use& u : uses) {
+    Link& link = links_[static_cast<std::size_t>(u.link)];
+    f.slot.push_back(static_cast<std::uint32_t>(link.flows.size()));
+    link.flows.push_back(id);
+    touch(u.link);
+  }
   ++live_;
   return id;
 }
@@ -57,50 +87,136 @@ void MaxMinSolver::check_flow(int flow) const {
 
 void MaxMinSolver::remove_flow(int flow) {
   check_flow(flow);
-  flows_[static_cast<std::size_t>(flow)] = Flow{};
+  Flow& f = flows_[static_cast<std::size_t>(flow)];
+  for (std::size_t i = 0; i < f.uses.size(); ++i) {
+    Link& link = links_[static_cast<std::size_t>(f.uses[i].link)];
+    // The last flow on the link takes the leaving one's place.
+    const int moved = link.flows.back();
+    link.flows[f.slot[i]] = moved;
+    link.flows.pop_back();
+    if (moved != flow) {
+      Flow& m = flows_[static_cast<std::size_t>(moved)];
+      for (std::size_t j = 0; j < m.uses.size(); ++j) {
+        if (m.uses[j].link == f.uses[i].link) m.slot[j] = f.slot[i];
+      }
+    }
+    touch(f.uses[i].link);
+  }
+  f = Flow{};
   free_ids_.push_back(flow);
-  std::sort(free_ids_.rbegin(), free_ids_.rend());  // lowest id reused first: deterministic
+  std::push_heap(free_ids_.begin(), free_ids_.end(), std::greater<int>());
   --live_;
 }
 
-void MaxMinSolver::solve() {
-  const std::size_t links = capacity_.size();
-  std::vector<double> left = capacity_;
-  std::vector<int> unfrozen_on(links, 0);
-  std::vector<std::size_t> unfrozen;
-  for (std::size_t f = 0; f < flows_.size(); ++f) {
-    if (!flows_[f].live) continue;
-    flows_[f].rate = 0;
-    unfrozen.push_back(f);
-    for (int l : flows_[f].links) ++unfrozen_on[static_cast<std::size_t>(l)];
+void MaxMinSolver::touch(int link) {
+  Link& l = links_[static_cast<std::size_t>(link)];
+  if (l.dirty) return;
+  l.dirty = true;
+  dirty_.push_back(link);
+}
+
+// Everything that shares links with `link`'s flows, transitively, joins the solve's groups.
+void MaxMinSolver::gather(int start) {
+  if (links_[static_cast<std::size_t>(start)].mark == mark_) return;
+  links_[static_cast<std::size_t>(start)].mark = mark_;
+  std::vector<int> stack{start};
+  while (!stack.empty()) {
+    Link& link = links_[static_cast<std::size_t>(stack.back())];
+    group_links_.push_back(stack.back());
+    stack.pop_back();
+    for (int id : link.flows) {
+      Flow& f = flows_[static_cast<std::size_t>(id)];
+      if (f.mark == mark_) continue;
+      f.mark = mark_;
+      group_flows_.push_back(id);
+      for (const Use& u : f.uses) {
+        Link& next = links_[static_cast<std::size_t>(u.link)];
+        if (next.mark == mark_) continue;
+        next.mark = mark_;
+        stack.push_back(u.link);
+      }
+    }
+  }
+}
+
+const std::vector<int>& MaxMinSolver::solve() {
+  ++mark_;
+  group_links_.clear();
+  group_flows_.clear();
+  std::sort(dirty_.begin(), dirty_.end());
+  for (int link : dirty_) {
+    links_[static_cast<std::size_t>(link)].dirty = false;
+    gather(link);
+  }
+  dirty_.clear();
+  // Ascending ids and links: the sums below do not depend on how the groups were reached.
+  std::sort(group_links_.begin(), group_links_.end());
+  // Flows with no links are groups of their own, at their limit since they came.
+  for (int id : linkless_) {
+    if (flows_[static_cast<std::size_t>(id)].live) group_flows_.push_back(id);
+  }
+  linkless_.clear();
+  std::sort(group_flows_.begin(), group_flows_.end());
+  group_flows_.erase(std::unique(group_flows_.begin(), group_flows_.end()), group_flows_.end());
+  fill();
+  return group_flows_;
+}
+
+// Progressive filling over the gathered groups.
+void MaxMinSolver::fill() {
+  for (int l : group_links_) {
+    Link& link = links_[static_cast<std::size_t>(l)];
+    link.left = link.capacity;
+    link.weight = 0;
+    link.unfrozen = 0;
+  }
+  std::vector<int> unfrozen;
+  for (int id : group_flows_) {
+    Flow& f = flows_[static_cast<std::size_t>(id)];
+    if (f.uses.empty()) continue;
+    f.rate = 0;
+    f.frozen = false;
+    unfrozen.push_back(id);
+    for (const Use& u : f.uses) {
+      Link& link = links_[static_cast<std::size_t>(u.link)];
+      link.weight += u.weight;
+      ++link.unfrozen;
+    }
   }
   double level = 0;  // the rate every unfrozen flow has reached
   while (!unfrozen.empty()) {
     // The next level at which a link fills or a flow meets its limit.
-    double next = MaxMinSolver::kUnlimited;
-    for (std::size_t l = 0; l < links; ++l) {
-      if (unfrozen_on[l] > 0) next = std::min(next, level + left[l] / unfrozen_on[l]);
+    double next = kUnlimited;
+    for (int l : group_links_) {
+      const Link& link = links_[static_cast<std::size_t>(l)];
+      if (link.unfrozen > 0) next = std::min(next, level + link.left / link.weight);
     }
-    for (std::size_t f : unfrozen) next = std::min(next, flows_[f].limit);
+    for (int id : unfrozen) next = std::min(next, flows_[static_cast<std::size_t>(id)].limit);
     const double rise = next - level;
-    for (std::size_t l = 0; l < links; ++l) left[l] -= rise * unfrozen_on[l];
+    for (int l : group_links_) {
+      Link& link = links_[static_cast<std::size_t>(l)];
+      if (link.unfrozen > 0) link.left -= rise * link.weight;
+    }
     level = next;
-    std::vector<std::size_t> still;
-    for (std::size_t f : unfrozen) {
-      Flow& flow = flows_[f];
-      flow.rate = level;
-      bool frozen = flow.limit <= level;
-      for (int l : flow.links) {
-        frozen = frozen || left[static_cast<std::size_t>(l)] <=
-                               kFull * capacity_[static_cast<std::size_t>(l)];
+    std::size_t kept = 0;
+    for (int id : unfrozen) {
+      Flow& f = flows_[static_cast<std::size_t>(id)];
+      f.rate = level;
+      bool frozen = f.limit <= level;
+      for (const Use& u : f.uses) {
+        const Link& link = links_[static_cast<std::size_t>(u.link)];
+        frozen = frozen || link.left <= kFull * link.capacity;
       }
       if (!frozen) {
-        still.push_back(f);
+        unfrozen[kept++] = id;
         continue;
       }
-      for (int l : flow.links) --unfrozen_on[static_cast<std::size_t>(l)];
+      for (const Use& u : f.uses) {
+        Link& link = links_[static_cast<std::size_t>(u.link)];
+        link.weight = --link.unfrozen > 0 ? link.weight - u.weight : 0;
+      }
     }
-    unfrozen = std::move(still);
+    unfrozen.resize(kept);
   }
 }
 
@@ -110,12 +226,15 @@ double MaxMinSolver::rate(int flow) const {
 }
 
 double MaxMinSolver::load(int link) const {
-  if (link < 0 || link >= static_cast<int>(capacity_.size())) {
+  if (link < 0 || link >= static_cast<int>(links_.size())) {
     throw std::invalid_argument(fmt::format("unknown link {}", link));
   }
   double sum = 0;
-  for (const Flow& f : flows_) {
-    if (f.live && std::find(f.links.begin(), f.links.end(), link) != f.links.end()) sum += f.rate;
+  for (int id : links_[static_cast<std::size_t>(link)].flows) {
+    const Flow& f = flows_[static_cast<std::size_t>(id)];
+    for (const Use& u : f.uses) {
+      if (u.link == link) sum += u.weight * f.rate;
+    }
   }
   return sum;
 }

@@ -1,12 +1,13 @@
-// Max-min fair sharing of links among flows: the rates a flow-level network gives its transfers
-// (the rack-scale speed issue's flow mode; not yet wired to the collectives, see
-// docs/network.md). Captures: each flow crosses a set of links (its route, ECMP choice
-// included) and may have a rate limit of its own (its NIC port or QP pacing); rates are the
-// max-min fair allocation, found by progressive filling: every unfrozen flow's rate rises at
-// the same pace until a link fills or a flow meets its limit, and the flows held there freeze.
+// Max-min fair sharing of links among flows: the rates the flow-level network (flow_network.h)
+// gives its transfers. Captures: each flow uses a set of links, each with a weight (the link
+// carries weight x the flow's rate: 1 on the links its data crosses, a small fraction on the
+// links its acknowledgements take back), and may have a rate limit of its own; rates are the
+// max-min fair allocation, found by progressive filling: every unfrozen flow's rate rises at the
+// same pace until a link fills or a flow meets its limit, and the flows held there freeze.
+// Incremental: max-min allocations split over the connected groups of flows that share links,
+// so solve() recomputes only the groups that gained or lost a flow since the last solve.
 // Ignores: packets, queues and congestion control dynamics (PFC, DCQCN), which a flow model
 // cannot follow; the caller adds framing overhead and latency.
-// Rates are recomputed on demand after flows come or go; a flow's id stays valid until removed.
 #pragma once
 
 #include <cstdint>
@@ -19,36 +20,67 @@ class MaxMinSolver {
  public:
   static constexpr double kUnlimited = std::numeric_limits<double>::infinity();
 
+  struct Use {
+    int link = -1;
+    double weight = 1;  // the link carries weight x the flow's rate
+  };
+
   // A link of `capacity` (any unit, the same for every link and limit); returns its id.
   // Throws std::invalid_argument when the capacity is not positive.
   int add_link(double capacity);
-  // A flow over `links` (ids from add_link; a link may appear once), limited to `limit`.
-  // Returns its id. Throws std::invalid_argument on an unknown or repeated link, or a flow with
-  // neither links nor a finite limit (its rate would be unbounded).
+  // A flow using `uses` (links from add_link, each at most once, weights positive), limited to
+  // `limit`. Returns its id. Throws std::invalid_argument on an unknown or repeated link, a
+  // weight that is not positive, or a flow with neither links nor a finite limit (its rate
+  // would be unbounded).
+  int add_weighted_flow(const std::vector<Use>& uses, double limit = kUnlimited);
+  // The same with every weight 1.
   int add_flow(const std::vector<int>& links, double limit = kUnlimited);
   // Throws std::invalid_argument when `flow` is not a live flow.
   void remove_flow(int flow);
 
-  // Recomputes every live flow's rate; rate(flow) then reads it. Deterministic: the result
-  // depends only on the links and flows, not on the order flows came in.
-  void solve();
+  // Recomputes the rates of every flow that shares links, directly or through other flows, with
+  // a flow added or removed since the last solve, and returns those flows (ascending ids; their
+  // rates may or may not have changed). rate(flow) then reads any live flow's rate.
+  // Deterministic: the result depends only on the links and flows, not on the order flows came.
+  const std::vector<int>& solve();
   double rate(int flow) const;
-  // The sum of the live flows' rates over `link`, as of the last solve().
+  // The weighted sum of the live flows' rates over `link`, as of the last solve().
   double load(int link) const;
   int live_flows() const { return live_; }
 
  private:
   struct Flow {
-    std::vector<int> links;
+    std::vector<Use> uses;
+    std::vector<std::uint32_t> slot;  // the flow's place in each used link's `flows`
     double limit = kUnlimited;
     double rate = 0;
+    std::uint64_t mark = 0;
     bool live = false;
+    bool frozen = false;
+  };
+  struct Link {
+    double capacity = 0;
+    std::vector<int> flows;  // live flows using it
+    // Scratch of the solve that last reached the link.
+    std::uint64_t mark = 0;
+    double left = 0;
+    double weight = 0;  // of the unfrozen flows on it
+    int unfrozen = 0;
+    bool dirty = false;
   };
   void check_flow(int flow) const;
+  void touch(int link);
+  void gather(int link);
+  void fill();
 
-  std::vector<double> capacity_;
+  std::vector<Link> links_;
   std::vector<Flow> flows_;
-  std::vector<int> free_ids_;  // removed flows' ids, reused
+  std::vector<int> free_ids_;  // removed flows' ids, reused lowest first
+  std::vector<int> dirty_;     // links whose set of flows changed since the last solve
+  std::vector<int> linkless_;  // flows with no links added since the last solve
+  std::uint64_t mark_ = 0;
+  std::vector<int> group_links_;  // the solve's groups: their links and flows
+  std::vector<int> group_flows_;
   int live_ = 0;
 };
 

@@ -157,7 +157,7 @@ std::uint32_t Nic::create_qp(int port, CompletionQueue& send_cq, CompletionQueue
   if (port < 0 || port >= ports()) {
     reject("create_qp", fmt::format("port {} does not exist (the NIC has {})", port, ports()));
   }
-  if (!ports_[port].link) {
+  if (!ports_[port].link && !ports_[port].network) {
     reject("create_qp",
            fmt::format("port {} is not attached to a link; call attach() first", port));
   }
@@ -230,6 +230,7 @@ void Nic::check_send(const Qp& qp, const SendRequest& r) const {
 void Nic::post_send(std::uint32_t qpn, const SendRequest& request) {
   Qp& qp = qp_of(qpn, "post_send");
   check_send(qp, request);
+  if (ports_[qp.port].network) return flow_post(qp, request);
   const core::TimePs now = core::now_ps();
   qp.requester.post(request, now);
   kick(qp, kRequesterFlow, now + static_cast<core::TimePs>(config_.tx_pipeline_latency.ps));
@@ -309,6 +310,25 @@ Packet* Nic::new_packet(const Qp& qp, int priority) const {
 bool Nic::transfer(tlm::tlm_command command, std::uint64_t address, std::uint8_t* data,
                    std::uint32_t length, core::TimePs at, core::TimePs& done) {
   return core::bulk_transfer(memory_socket, trans_, command, address, data, length, at, done);
+}
+
+bool Nic::move_untimed(tlm::tlm_command command, std::uint64_t address, std::uint8_t* data,
+                       std::uint64_t length) {
+  if (length == 0) return true;
+  trans_.set_command(functional_ ? command : tlm::TLM_IGNORE_COMMAND);
+  trans_.set_address(address);
+  trans_.set_data_ptr(data);
+  trans_.set_data_length(static_cast<unsigned int>(length));
+  trans_.set_streaming_width(static_cast<unsigned int>(length));
+  trans_.set_byte_enable_ptr(nullptr);
+  trans_.set_byte_enable_length(0);
+  trans_.set_dmi_allowed(false);
+  if (functional_) return memory_socket->transport_dbg(trans_) == length;
+  // Timing only: an ignored command checks the address and takes no time.
+  trans_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  memory_socket->b_transport(trans_, delay);
+  return trans_.get_response_status() == tlm::TLM_OK_RESPONSE;
 }
 
 bool Nic::stage_request(Qp& qp, core::TimePs issue_ps) {
@@ -755,6 +775,7 @@ void Nic::fail_qp(Qp& qp, CompletionStatus send_status) {
   }
   qp.reads.clear();
   qp.ack_deferred = false;
+  flow_fail_lanes(qp, send_status);
   CompletionStatus status = send_status;
   while (!qp.requester.empty()) {
     complete_send(qp, qp.requester.pop_head(), status);

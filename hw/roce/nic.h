@@ -21,6 +21,11 @@
 // ACK (or receive completion) waits for the write. Both NICs of a QP must use the same mode
 // (functional or timing only).
 //
+// Over the flow-level network (attach to a flow::FlowNetwork instead of a link; nic_flow.cpp), a
+// message is one flow: the same verbs, completions, memory traffic and pipeline latencies, the
+// same framing (its packets' wire bytes, its ACKs' share of the way back), but no packets, so no
+// ECN, DCQCN, PFC or retransmission; a QP's messages still leave one after another.
+//
 // Verbs are called from a process or between sc_start() calls, not during elaboration (payload
 // reads need the bound memory socket). Per-packet work (the RX pipeline, timers) runs as
 // callbacks of the shared core::EventQueue, so a NIC has no SystemC process of its own.
@@ -29,6 +34,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <memory>
 #include <systemc>
@@ -42,6 +48,7 @@
 #include "hw/core/units.h"
 #include "hw/fabric/link.h"
 #include "hw/fabric/packet.h"
+#include "hw/flow/flow_network.h"
 #include "hw/roce/completion_queue.h"
 #include "hw/roce/dcqcn.h"
 #include "hw/roce/requester.h"
@@ -51,7 +58,10 @@
 
 namespace podsim::roce {
 
-class Nic : public sc_core::sc_module, public fabric::LinkEndpoint, private core::Timed {
+class Nic : public sc_core::sc_module,
+            public fabric::LinkEndpoint,
+            public flow::FlowEndpoint,
+            private core::Timed {
   struct Port;
   struct Qp;
   struct Arrival;
@@ -74,6 +84,9 @@ class Nic : public sc_core::sc_module, public fabric::LinkEndpoint, private core
   // Connects `port` to side `side` of `link`; the port's IPv4 and MAC addresses derive from
   // `address`. Each port once, before its QPs are created.
   void attach(int port, fabric::Link& link, int side, fabric::EndpointId address);
+  // Connects `port` to the flow-level network at `address`, at line rate `rate`.
+  void attach(int port, flow::FlowNetwork& network, fabric::EndpointId address,
+              core::Bandwidth rate);
 
   // ---- Verbs. A bad call throws std::invalid_argument naming the NIC, the call and the problem.
   // A new QP sending from `port`; returns its QPN. The CQs must outlive the NIC's use of them.
@@ -128,6 +141,10 @@ class Nic : public sc_core::sc_module, public fabric::LinkEndpoint, private core
   void prefetch_send(int port, int stage) const override;
   void prefetch_receive(int port, const fabric::Packet* packet, int stage) const override;
 
+  // ---- flow::FlowEndpoint
+  void flow_delivered(int port, void* token, std::uint32_t what) override;
+  void flow_drained(void* token) override;
+
  private:
   static constexpr std::uint32_t kFirstQpn = 2;  // QP0 and QP1 are IBTA's management QPs
   static constexpr core::TimePs kNever = std::numeric_limits<core::TimePs>::max();
@@ -152,6 +169,37 @@ class Nic : public sc_core::sc_module, public fabric::LinkEndpoint, private core
     std::uint64_t length = 0;
     std::uint32_t packets = 0;
     std::uint32_t next = 0;  // responses staged so far
+  };
+
+  // Flow mode: a message, from its post to its completion (nic_flow.cpp).
+  struct FlowMessage {
+    enum Stage : std::uint32_t { kStart, kFirstArrival, kLastArrival, kAck };
+    Nic* sender = nullptr;  // allocated from its pool
+    std::uint32_t qp = 0;   // the sender's QP index
+    Nic* receiver = nullptr;
+    std::uint32_t receiver_qp = 0;
+    bool response = false;  // a READ's response data, responder to requester
+    bool done = false;      // requester: its ACK (or READ data) is in
+    bool flushed = false;   // its QP failed: it only waits for its pending events to end
+    int pending = 0;        // network events and READ responses still to come for it
+    CompletionStatus status = CompletionStatus::kSuccess;
+    SendWqe wqe;                     // a request: its work request
+    FlowMessage* request = nullptr;  // a READ response: the READ it answers
+    std::uint64_t source = 0;        // where the sender reads the payload
+    std::uint64_t target = 0;        // where the receiver writes it (WRITE, READ response)
+    std::uint64_t length = 0;        // payload bytes
+    std::uint32_t packets = 0;
+    std::uint32_t acks = 0;                       // ACK frames the receiver sends for it
+    std::uint32_t first_wire = 0, last_wire = 0;  // wire bytes of its first and last frames
+    std::uint32_t last_payload = 0;
+    double wire_bytes = 0;
+    double ack_weight = 0;              // its ACKs' wire bytes per data wire byte
+    std::vector<std::uint8_t> payload;  // functional mode
+  };
+  struct FlowLane {
+    std::deque<FlowMessage*> queue;
+    std::size_t started = 0;  // requester: messages at the front that have started
+    bool busy = false;        // a message of the lane is starting or in the network
   };
 
   // Laid out by use: what every packet of the QP touches first, then what sending and ACKs
@@ -194,6 +242,12 @@ class Nic : public sc_core::sc_module, public fabric::LinkEndpoint, private core
     core::TimePs last_span_end = 0;
     core::TimeWeighted* rate_level = nullptr;
     Dcqcn dcqcn;
+
+    // Flow mode: the requester's messages (started or not, until they complete, in order) and
+    // the READ responses the responder has yet to send; the routes of its data and its ACKs.
+    FlowLane lane[2];
+    const flow::Route* route = nullptr;
+    const flow::Route* ack_route = nullptr;
   };
 
   // A frame the port sends before data.
@@ -221,6 +275,7 @@ class Nic : public sc_core::sc_module, public fabric::LinkEndpoint, private core
     Flow* rr = nullptr;  // the flow offered the link next
     int linked = 0;
     fabric::Link* link = nullptr;
+    flow::FlowNetwork* network = nullptr;  // flow mode: instead of a link
     int side = 0;
     std::uint32_t ip = 0;
     std::uint64_t mac = 0;
@@ -280,6 +335,10 @@ class Nic : public sc_core::sc_module, public fabric::LinkEndpoint, private core
   // Memory: a bulk transfer issued at `at`; false if the memory rejected it.
   bool transfer(tlm::tlm_command command, std::uint64_t address, std::uint8_t* data,
                 std::uint32_t length, core::TimePs at, core::TimePs& done);
+  // The same bytes moved (functional mode) or the address checked, taking no time of the memory
+  // (flow mode's payload between a message's first and last packets; nic_flow.cpp says why).
+  bool move_untimed(tlm::tlm_command command, std::uint64_t address, std::uint8_t* data,
+                    std::uint64_t length);
 
   void schedule(core::TimePs at, Timed::Kind kind, std::uint32_t qp,
                 const Completion& completion = {});
@@ -292,6 +351,30 @@ class Nic : public sc_core::sc_module, public fabric::LinkEndpoint, private core
   void complete_send(Qp& qp, const SendWqe& wqe, CompletionStatus status);
   void deliver(CompletionQueue& cq, const Completion& c);
   void fail_qp(Qp& qp, CompletionStatus send_status);
+
+  // ---- nic_flow.cpp: messages over the flow-level network
+  FlowMessage* new_message(Qp& qp);
+  void end_message(FlowMessage* m);
+  void unref(FlowMessage* m);
+  void frame(FlowMessage& m, SendOpcode op, bool response) const;
+  void flow_post(Qp& qp, const SendRequest& request);
+  void flow_begin(Qp& qp, FlowKind kind, core::TimePs issue_ps, core::TimePs overlap_ps);
+  void flow_start(FlowMessage& m);
+  void flow_first_arrival(FlowMessage& m);
+  void flow_last_arrival(FlowMessage& m);
+  bool flow_take_send(Qp& qp, FlowMessage& m);
+  void flow_answer_read(Qp& qp, FlowMessage& request);
+  void flow_acknowledge(FlowMessage& m, core::TimePs ready_ps);
+  void flow_on_ack(FlowMessage& m);
+  void flow_on_response(FlowMessage& m);
+  void flow_retire(Qp& qp);
+  void flow_fail_lanes(Qp& qp, CompletionStatus send_status);
+  void flow_route(Qp& qp);
+  Nic* peer_of(const Qp& qp) const;
+  fabric::EndpointId address_of(const FlowMessage& m) const {
+    return ports_[qps_[m.qp]->port].address;
+  }
+  flow::FlowNetwork& network_of(const Qp& qp) const { return *ports_[qp.port].network; }
 
   // ---- nic_receive.cpp: received packets
   void on_arrival();
@@ -322,6 +405,8 @@ class Nic : public sc_core::sc_module, public fabric::LinkEndpoint, private core
   tlm::tlm_generic_payload trans_;
   core::Counter* completions_;
   core::Counter* completion_errors_;
+  std::deque<FlowMessage> flow_messages_;  // flow mode: every message made, reused
+  std::vector<FlowMessage*> flow_free_;
 };
 
 }  // namespace podsim::roce

@@ -36,8 +36,47 @@ SystemModel::SystemModel(sc_core::sc_module_name name, const SystemConfig& confi
       topology_(std::move(topology)),
       functional_(options.functional) {
   build_chips();
-  build_switches(options);
-  build_links(options);
+  if (options.network == NetworkMode::kFlow) {
+    build_flow_network(options);
+  } else {
+    build_switches(options);
+    build_links(options);
+  }
+}
+
+// Every cable's two directions as links; a switch at the far end adds its latency by mode.
+void SystemModel::build_flow_network(const ModelOptions& options) {
+  flow_ = std::make_unique<flow::FlowNetwork>("flow");
+  const fabric::SwitchConfig& sw = config_.network.switch_config;
+  for (const TopologyLink& link : topology_.links) {
+    for (const PortRef to : {link.b, link.a}) {
+      flow::FlowLink l;
+      l.rate = link.config.rate;
+      l.propagation_ps = static_cast<core::TimePs>(link.config.cable.propagation().ps);
+      l.to_switch =
+          topology_.nodes[static_cast<std::size_t>(to.node)].kind == TopologyNode::Kind::kSwitch;
+      l.cut_through = sw.mode == fabric::SwitchMode::kCutThrough;
+      l.switch_latency_ps = static_cast<core::TimePs>(sw.pipeline_latency.ps);
+      flow_->add_link(l);
+    }
+  }
+  const std::uint64_t seed = options.seed;
+  flow_->set_router(
+      [this, seed](fabric::EndpointId src, fabric::EndpointId dst, std::uint16_t entropy) {
+        if (src >= topology_.endpoints.size()) {
+          throw std::invalid_argument(fmt::format("flow from unknown endpoint {}", src));
+        }
+        // Directions are numbered as the links were added above.
+        return flow_links(topology_, topology_.endpoints[src], {src, dst, entropy}, seed);
+      });
+  for (std::size_t i = 0; i < topology_.links.size(); ++i) {
+    for (const PortRef end : {topology_.links[i].a, topology_.links[i].b}) {
+      const auto& node = topology_.nodes[static_cast<std::size_t>(end.node)];
+      if (node.kind != TopologyNode::Kind::kNic) continue;
+      nic(node.chip).attach(end.port, *flow_, address(node.chip, end.port),
+                            topology_.links[i].config.rate);
+    }
+  }
 }
 
 void SystemModel::build_chips() {
@@ -90,6 +129,11 @@ void SystemModel::build_links(const ModelOptions& options) {
       }
     }
   }
+}
+
+double SystemModel::link_bytes(int index, int side) {
+  if (flow_) return flow_->carried_bytes(2 * index + side);
+  return static_cast<double>(link(index).stats(side).bytes->value());
 }
 
 fabric::EndpointId SystemModel::address(int chip, int port) const {

@@ -3,7 +3,8 @@
 // forwarding table, and a link per cable.
 // Captures: every port wired as the topology says, endpoint addresses, per-component seeds
 // mixed from the run seed (so switches and links draw independent streams, and one seed
-// reproduces a run), and the system's mode (functional or timing only) handed to every chip.
+// reproduces a run), and the system's mode (functional or timing only) handed to every chip;
+// in flow mode, a flow::FlowNetwork over the same cables and routes instead of switches and links.
 // and per box its host with the PCIe tree that holds the box's chips (host_side.h). Ignores: what
 // is inside a chip (chip.h) and a host.
 #pragma once
@@ -18,19 +19,14 @@
 #include "hw/chip/chip.h"
 #include "hw/fabric/link.h"
 #include "hw/fabric/switch.h"
+#include "hw/flow/flow_network.h"
 #include "hw/roce/nic.h"
 #include "hw/system/host_side.h"
+#include "hw/system/model_options.h"
 #include "hw/system/system_config.h"
 #include "hw/system/topology.h"
 
 namespace podsim::system {
-
-struct ModelOptions {
-  std::uint64_t seed = 1;
-  // Real bytes move and combine in every memory and engine; false: timing only (large studies:
-  // no contents are kept, and the times are the same).
-  bool functional = true;
-};
 
 class SystemModel : public sc_core::sc_module {
  public:
@@ -41,16 +37,23 @@ class SystemModel : public sc_core::sc_module {
   const Topology& topology() const { return topology_; }
   int chips() const { return topology_.chips; }
   bool functional() const { return functional_; }
+  NetworkMode network_mode() const { return flow_ ? NetworkMode::kFlow : NetworkMode::kPacket; }
+  // The flow-level network, or nullptr in packet mode.
+  flow::FlowNetwork* flow_network() { return flow_.get(); }
   chip::Chip& chip(int index) { return *chips_[static_cast<std::size_t>(index)]; }
   roce::Nic& nic(int index) { return chip(index).nic(); }
   // The host of box `box`, whose PCIe tree holds the box's chips.
   HostSide& host(int box) { return *hosts_[static_cast<std::size_t>(box)]; }
-  // The switch of a topology node, or nullptr when the node is a NIC.
+  // The switch of a topology node, or nullptr when the node is a NIC (or in flow mode).
   fabric::Switch* switch_of_node(int node) {
-    return switches_[static_cast<std::size_t>(node)].get();
+    const auto n = static_cast<std::size_t>(node);
+    return n < switches_.size() ? switches_[n].get() : nullptr;
   }
   fabric::Link& link(int index) { return *links_[static_cast<std::size_t>(index)]; }
-  std::size_t links() const { return links_.size(); }
+  std::size_t links() const { return links_.size(); }  // 0 in flow mode
+  // Wire bytes sent over topology link `index` from its `a` end (side 0) or its `b` end, in
+  // either network mode.
+  double link_bytes(int index, int side);
   // Endpoint address of a chip's port.
   fabric::EndpointId address(int chip, int port) const;
 
@@ -68,6 +71,7 @@ class SystemModel : public sc_core::sc_module {
   void build_chips();
   void build_switches(const ModelOptions& options);
   void build_links(const ModelOptions& options);
+  void build_flow_network(const ModelOptions& options);
 
   SystemConfig config_;
   Topology topology_;
@@ -77,6 +81,7 @@ class SystemModel : public sc_core::sc_module {
   std::vector<HostSide*> hosts_;                           // by box, owned by their box module
   std::vector<std::unique_ptr<fabric::Switch>> switches_;  // indexed by topology node
   std::vector<std::unique_ptr<fabric::Link>> links_;
+  std::unique_ptr<flow::FlowNetwork> flow_;
   std::map<std::type_index, std::shared_ptr<void>> attached_;
 };
 

@@ -378,7 +378,7 @@ std::vector<int> flow_links(const Topology& t, PortRef from, const FlowTuple& fl
       throw std::invalid_argument(fmt::format("flow from {} port {}: the port is not wired",
                                               at(t.nodes, out.node).name, out.port));
     }
-    path.push_back(link);
+    path.push_back(2 * link + (at(t.links, link).a == out ? 0 : 1));
     const PortRef in = t.peer(out);
     const TopologyNode& node = at(t.nodes, in.node);
     if (node.kind == TopologyNode::Kind::kNic) {

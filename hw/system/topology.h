@@ -94,7 +94,8 @@ struct FlowTuple {
   std::uint16_t udp_source = 0;
 };
 
-// The links, in order, that a flow's packets cross from NIC port `from` to its destination, as
+// The links, in order, that a flow's packets cross from NIC port `from` to its destination, each
+// as a direction: 2 x link index, plus 1 when crossed from its `b` end to its `a` end. As
 // the switches forward them: each switch's table, the member of an equal-cost group chosen by
 // the flow's hash under the switch's seed. For the flow-level network, which must take the
 // packets' paths. Throws std::invalid_argument when `from` is unwired, the destination is not

@@ -78,6 +78,38 @@ TEST(MaxMin, RemovingAFlowGivesItsShareBack) {
   EXPECT_EQ(s.add_flow({link}), b);
 }
 
+// A flow that loads a link by a fraction of its rate (its ACKs on the way back) leaves the rest.
+TEST(MaxMin, WeightedUsesLoadLinksByTheirShare) {
+  MaxMinSolver s;
+  const int forward = s.add_link(100), back = s.add_link(100);
+  // A data flow each way; each one's ACKs take 2% of its rate on the other direction.
+  const int ab = s.add_weighted_flow({{forward, 1}, {back, 0.02}});
+  const int ba = s.add_weighted_flow({{back, 1}, {forward, 0.02}});
+  s.solve();
+  EXPECT_DOUBLE_EQ(s.rate(ab), 100 / 1.02);
+  EXPECT_DOUBLE_EQ(s.rate(ba), 100 / 1.02);
+  EXPECT_NEAR(s.load(forward), 100, 1e-9);
+  EXPECT_THROW(s.add_weighted_flow({{forward, 0}}), std::invalid_argument);
+}
+
+// Only the flows that share links with a change are recomputed; the others keep their rates.
+TEST(MaxMin, ASolveRecomputesOnlyTheGroupsThatChanged) {
+  MaxMinSolver s;
+  const int l0 = s.add_link(100), l1 = s.add_link(100), l2 = s.add_link(60);
+  const int a = s.add_flow({l0}), b = s.add_flow({l0, l1}), c = s.add_flow({l2});
+  EXPECT_EQ(s.solve(), (std::vector<int>{a, b, c}));
+  EXPECT_DOUBLE_EQ(s.rate(a), 50);
+  const int d = s.add_flow({l1});  // joins a and b's group through l1
+  EXPECT_EQ(s.solve(), (std::vector<int>{a, b, d}));
+  EXPECT_DOUBLE_EQ(s.rate(b), 50);
+  EXPECT_DOUBLE_EQ(s.rate(d), 50);
+  s.remove_flow(a);
+  EXPECT_EQ(s.solve(), (std::vector<int>{b, d}));
+  EXPECT_DOUBLE_EQ(s.rate(b), 50);
+  EXPECT_DOUBLE_EQ(s.rate(c), 60);  // untouched
+  EXPECT_TRUE(s.solve().empty());   // nothing changed since
+}
+
 TEST(MaxMin, BadInputIsRefusedWithTheReason) {
   MaxMinSolver s;
   EXPECT_THROW(s.add_link(0), std::invalid_argument);

@@ -45,6 +45,17 @@ class CollectiveCli : public ::testing::Test {
   test::RunResult last_;
 };
 
+// The flow-level network moves and checks the same bytes; a network that does not exist is
+// refused before anything runs.
+TEST_F(CollectiveCli, FlowNetworkChecksEveryByteAndABadNetworkIsRefused) {
+  const auto j = collective({"--system", "hls2", "--sizes", "1MiB", "--network", "flow"});
+  ASSERT_EQ(j["rows"].size(), 1u);
+  EXPECT_EQ(j["rows"][0]["wrong"], 0);
+  EXPECT_EQ(j["network"], "flow");
+  EXPECT_GT(j["fabric"]["flows"].get<int>(), 0);
+  EXPECT_THAT(fails({"--network", "wormhole"}).err, HasSubstr("--network"));
+}
+
 TEST_F(CollectiveCli, CheckedSweepPrintsOneRowPerSizeWithBusBandwidth) {
   const auto j = collective({"--system", "hls2", "-b", "64KiB", "-e", "1MiB", "-f", "4"});
   ASSERT_EQ(j["rows"].size(), 3u);  // 64 KiB, 256 KiB, 1 MiB

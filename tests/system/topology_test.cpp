@@ -181,7 +181,9 @@ TEST(Topology, FlowLinksFollowTheSwitchesTablesAndHashes) {
     return t.endpoint_of_port[static_cast<std::size_t>(p.node)][static_cast<std::size_t>(p.port)];
   };
   const auto path = [&](int a, int b, std::uint16_t udp) {
-    return flow_links(t, from(a), {endpoint(a), endpoint(b), udp}, 7);
+    std::vector<int> links;  // the directions' links
+    for (int d : flow_links(t, from(a), {endpoint(a), endpoint(b), udp}, 7)) links.push_back(d / 2);
+    return links;
   };
   EXPECT_EQ(path(0, 1, 0xc000).size(), 2u);   // one edge switch
   EXPECT_EQ(path(0, 2, 0xc000).size(), 4u);   // the same pod
@@ -203,6 +205,9 @@ TEST(Topology, FlowLinksFollowTheSwitchesTablesAndHashes) {
   std::set<int> second_hops;
   for (std::uint16_t udp = 0xc000; udp < 0xc040; ++udp) second_hops.insert(path(0, 15, udp)[2]);
   EXPECT_GT(second_hops.size(), 1u);
+  // Each hop is a direction: the first leaves chip 0's port, whichever end of its link that is.
+  const int first = flow_links(t, from(0), {endpoint(0), endpoint(15), 0xc000}, 7)[0];
+  EXPECT_EQ(first % 2, t.links[static_cast<std::size_t>(first / 2)].a == from(0) ? 0 : 1);
   EXPECT_THROW(flow_links(t, from(0), {endpoint(0), 99999, 0xc000}, 7), std::invalid_argument);
 }
 

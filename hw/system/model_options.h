@@ -1,0 +1,22 @@
+// How a system is elaborated for one run: its seed, whether real bytes move, and how frames
+// cross the fabric. Kept apart from system_model.h so that command-line code names the choices
+// without the models.
+#pragma once
+
+#include <cstdint>
+
+namespace podsim::system {
+
+// Packets through switch and link modules, or flows over the same cables and routes
+// (hw/flow/flow_network.h: much faster, without congestion dynamics).
+enum class NetworkMode { kPacket, kFlow };
+
+struct ModelOptions {
+  std::uint64_t seed = 1;
+  // Real bytes move and combine in every memory and engine; false: timing only (large studies:
+  // no contents are kept, and the times are the same).
+  bool functional = true;
+  NetworkMode network = NetworkMode::kPacket;
+};
+
+}  // namespace podsim::system
