@@ -1,9 +1,11 @@
-// Collective speed at scale: a 1 GiB all-reduce (timing only, packet by packet, the algorithm
-// `auto` picks) on hls2 (8 chips), hls2-pod128 (128) and hls2-rack16x (1024), each in its own
-// podsim process; prints the simulated time and bus bandwidth next to the wall time and peak
-// memory of the run.
+// Collective speed at scale: a 1 GiB all-reduce (timing only, the algorithm `auto` picks) on
+// hls2 (8 chips), hls2-pod128 (128) and hls2-rack16x (1024), packet by packet and with the
+// flow-level network (--network flow), each in its own podsim process; prints the simulated time
+// and bus bandwidth next to the wall time and peak memory of the run, and for flow runs the CPU
+// time per message (flow).
 //
 //   bench/collective_scale [--podsim PATH] [--json FILE] [--bytes SIZE] [--systems A,B,...]
+//                          [--networks packet,flow]
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -25,55 +27,88 @@ using podsim::bench::run_podsim;
 struct Case {
   std::string system;
   int chips;
+  std::string network;
   double wall_goal_seconds;
 };
+
+// The goal for the CPU time of one message in flow mode (a flow-level MPI simulator
+// measured for it cost 10-20 us).
+constexpr double kMessageGoalMicroseconds = 2;
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string podsim = PODSIM_BINARY, json_file, bytes = "1GiB";
-  std::vector<Case> cases = {
-      {"hls2", 8, 5}, {"hls2-pod128", 128, 120}, {"hls2-rack16x", 1024, 1800}};
-  std::string systems;
+  std::vector<Case> cases = {{"hls2", 8, "packet", 5},
+                             {"hls2-pod128", 128, "packet", 120},
+                             {"hls2-rack16x", 1024, "packet", 1800},
+                             {"hls2", 8, "flow", 1},
+                             {"hls2-pod128", 128, "flow", 10},
+                             {"hls2-rack16x", 1024, "flow", 3}};
+  std::string systems, networks;
   constexpr const char* kUsage =
       "usage: collective_scale [--podsim PATH] [--json FILE] [--bytes SIZE] "
-      "[--systems hls2,hls2-pod128,hls2-rack16x]";
+      "[--systems hls2,hls2-pod128,hls2-rack16x] [--networks packet,flow]";
   if (!podsim::bench::read_flags(argc, argv,
                                  {{"--podsim", &podsim},
                                   {"--json", &json_file},
                                   {"--bytes", &bytes},
-                                  {"--systems", &systems}},
+                                  {"--systems", &systems},
+                                  {"--networks", &networks}},
                                  kUsage)) {
     return 2;
   }
-  if (!systems.empty()) {
+  const auto keep = [&](const std::string& list, const char* flag,
+                        std::string Case::*field) -> bool {
+    if (list.empty()) return true;
     std::vector<Case> chosen;
-    std::stringstream list(systems);
-    for (std::string name; std::getline(list, name, ',');) {
-      const auto it = std::find_if(cases.begin(), cases.end(),
-                                   [&name](const Case& c) { return c.system == name; });
-      if (it == cases.end()) {
-        std::fprintf(stderr, "collective_scale: --systems: no case '%s'\n%s\n", name.c_str(),
-                     kUsage);
-        return 2;
+    std::stringstream names(list);
+    for (std::string name; std::getline(names, name, ',');) {
+      bool found = false;
+      for (const Case& c : cases) {
+        if (c.*field != name) continue;
+        chosen.push_back(c);
+        found = true;
       }
-      chosen.push_back(*it);
+      if (!found) {
+        std::fprintf(stderr, "collective_scale: %s: no case '%s'\n%s\n", flag, name.c_str(),
+                     kUsage);
+        return false;
+      }
     }
     cases = chosen;
+    return true;
+  };
+  if (!keep(systems, "--systems", &Case::system) || !keep(networks, "--networks", &Case::network)) {
+    return 2;
   }
   try {
     nlohmann::json out;
-    fmt::print("{:<14} {:>6} {:>6} {:>14} {:>12} {:>10} {:>10} {:>8}\n", "system", "chips", "algo",
-               "sim time (us)", "busbw (GB/s)", "wall (s)", "goal (s)", "RSS GiB");
+    fmt::print("{:<14} {:>6} {:>7} {:>13} {:>14} {:>12} {:>9} {:>9} {:>8} {:>11}\n", "system",
+               "chips", "network", "algo", "sim time (us)", "busbw (GB/s)", "wall (s)", "goal (s)",
+               "RSS GiB", "us/message");
     for (const auto& c : cases) {
-      const Run r = run_podsim(podsim, {"collective", "--system", c.system, "--op", "all_reduce",
-                                        "--sizes", bytes, "--timing-only", "--place", "out"});
+      const Run r =
+          run_podsim(podsim, {"collective", "--system", c.system, "--op", "all_reduce", "--sizes",
+                              bytes, "--timing-only", "--place", "out", "--network", c.network});
       const auto& row = r.result["rows"][0];
-      fmt::print("{:<14} {:>6} {:>6} {:>14.1f} {:>12.2f} {:>10.1f} {:>10.0f} {:>8.2f}\n", c.system,
-                 c.chips, row["algo"].get<std::string>(), row["time_us"].get<double>(),
-                 row["busbw_gbps"].get<double>(), r.wall_seconds, c.wall_goal_seconds,
-                 r.max_rss_gib);
-      const std::string what = fmt::format("{} ({} chips) {} all-reduce", c.system, c.chips, bytes);
+      const double messages = r.result["fabric"].value("flows", 0.0);
+      const double per_message =
+          messages > 0 ? r.result["cpu_seconds"].get<double>() / messages * 1e6 : 0;
+      fmt::print(
+          "{:<14} {:>6} {:>7} {:>13} {:>14.1f} {:>12.2f} {:>9.1f} {:>9.0f} {:>8.2f} {:>11}\n",
+          c.system, c.chips, c.network, row["algo"].get<std::string>(),
+          row["time_us"].get<double>(), row["busbw_gbps"].get<double>(), r.wall_seconds,
+          c.wall_goal_seconds, r.max_rss_gib,
+          messages > 0 ? fmt::format("{:.1f}", per_message) : std::string("-"));
+      const std::string what = fmt::format("{} ({} chips) {} all-reduce, {} network", c.system,
+                                           c.chips, bytes, c.network);
+      if (messages > 0) {
+        out["figures"].push_back({{"name", what + " CPU time per message"},
+                                  {"value", per_message},
+                                  {"unit", "us"},
+                                  {"goal", fmt::format("< {}", kMessageGoalMicroseconds)}});
+      }
       out["figures"].push_back({{"name", what + " wall time"},
                                 {"value", r.wall_seconds},
                                 {"unit", "s"},

@@ -114,7 +114,6 @@ void FlowNetwork::start(const Route& data, const Route* ack, double ack_weight, 
   f.remaining_bits = wire_bytes * 8;
   f.rate = 0;
   f.since = core::now_ps();
-  ++f.version;
   flows_started_->add();
   if (!solve_armed_) {
     // Everything that starts or ends at this instant is in before the rates are recomputed.
@@ -165,12 +164,15 @@ void FlowNetwork::solve() {
     f.remaining_bits = std::max(0.0, f.remaining_bits - f.rate * 1e-12 * double(now - f.since));
     f.since = now;
     f.rate = solver_.rate(id);
-    ++f.version;
     const double ps = std::ceil(f.remaining_bits / f.rate * 1e12);
-    const core::TimePs at = now + static_cast<core::TimePs>(ps);
-    drains_.push_back({at, f.version, id});
-    std::push_heap(drains_.begin(), drains_.end(), std::greater<Drain>());
-    earliest = std::min(earliest, at);
+    const Drain d{now + static_cast<core::TimePs>(ps), id};
+    if (f.queued) {
+      drains_.update(f.drain, d);
+    } else {
+      f.drain = drains_.push(d);
+      f.queued = true;
+    }
+    earliest = std::min(earliest, d.at);
   }
   if (!changed.empty()) arm_drain(earliest);
 }
@@ -186,25 +188,23 @@ void FlowNetwork::drain() {
   std::pop_heap(drain_callbacks_.begin(), drain_callbacks_.end(), std::greater<core::TimePs>());
   drain_callbacks_.pop_back();
   const core::TimePs now = core::now_ps();
-  while (!drains_.empty() && drains_.front().at <= now) {
-    std::pop_heap(drains_.begin(), drains_.end(), std::greater<Drain>());
-    const Drain d = drains_.back();
-    drains_.pop_back();
-    Flow& f = flows_[static_cast<std::size_t>(d.flow)];
-    if (f.version != d.version || !f.sink) continue;  // its rate changed since
+  while (!drains_.empty() && drains_.top().at <= now) {
+    const int id = drains_.top().flow;
+    drains_.pop();
+    Flow& f = flows_[static_cast<std::size_t>(id)];
     FlowEndpoint* sink = f.sink;
     void* token = f.token;
     f.sink = nullptr;
-    ++f.version;
+    f.queued = false;
     for (int l : *f.route) --link_flows_[static_cast<std::size_t>(l)];
-    solver_.remove_flow(d.flow);
+    solver_.remove_flow(id);
     if (!solve_armed_) {
       solve_armed_ = true;
       queue_->schedule(now, *this, kSolve);
     }
     sink->flow_drained(token);
   }
-  if (!drains_.empty()) arm_drain(drains_.front().at);
+  if (!drains_.empty()) arm_drain(drains_.top().at);
 }
 
 }  // namespace podsim::flow

@@ -16,6 +16,7 @@
 // pipeline delay). Callbacks run on the shared core::EventQueue.
 #pragma once
 
+#include <boost/heap/d_ary_heap.hpp>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -27,6 +28,7 @@
 #include "hw/core/stats.h"
 #include "hw/core/units.h"
 #include "hw/fabric/packet.h"
+#include "hw/flow/flow_endpoint.h"
 #include "hw/flow/max_min.h"
 
 namespace podsim::flow {
@@ -38,19 +40,6 @@ struct FlowLink {
   bool to_switch = false;              // the far end is a switch (otherwise a NIC)
   bool cut_through = false;            // that switch forwards once a frame's header is in
   core::TimePs switch_latency_ps = 0;  // its pipeline latency
-};
-
-// Directed link ids, from the source's port to the destination's.
-using Route = std::vector<int>;
-
-// What flows and deliveries come back to (a NIC).
-class FlowEndpoint {
- public:
-  virtual ~FlowEndpoint() = default;
-  // A delivery for `port` of this endpoint, made with `token` and `what`, has come.
-  virtual void flow_delivered(int port, void* token, std::uint32_t what) = 0;
-  // Every byte of the flow started with `token` has left its source.
-  virtual void flow_drained(void* token) = 0;
 };
 
 class FlowNetwork : public sc_core::sc_module, private core::Timed {
@@ -102,6 +91,16 @@ class FlowNetwork : public sc_core::sc_module, private core::Timed {
   int peak_link_flows() const { return peak_link_flows_; }
 
  private:
+  // When each flow drains, earliest first: one entry per flow, moved when its rate changes
+  // (a mutable heap: no stale entries pile up while a long flow's rate is recomputed).
+  struct Drain {
+    core::TimePs at;
+    int flow;
+    bool operator>(const Drain& o) const { return at != o.at ? at > o.at : flow > o.flow; }
+  };
+  using DrainHeap =
+      boost::heap::d_ary_heap<Drain, boost::heap::arity<4>, boost::heap::mutable_<true>,
+                              boost::heap::compare<std::greater<Drain>>>;
   struct Flow {
     const Route* route = nullptr;
     FlowEndpoint* sink = nullptr;
@@ -109,15 +108,8 @@ class FlowNetwork : public sc_core::sc_module, private core::Timed {
     double remaining_bits = 0;
     double rate = 0;  // bit/s
     core::TimePs since = 0;
-    std::uint64_t version = 0;
-  };
-  struct Drain {
-    core::TimePs at;
-    std::uint64_t version;
-    int flow;
-    bool operator>(const Drain& o) const {
-      return at != o.at ? at > o.at : (flow != o.flow ? flow > o.flow : version > o.version);
-    }
+    DrainHeap::handle_type drain;
+    bool queued = false;  // in the drain heap
   };
   struct Delivery {
     FlowEndpoint* endpoint = nullptr;
@@ -145,8 +137,8 @@ class FlowNetwork : public sc_core::sc_module, private core::Timed {
   std::vector<Attachment> endpoints_;  // by address
   std::unordered_map<std::uint64_t, Route> routes_;
   MaxMinSolver solver_;
-  std::vector<Flow> flows_;                    // by solver id
-  std::vector<Drain> drains_;                  // a min-heap; entries of older versions are stale
+  std::vector<Flow> flows_;  // by solver id
+  DrainHeap drains_;
   std::vector<core::TimePs> drain_callbacks_;  // a min-heap of when kDrain callbacks run
   bool solve_armed_ = false;
   std::vector<Delivery> deliveries_;  // by slot (tag - kDeliverBase)

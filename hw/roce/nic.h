@@ -48,7 +48,7 @@
 #include "hw/core/units.h"
 #include "hw/fabric/link.h"
 #include "hw/fabric/packet.h"
-#include "hw/flow/flow_network.h"
+#include "hw/flow/flow_endpoint.h"
 #include "hw/roce/completion_queue.h"
 #include "hw/roce/dcqcn.h"
 #include "hw/roce/requester.h"
@@ -197,9 +197,9 @@ class Nic : public sc_core::sc_module,
     std::vector<std::uint8_t> payload;  // functional mode
   };
   struct FlowLane {
-    std::deque<FlowMessage*> queue;
-    std::size_t started = 0;  // requester: messages at the front that have started
-    bool busy = false;        // a message of the lane is starting or in the network
+    core::Ring<FlowMessage*> queue;  // empty until used: most QPs of a large system never are
+    std::size_t started = 0;         // requester: messages at the front that have started
+    bool busy = false;               // a message of the lane is starting or in the network
   };
 
   // Laid out by use: what every packet of the QP touches first, then what sending and ACKs
@@ -361,6 +361,9 @@ class Nic : public sc_core::sc_module,
   void flow_begin(Qp& qp, FlowKind kind, core::TimePs issue_ps, core::TimePs overlap_ps);
   void flow_start(FlowMessage& m);
   void flow_first_arrival(FlowMessage& m);
+  void flow_copy(FlowMessage& m, std::uint64_t offset, std::uint64_t length, std::uint64_t address,
+                 core::TimePs* done);
+  std::uint8_t* scratch(std::uint64_t bytes);  // functional mode: a buffer of at least `bytes`
   void flow_last_arrival(FlowMessage& m);
   bool flow_take_send(Qp& qp, FlowMessage& m);
   void flow_answer_read(Qp& qp, FlowMessage& request);
@@ -407,6 +410,7 @@ class Nic : public sc_core::sc_module,
   core::Counter* completion_errors_;
   std::deque<FlowMessage> flow_messages_;  // flow mode: every message made, reused
   std::vector<FlowMessage*> flow_free_;
+  std::vector<std::uint8_t> flow_scratch_;  // functional flow mode: payload on its way
 };
 
 }  // namespace podsim::roce

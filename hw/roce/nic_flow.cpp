@@ -4,8 +4,8 @@
 // A message's life, with the packet path's rule each step follows:
 //  - post, or the QP's message before it leaving: its first packet's payload is read after the
 //    TX pipeline latency (a QP that was idle) or while the packet before leaves (a busy one);
-//  - start, when that read is done: the rest is read and the flow starts; its first packet's tail
-//    reaches the receiver, which writes everything but the last packet's payload then;
+//  - start, when that read is done: the flow starts; its first packet's tail reaches the receiver,
+//    which then copies everything but the last packet's payload from the sender's memory;
 //
 // The payload between the first and the last packet moves through memory without occupying it.
 // The packet path's transfers, one per packet, interleave with the other traffic of the memory
@@ -24,6 +24,7 @@
 #include <algorithm>
 
 #include "hw/core/kernel.h"
+#include "hw/flow/flow_network.h"
 #include "hw/roce/nic.h"
 #include "hw/roce/segmentation.h"
 
@@ -77,9 +78,7 @@ Nic::FlowMessage* Nic::new_message(Qp& qp) {
   if (!flow_free_.empty()) {
     m = flow_free_.back();
     flow_free_.pop_back();
-    std::vector<std::uint8_t> keep = std::move(m->payload);
     *m = FlowMessage{};
-    m->payload = std::move(keep);
   } else {
     flow_messages_.emplace_back();
     m = &flow_messages_.back();
@@ -92,7 +91,6 @@ Nic::FlowMessage* Nic::new_message(Qp& qp) {
 // Back to its sender's pool once nothing more is to come for it.
 void Nic::end_message(FlowMessage* m) {
   if (m->pending > 0) return;
-  m->payload.clear();
   m->sender->flow_free_.push_back(m);
 }
 
@@ -182,12 +180,7 @@ void Nic::flow_begin(Qp& qp, FlowKind kind, core::TimePs issue_ps, core::TimePs 
   const std::uint32_t first = static_cast<std::uint32_t>(
       std::min<std::uint64_t>(m.length, static_cast<std::uint64_t>(config_.mtu)));
   if (first > 0) {
-    std::uint8_t* data = nullptr;
-    if (functional_) {
-      m.payload.resize(m.length);
-      data = m.payload.data();
-    }
-    if (!transfer(tlm::TLM_READ_COMMAND, m.source, data, first, issue_ps, ready)) {
+    if (!transfer(tlm::TLM_READ_COMMAND, m.source, scratch(first), first, issue_ps, ready)) {
       m.status = kind == kRequesterFlow ? CompletionStatus::kLocalAccessError
                                         : CompletionStatus::kRemoteAccessError;
       Completion c;
@@ -217,12 +210,6 @@ void Nic::flow_begin(Qp& qp, FlowKind kind, core::TimePs issue_ps, core::TimePs 
 void Nic::flow_start(FlowMessage& m) {
   Qp& qp = *qps_[m.qp];
   const core::TimePs now = core::now_ps();
-  const std::uint32_t first = static_cast<std::uint32_t>(
-      std::min<std::uint64_t>(m.length, static_cast<std::uint64_t>(config_.mtu)));
-  std::uint8_t* data = functional_ ? m.payload.data() + first : nullptr;
-  if (!move_untimed(tlm::TLM_READ_COMMAND, m.source + first, data, m.length - first)) {
-    m.status = CompletionStatus::kLocalAccessError;
-  }
   flow::FlowNetwork& net = network_of(qp);
   const flow::Route& route = *qp.route;
   ++m.pending;
@@ -311,12 +298,39 @@ void Nic::flow_first_arrival(FlowMessage& m) {
   if (qp.state != QpState::kConnected || m.status != CompletionStatus::kSuccess) return;
   const bool send = !m.response && !is_write(m.wqe.request.opcode);
   if (send && !flow_take_send(qp, m)) return;
-  const std::uint64_t address = send ? qp.receive.address : m.target;
-  std::uint8_t* data = functional_ ? m.payload.data() : nullptr;
-  if (!move_untimed(tlm::TLM_WRITE_COMMAND, address, data, m.length - m.last_payload)) {
-    m.status =
-        m.response ? CompletionStatus::kLocalAccessError : CompletionStatus::kRemoteAccessError;
+  flow_copy(m, 0, m.length - m.last_payload, send ? qp.receive.address : m.target, nullptr);
+}
+
+// Bytes [offset, offset + length) of the message, from the sender's memory to `address` here:
+// untimed, or (`done` given) as a timed write now, the last packet's. RDMA leaves the source
+// alone until the message completes, so reading it on arrival reads what the sender sent.
+void Nic::flow_copy(FlowMessage& m, std::uint64_t offset, std::uint64_t length,
+                    std::uint64_t address, core::TimePs* done) {
+  constexpr std::uint64_t kPiece = std::uint64_t{4} << 20;  // bounds the scratch buffer
+  for (std::uint64_t at = 0; at < length && m.status == CompletionStatus::kSuccess;) {
+    const std::uint64_t n = std::min(kPiece, length - at);
+    std::uint8_t* data = scratch(n);
+    if (!m.sender->move_untimed(tlm::TLM_READ_COMMAND, m.source + offset + at, data, n)) {
+      // The sender's own memory (a READ's responder's, for a response) refused.
+      m.status =
+          m.response ? CompletionStatus::kRemoteAccessError : CompletionStatus::kLocalAccessError;
+      return;
+    }
+    const bool moved = done ? transfer(tlm::TLM_WRITE_COMMAND, address + at, data,
+                                       static_cast<std::uint32_t>(n), core::now_ps(), *done)
+                            : move_untimed(tlm::TLM_WRITE_COMMAND, address + at, data, n);
+    if (!moved) {
+      m.status =
+          m.response ? CompletionStatus::kLocalAccessError : CompletionStatus::kRemoteAccessError;
+    }
+    at += n;
   }
+}
+
+std::uint8_t* Nic::scratch(std::uint64_t bytes) {
+  if (!functional_) return nullptr;
+  if (flow_scratch_.size() < bytes) flow_scratch_.resize(bytes);
+  return flow_scratch_.data();
 }
 
 void Nic::flow_last_arrival(FlowMessage& m) {
@@ -348,11 +362,7 @@ void Nic::flow_last_arrival(FlowMessage& m) {
   core::TimePs done = now;
   if (m.status == CompletionStatus::kSuccess && m.last_payload > 0) {
     const std::uint64_t offset = m.length - m.last_payload;
-    const std::uint64_t address = (send ? qp.receive.address : m.target) + offset;
-    std::uint8_t* data = functional_ ? m.payload.data() + offset : nullptr;
-    if (!transfer(tlm::TLM_WRITE_COMMAND, address, data, m.last_payload, now, done)) {
-      m.status = CompletionStatus::kRemoteAccessError;
-    }
+    flow_copy(m, offset, m.last_payload, (send ? qp.receive.address : m.target) + offset, &done);
   }
   if (m.status == CompletionStatus::kSuccess) {
     fabric::Packet last;  // what receive_completion reads of the last packet
@@ -450,10 +460,7 @@ void Nic::flow_on_response(FlowMessage& r) {
   if (qp.state == QpState::kConnected && r.status == CompletionStatus::kSuccess &&
       r.last_payload > 0) {
     const std::uint64_t offset = r.length - r.last_payload;
-    std::uint8_t* data = functional_ ? r.payload.data() + offset : nullptr;
-    if (!transfer(tlm::TLM_WRITE_COMMAND, r.target + offset, data, r.last_payload, now, done)) {
-      r.status = CompletionStatus::kLocalAccessError;
-    }
+    flow_copy(r, offset, r.last_payload, r.target + offset, &done);
   }
   request.status = r.status;
   r.request = nullptr;
@@ -481,7 +488,8 @@ void Nic::flow_fail_lanes(Qp& qp, CompletionStatus send_status) {
   CompletionStatus status = send_status;
   for (FlowLane& lane : qp.lane) {
     const bool requests = &lane == &qp.lane[kRequesterFlow];
-    for (FlowMessage* m : lane.queue) {
+    for (std::size_t i = 0; i < lane.queue.size(); ++i) {
+      FlowMessage* m = lane.queue[i];
       if (requests) {
         complete_send(qp, m->wqe, status);
         status = CompletionStatus::kFlushed;
