@@ -156,6 +156,7 @@ class CollectiveCommand : public Command {
     if (!csv_file_.empty()) write_output_file(csv_file_, "");  // writable before the run
     if (!options.trace_file.empty()) core::trace_writer().open(options.trace_file);
     const double cpu_before = cpu_seconds();
+    require_system_memory(topology.chips);
     system::SystemModel model("system", system.config, std::move(topology),
                               options.model_options(!timing_only_));
     std::vector<int> chips(static_cast<std::size_t>(ranks));

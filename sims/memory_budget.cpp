@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
@@ -43,6 +44,16 @@ void require_memory(std::uint64_t bytes, const std::string& what, const std::str
   throw UsageError(
       fmt::format("{} would hold about {} of host memory, more than the {} available: {}", what,
                   approximate_size(bytes), approximate_size(available), advice));
+}
+
+std::uint64_t system_model_bytes(int chips) {
+  constexpr std::uint64_t kPerChip = std::uint64_t{3} << 20;
+  return kPerChip * static_cast<std::uint64_t>(std::max(chips, 0));
+}
+
+void require_system_memory(int chips) {
+  require_memory(system_model_bytes(chips), fmt::format("a system of {} chips", chips),
+                 "use fewer boxes (--set boxes=N) or a smaller preset");
 }
 
 }  // namespace podsim::sims

@@ -16,6 +16,14 @@ std::uint64_t available_memory();
 // "1.5 GiB", "300 KiB": a size to one decimal in the largest binary unit it reaches.
 std::string approximate_size(std::uint64_t bytes);
 
+// What the models of a system of `chips` chips hold before any traffic: each chip's blocks, its
+// host's driver state and its share of the network (measured: hls2-rack8x and hls2-rack16x
+// timing-only runs of a 1 KiB all-reduce peak at 1.58 and 3.26 GiB, 3.3 MiB per chip more; the
+// floor takes 3 MiB).
+std::uint64_t system_model_bytes(int chips);
+// Refuses a system too large to build here, naming the chips and how to shrink it.
+void require_system_memory(int chips);
+
 // Throws UsageError "<what> would hold about N of host memory, more than the M available: <advice>"
 // when `bytes` is more than available_memory().
 void require_memory(std::uint64_t bytes, const std::string& what, const std::string& advice);

@@ -14,6 +14,7 @@
 #include "hw/core/trace.h"
 #include "sims/command.h"
 #include "sims/fabric_totals.h"
+#include "sims/memory_budget.h"
 #include "sims/net_workload.h"
 #include "sims/progress.h"
 
@@ -82,6 +83,7 @@ class NetCommand : public Command {
     }
     if (!options.trace_file.empty()) core::trace_writer().open(options.trace_file);
     const double cpu_before = cpu_seconds();
+    require_system_memory(topology.chips);
     system::SystemModel model("system", system.config, std::move(topology),
                               options.model_options(!timing_only_));
     ProgressBar progress("net", !options.quiet);

@@ -33,6 +33,13 @@ def test_a_collective_gives_the_clis_rows():
     assert all(r["wrong"] == 0 for r in rows)
 
 
+def test_the_flow_network_follows_the_packets_inside_a_box():
+    kwargs = dict(op="all_reduce", sizes=["1M"], place="out", timing_only=True)
+    packets = podsim.collective("hls2", **kwargs)
+    flows = podsim.collective("hls2", network="flow", **kwargs)
+    assert flows[0]["time_us"] == pytest.approx(packets[0]["time_us"], rel=0.02)
+
+
 def test_a_sweep_gives_the_clis_rows(tmp_path):
     file = tmp_path / "s.yaml"
     file.write_text("command: collective --timing-only --place out\n"

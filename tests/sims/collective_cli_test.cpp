@@ -149,6 +149,15 @@ TEST_F(CollectiveCli, AFunctionalRunTooLargeForTheHostIsRefusedWithAdvice) {
   EXPECT_EQ(timed["rows"].size(), 1u);
 }
 
+// A system whose models alone would not fit is refused before it is built, timing only or not.
+TEST_F(CollectiveCli, ASystemTooLargeForTheHostIsRefusedBeforeItIsBuilt) {
+  ::setenv("PODSIM_MEMORY_LIMIT", "1GiB", 1);
+  const auto refused = fails({"--system", "hls2-rack8x", "--sizes", "1K", "--timing-only"});
+  ::unsetenv("PODSIM_MEMORY_LIMIT");
+  EXPECT_THAT(refused.err, HasSubstr("a system of 512 chips would hold about 1.5 GiB"));
+  EXPECT_THAT(refused.err, HasSubstr("--set boxes=N"));
+}
+
 // Buffers live where the chip's address map puts its memory: a checked run with HBM moved up the
 // address space passes only if every access goes through the map.
 TEST_F(CollectiveCli, BuffersFollowTheChipsAddressMap) {
