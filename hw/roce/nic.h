@@ -365,6 +365,7 @@ class Nic : public sc_core::sc_module,
                  core::TimePs* done);
   std::uint8_t* scratch(std::uint64_t bytes);  // functional mode: a buffer of at least `bytes`
   void flow_last_arrival(FlowMessage& m);
+  PortCounters& count_arrival(const FlowMessage& m);
   bool flow_take_send(Qp& qp, FlowMessage& m);
   void flow_answer_read(Qp& qp, FlowMessage& request);
   void flow_acknowledge(FlowMessage& m, core::TimePs ready_ps);

@@ -333,13 +333,19 @@ std::uint8_t* Nic::scratch(std::uint64_t bytes) {
   return flow_scratch_.data();
 }
 
-void Nic::flow_last_arrival(FlowMessage& m) {
-  Qp& qp = *qps_[m.receiver_qp];
-  const core::TimePs now = core::now_ps();
-  PortCounters& s = ports_[qp.port].counters;
+// The receiving port counts a message's packets when its last one is in.
+Nic::PortCounters& Nic::count_arrival(const FlowMessage& m) {
+  PortCounters& s = ports_[qps_[m.receiver_qp]->port].counters;
   s.rx_packets.add(m.packets);
   s.rx_bytes.add(static_cast<std::uint64_t>(m.wire_bytes));
   s.data_packets_received.add(m.packets);
+  return s;
+}
+
+void Nic::flow_last_arrival(FlowMessage& m) {
+  Qp& qp = *qps_[m.receiver_qp];
+  const core::TimePs now = core::now_ps();
+  PortCounters& s = count_arrival(m);
   // A NAK decided on the first packet (a SEND too long for its receive) goes out regardless.
   if (m.status != CompletionStatus::kSuccess) return flow_acknowledge(m, now);
   if (qp.state != QpState::kConnected) {
@@ -451,10 +457,7 @@ void Nic::flow_on_ack(FlowMessage& m) {
 void Nic::flow_on_response(FlowMessage& r) {
   Qp& qp = *qps_[r.receiver_qp];
   const core::TimePs now = core::now_ps();
-  PortCounters& s = ports_[qp.port].counters;
-  s.rx_packets.add(r.packets);
-  s.rx_bytes.add(static_cast<std::uint64_t>(r.wire_bytes));
-  s.data_packets_received.add(r.packets);
+  count_arrival(r);
   FlowMessage& request = *r.request;
   core::TimePs done = now;
   if (qp.state == QpState::kConnected && r.status == CompletionStatus::kSuccess &&

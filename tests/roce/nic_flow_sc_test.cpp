@@ -16,37 +16,18 @@
 #include "hw/fabric/link.h"
 #include "hw/flow/flow_network.h"
 #include "hw/roce/nic.h"
+#include "tests/roce/nic_test_support.h"
 #include "tests/support/test_support.h"
 
 namespace podsim::roce {
 namespace {
 
 using core::TimePs;
+using namespace nic_test;  // NOLINT: the NIC tests' shared helpers
 using ::testing::HasSubstr;
 
 constexpr fabric::EndpointId kAddrA = 1, kAddrB = 2;
-constexpr std::uint64_t kMiB = 1 << 20;
 constexpr core::Duration kCable{500000};  // 500 ns
-
-core::MemoryTargetConfig memory_config(bool functional, std::uint64_t size = 64 * kMiB) {
-  core::MemoryTargetConfig c;
-  c.size = core::ByteSize{size};
-  c.bandwidth = core::Bandwidth{2.45e12 * 8};
-  c.latency = core::Duration{10000};
-  c.functional = functional;
-  return c;
-}
-
-struct Recorder {
-  struct Entry {
-    Completion c;
-    TimePs at;
-  };
-  std::vector<Entry> entries;
-  void attach(CompletionQueue& cq) {
-    cq.set_callback([this](const Completion& c) { entries.push_back({c, core::now_ps()}); });
-  }
-};
 
 // Two single-port NICs with their memories, one QP each way; `wire` joins them by a link, or
 // (null) by a flow network of the same rate and cable.
@@ -124,21 +105,6 @@ struct FlowPair : Pair {
     connect();
   }
 };
-
-std::vector<std::uint8_t> random_bytes(std::size_t n, std::uint64_t seed) {
-  core::Random rng(seed);
-  std::vector<std::uint8_t> v(n);
-  for (auto& byte : v) byte = static_cast<std::uint8_t>(rng.next());
-  return v;
-}
-
-std::vector<std::uint8_t> read_memory(core::MemoryTarget& m, std::uint64_t addr, std::size_t n) {
-  std::vector<std::uint8_t> v(n);
-  m.backing().read(addr, v.data(), n);
-  return v;
-}
-
-void start() { sc_core::sc_start(sc_core::SC_ZERO_TIME); }
 
 TEST(NicFlow, SmallWriteLatencyIsThePacketPathsToThePicosecond) {
   FlowPair p(false);

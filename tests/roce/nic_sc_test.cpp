@@ -18,6 +18,7 @@
 #include "hw/core/trace.h"
 #include "hw/fabric/link.h"
 #include "hw/roce/nic.h"
+#include "tests/roce/nic_test_support.h"
 #include "tests/support/chrome_trace_check.h"
 #include "tests/support/test_support.h"
 
@@ -25,26 +26,16 @@ namespace podsim::roce {
 namespace {
 
 using core::TimePs;
+using namespace nic_test;  // NOLINT: the NIC tests' shared helpers
 using ::testing::HasSubstr;
 
 constexpr fabric::EndpointId kAddrA = 1, kAddrB = 2;
 constexpr TimePs kUs = 1000000;
-constexpr std::uint64_t kMiB = 1 << 20;
 
 fabric::LinkConfig link_config(core::Duration delay = core::Duration{1000000}) {
   fabric::LinkConfig c;
   c.rate = core::Bandwidth{100e9};
   c.cable.delay = delay;
-  return c;
-}
-
-// Memory well above line rate: an HBM2E-class 2.45 TB/s with 10 ns latency.
-core::MemoryTargetConfig memory_config(bool functional, std::uint64_t size = 256 * kMiB) {
-  core::MemoryTargetConfig c;
-  c.size = core::ByteSize{size};
-  c.bandwidth = core::Bandwidth{2.45e12 * 8};
-  c.latency = core::Duration{10000};
-  c.functional = functional;
   return c;
 }
 
@@ -55,18 +46,6 @@ RoceConfig roce_config() {
   c.cnp_interval = core::Duration{4000000};
   return c;
 }
-
-// Records every completion of a CQ with the time it was delivered.
-struct Recorder {
-  struct Entry {
-    Completion c;
-    TimePs at;
-  };
-  std::vector<Entry> entries;
-  void attach(CompletionQueue& cq) {
-    cq.set_callback([this](const Completion& c) { entries.push_back({c, core::now_ps()}); });
-  }
-};
 
 // Two single-port NICs joined by one link, each with its own memory, one QP each way.
 struct Pair {
@@ -110,26 +89,6 @@ struct Pair {
     a.post_send(qa, r);
   }
 };
-
-std::vector<std::uint8_t> random_bytes(std::size_t n, std::uint64_t seed) {
-  core::Random rng(seed);
-  std::vector<std::uint8_t> v(n);
-  for (std::size_t i = 0; i < n; i += 8) {
-    const std::uint64_t x = rng.next();
-    for (std::size_t k = 0; k < 8 && i + k < n; ++k)
-      v[i + k] = static_cast<std::uint8_t>(x >> (8 * k));
-  }
-  return v;
-}
-
-std::vector<std::uint8_t> read_memory(core::MemoryTarget& m, std::uint64_t addr, std::size_t n) {
-  std::vector<std::uint8_t> v(n);
-  m.backing().read(addr, v.data(), n);
-  return v;
-}
-
-// Verbs may be called once the kernel has started (the memory socket is bound by then).
-void start() { sc_core::sc_start(sc_core::SC_ZERO_TIME); }
 
 // ---------------------------------------------------------------------------------------------
 // (a) Goodput of one large WRITE
