@@ -115,11 +115,14 @@ void FlowNetwork::start(const Route& data, const Route* ack, double ack_weight, 
   f.rate = 0;
   f.since = core::now_ps();
   flows_started_->add();
-  if (!solve_armed_) {
-    // Everything that starts or ends at this instant is in before the rates are recomputed.
-    solve_armed_ = true;
-    queue_->schedule(core::now_ps(), *this, kSolve);
-  }
+  request_solve();
+}
+
+// Everything that starts or ends at this instant is in before the rates are recomputed.
+void FlowNetwork::request_solve() {
+  if (solve_armed_) return;
+  solve_armed_ = true;
+  queue_->schedule(core::now_ps(), *this, kSolve);
 }
 
 void FlowNetwork::deliver(core::TimePs at, fabric::EndpointId to, void* token, std::uint32_t what) {
@@ -198,10 +201,7 @@ void FlowNetwork::drain() {
     f.queued = false;
     for (int l : *f.route) --link_flows_[static_cast<std::size_t>(l)];
     solver_.remove_flow(id);
-    if (!solve_armed_) {
-      solve_armed_ = true;
-      queue_->schedule(now, *this, kSolve);
-    }
+    request_solve();
     sink->flow_drained(token);
   }
   if (!drains_.empty()) arm_drain(drains_.top().at);

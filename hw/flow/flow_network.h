@@ -83,7 +83,6 @@ class FlowNetwork : public sc_core::sc_module, private core::Timed {
     return address < endpoints_.size() ? endpoints_[address].endpoint : nullptr;
   }
 
-  int active_flows() const { return solver_.live_flows(); }
   // Wire bytes the flows started so far put on directed link `id` (data and ACKs).
   double carried_bytes(int id) const { return carried_[static_cast<std::size_t>(id)]; }
   std::uint64_t flows_started() const { return flows_started_->value(); }
@@ -124,6 +123,7 @@ class FlowNetwork : public sc_core::sc_module, private core::Timed {
   enum Tag : std::uint32_t { kSolve = 0, kDrain = 1, kDeliverBase = 2 };
 
   void fire(std::uint32_t tag) override;
+  void request_solve();
   void solve();
   void drain();
   void arm_drain(core::TimePs at);
