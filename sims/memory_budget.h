@@ -18,7 +18,7 @@ std::string approximate_size(std::uint64_t bytes);
 
 // What the models of a system of `chips` chips hold before any traffic: each chip's blocks, its
 // host's driver state and its share of the network (measured: hls2-rack8x and hls2-rack16x
-// timing-only runs of a 1 KiB all-reduce peak at 1.58 and 3.26 GiB, 3.3 MiB per chip more; the
+// timing-only runs of a 1 KiB all-reduce peak at 1.51 and 3.11 GiB, 3.2 MiB per chip more; the
 // floor takes 3 MiB).
 std::uint64_t system_model_bytes(int chips);
 // Refuses a system too large to build here, naming the chips and how to shrink it.
