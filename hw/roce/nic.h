@@ -193,8 +193,9 @@ class Nic : public sc_core::sc_module,
     std::uint32_t first_wire = 0, last_wire = 0;  // wire bytes of its first and last frames
     std::uint32_t last_payload = 0;
     double wire_bytes = 0;
-    double ack_weight = 0;              // its ACKs' wire bytes per data wire byte
-    std::vector<std::uint8_t> payload;  // functional mode
+    double ack_weight = 0;  // its ACKs' wire bytes per data wire byte
+    // The frames its receiver sends back: its ACKs, or one NAK.
+    std::uint32_t frames_back() const { return status == CompletionStatus::kSuccess ? acks : 1; }
   };
   struct FlowLane {
     core::Ring<FlowMessage*> queue;  // empty until used: most QPs of a large system never are

@@ -103,12 +103,11 @@ void Nic::unref(FlowMessage* m) {
 // Its packets, their wire bytes, and its ACKs' share of the way back.
 void Nic::frame(FlowMessage& m, SendOpcode op, bool response) const {
   const auto mtu = static_cast<std::uint32_t>(config_.mtu);
-  const std::uint64_t length = response ? m.length : (is_read(op) ? 0 : m.length);
   const auto segment = [&](std::uint32_t i) {
     return response ? read_response_segment(m.length, mtu, i)
                     : request_segment(op, m.wqe.request.length, mtu, i);
   };
-  m.packets = is_read(op) && !response ? 1 : packet_count(length, mtu);
+  m.packets = packet_count(m.length, mtu);  // a READ request carries no payload: one packet
   m.first_wire = wire_of(segment(0));
   const Segment last = segment(m.packets - 1);
   m.last_wire = wire_of(last);
@@ -393,7 +392,7 @@ void Nic::flow_last_arrival(FlowMessage& m) {
 void Nic::flow_acknowledge(FlowMessage& m, core::TimePs ready_ps) {
   Nic& requester = *m.sender;
   const Qp& qp = *requester.qps_[m.qp];
-  const std::uint32_t acks = m.status == CompletionStatus::kSuccess ? m.acks : 1;
+  const std::uint32_t acks = m.frames_back();
   Port& port = ports_[qps_[m.receiver_qp]->port];
   (m.status == CompletionStatus::kSuccess ? port.counters.acks_sent : port.counters.naks_sent)
       .add(acks);
@@ -439,7 +438,7 @@ void Nic::flow_on_ack(FlowMessage& m) {
   Qp& qp = *qps_[m.qp];
   if (!is_read(m.wqe.request.opcode)) {
     PortCounters& s = ports_[qp.port].counters;
-    const std::uint32_t acks = m.status == CompletionStatus::kSuccess ? m.acks : 1;
+    const std::uint32_t acks = m.frames_back();
     (m.status == CompletionStatus::kSuccess ? s.acks_received : s.naks_received).add(acks);
     s.rx_packets.add(acks);
     s.rx_bytes.add(std::uint64_t{acks} * ack_wire());

@@ -26,7 +26,6 @@ using core::TimePs;
 using namespace nic_test;  // NOLINT: the NIC tests' shared helpers
 using ::testing::HasSubstr;
 
-constexpr fabric::EndpointId kAddrA = 1, kAddrB = 2;
 constexpr core::Duration kCable{500000};  // 500 ns
 
 // Two single-port NICs with their memories, one QP each way; `wire` joins them by a link, or

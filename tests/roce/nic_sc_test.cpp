@@ -29,7 +29,6 @@ using core::TimePs;
 using namespace nic_test;  // NOLINT: the NIC tests' shared helpers
 using ::testing::HasSubstr;
 
-constexpr fabric::EndpointId kAddrA = 1, kAddrB = 2;
 constexpr TimePs kUs = 1000000;
 
 fabric::LinkConfig link_config(core::Duration delay = core::Duration{1000000}) {

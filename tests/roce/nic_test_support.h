@@ -8,11 +8,13 @@
 #include "hw/core/kernel.h"
 #include "hw/core/memory_target.h"
 #include "hw/core/random.h"
+#include "hw/fabric/packet.h"
 #include "hw/roce/completion_queue.h"
 
 namespace podsim::roce::nic_test {
 
 constexpr std::uint64_t kMiB = 1 << 20;
+constexpr fabric::EndpointId kAddrA = 1, kAddrB = 2;  // the two NICs of a pair
 
 // Memory well above line rate: an HBM2E-class 2.45 TB/s with 10 ns latency.
 inline core::MemoryTargetConfig memory_config(bool functional, std::uint64_t size = 256 * kMiB) {
