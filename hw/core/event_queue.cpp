@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <stdexcept>
 #include <tlm>
 
 #include "hw/core/kernel.h"
@@ -15,9 +16,25 @@ EventQueue::EventQueue(sc_core::sc_module_name name) : sc_module(name) {
 }
 
 void EventQueue::schedule(TimePs at, Timed& target, std::uint32_t tag, const void* hot) {
+  enqueue(at, next_order_++, target, tag, hot);
+}
+
+void EventQueue::schedule_keyed(TimePs at, Timed& target, std::uint32_t tag, std::uint64_t key,
+                                const void* hot) {
+  enqueue(at, key, target, tag, hot);
+}
+
+std::uint64_t EventQueue::take_keys(std::uint64_t n) {
+  if (next_key_ + n > kKeys) throw std::length_error("podsim_event_queue: out of keys");
+  next_key_ += n;
+  return next_key_ - n;
+}
+
+void EventQueue::enqueue(TimePs at, std::uint64_t order, Timed& target, std::uint32_t tag,
+                         const void* hot) {
   const TimePs now = now_ps();
   at = std::max(at, now);
-  insert({at, (next_order_++ << kTagBits) | tag, &target, hot});
+  insert({at, (order << kTagBits) | tag, &target, hot});
   peak_pending_ = std::max(peak_pending_, pending());
   // Inside run() the loop picks the entry up; otherwise wake the process in time for it.
   if (!running_ && at < armed_ps_) {
@@ -89,7 +106,7 @@ void EventQueue::run() {
     const TimePs at = window_.front().at;
     if (at > now) {
       if (detail::kernel_touched) horizon = run_ahead_horizon(now);
-      if (at >= horizon) break;
+      if (at >= horizon || at > limit_ps_) break;
     }
     const Entry e = take_front();
     detail::queue_now_ps = last = at;

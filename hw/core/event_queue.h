@@ -58,6 +58,19 @@ class EventQueue : public sc_core::sc_module {
   // Runs target->fire(tag) at `at` (not before now). Tags must fit in 24 bits. `hot` names the
   // state the callback touches first; it is prefetched ahead of the target's own stages.
   void schedule(TimePs at, Timed& target, std::uint32_t tag, const void* hot = nullptr);
+  // The same with a fixed place among the callbacks due at `at`: before every schedule()d one,
+  // and in the order of `key` (below kKeys, unique among those due at one time, never due now).
+  // A link's frame arrivals use it, so that their order does not depend on when they were
+  // scheduled: one process, or several that hand frames over between windows (hw/parallel),
+  // run them alike.
+  void schedule_keyed(TimePs at, Timed& target, std::uint32_t tag, std::uint64_t key,
+                      const void* hot = nullptr);
+  static constexpr std::uint64_t kKeys = std::uint64_t{1} << 32;
+  // `n` keys of its own for the caller, the same in every process that elaborates alike.
+  std::uint64_t take_keys(std::uint64_t n);
+  // Runs no callback after `last` until told otherwise (all-ones: no limit), so that a run that
+  // sc_start()s up to a time does not run ahead beyond it.
+  void limit_to(TimePs last) { limit_ps_ = last; }
   std::size_t pending() const { return later_.size() + window_.size(); }
   std::uint64_t fired() const { return fired_; }
   // Times the process woke to run callbacks: each costs a pass through the SystemC kernel.
@@ -69,8 +82,8 @@ class EventQueue : public sc_core::sc_module {
 
  private:
   SC_HAS_PROCESS(EventQueue);
-  // The scheduling order (unique, so it breaks ties) shares a word with the tag; its
-  // 40 bits last 10^12 schedules, days of CPU at the measured rates.
+  // The scheduling order (unique, so it breaks ties; keyed entries below kKeys) shares a word
+  // with the tag; its 40 bits last 10^12 schedules, days of CPU at the measured rates.
   struct Entry {
     TimePs at;
     std::uint64_t order_tag;  // order << 24 | tag
@@ -105,7 +118,10 @@ class EventQueue : public sc_core::sc_module {
   // Ordered by scheduling order among equal times, so an entry the window gives back sorts
   // before later ones of its time.
   RadixQueue<Entry, ByOrder> later_;
-  std::uint64_t next_order_ = 0, fired_ = 0, activations_ = 0;
+  void enqueue(TimePs at, std::uint64_t order, Timed& target, std::uint32_t tag, const void* hot);
+
+  std::uint64_t next_key_ = 0, next_order_ = kKeys, fired_ = 0, activations_ = 0;
+  TimePs limit_ps_ = ~TimePs{0};
   std::size_t peak_pending_ = 0;
   TimePs armed_ps_ = ~TimePs{0};  // when wake_ is due; all-ones when not armed
   bool running_ = false;

@@ -31,6 +31,7 @@ Link::Link(sc_core::sc_module_name name, const LinkConfig& config)
     make_stats(side);
   }
   queue_ = &core::event_queue();
+  keys_ = queue_->take_keys(2);
 }
 
 Link::~Link() {
@@ -154,10 +155,30 @@ void Link::transmit(int side) {
   p->due_ps = d.to_cut_through
                   ? now + serialization_ps(std::min(wire, kCutThroughWireBytes)) + propagation_ps_
                   : p->tail_arrival_ps;
+  if (d.remote) return d.remote->ship(p);
+  put_in_flight(side, p);
+}
+
+void Link::put_in_flight(int side, Packet* p) {
+  Direction& d = directions_[side];
   if (d.in_flight.empty()) {
-    queue_->schedule(p->due_ps, *this, kDeliver0 + static_cast<std::uint32_t>(side), &d);
+    queue_->schedule_keyed(p->due_ps, *this, kDeliver0 + static_cast<std::uint32_t>(side),
+                           keys_ + static_cast<std::uint64_t>(side), &d);
   }
   d.in_flight.push_back(p);
+}
+
+void Link::send_remote(int side, RemoteSide& remote) {
+  if (side != 0 && side != 1)
+    throw std::invalid_argument(std::string(name()) + ": side must be 0 or 1");
+  directions_[side].remote = &remote;
+}
+
+void Link::arrive(int side, Packet* packet) {
+  if (packet->due_ps <= core::now_ps()) {
+    throw std::logic_error(std::string(name()) + ": a frame from another process arrived late");
+  }
+  put_in_flight(side, packet);
 }
 
 // Draws the cable's faults for one frame: true when the frame is lost (and released).
@@ -184,8 +205,9 @@ void Link::deliver(int side) {
     d.to->receive(p, d.to_port);
   }
   if (!d.in_flight.empty()) {
-    queue_->schedule(d.in_flight.front()->due_ps, *this,
-                     kDeliver0 + static_cast<std::uint32_t>(side), &d);
+    queue_->schedule_keyed(d.in_flight.front()->due_ps, *this,
+                           kDeliver0 + static_cast<std::uint32_t>(side),
+                           keys_ + static_cast<std::uint64_t>(side), &d);
   }
 }
 

@@ -97,6 +97,15 @@ class LinkEndpoint {
   virtual void prefetch_receive(int /*port*/, const Packet* /*packet*/, int /*stage*/) const {}
 };
 
+// Where the frames sent from one side of a link go when the far side is simulated by another
+// process (hw/parallel): the link hands each frame over, due time set, instead of delivering it.
+class RemoteSide {
+ public:
+  virtual ~RemoteSide() = default;
+  // Takes ownership of `packet`, due at the far end at packet->due_ps.
+  virtual void ship(Packet* packet) = 0;
+};
+
 // Per-frame work runs as callbacks of the shared core::EventQueue rather than as kernel events of
 // its own, so a link costs no SystemC process and a frame hop costs two cheap callbacks.
 class Link : public sc_core::sc_module, private core::Timed {
@@ -113,6 +122,13 @@ class Link : public sc_core::sc_module, private core::Timed {
   void wake_at(int side, core::TimePs at);
 
   const LinkConfig& config() const { return config_; }
+  // Frames sent from `side` go to `remote` (the far end lives in another process), which must
+  // outlive the link; before simulation.
+  void send_remote(int side, RemoteSide& remote);
+  // A frame sent from `side` in another process, due here at packet->due_ps (after now); the
+  // link owns it from here.
+  void arrive(int side, Packet* packet);
+
   // Time to serialize `bytes` of wire bytes at the link rate.
   core::TimePs serialization_ps(std::uint32_t wire_bytes) const;
 
@@ -140,6 +156,7 @@ class Link : public sc_core::sc_module, private core::Timed {
     core::TimePs scheduled_ps = 0;  // callbacks for other times are stale and do nothing
     // In order (one transmitter, one propagation delay); due_ps is each one's arrival at `to`.
     PacketFifo in_flight;
+    RemoteSide* remote = nullptr;  // where frames go instead when `to` is another process's
     core::Counter frames, bytes, busy_ps;
     core::Counter lost, corrupted;
     core::Random random;
@@ -152,11 +169,13 @@ class Link : public sc_core::sc_module, private core::Timed {
   void transmit(int side);
   void deliver(int side);
   void schedule_transmit(int side, core::TimePs at);
+  void put_in_flight(int side, Packet* p);
   bool lost_or_corrupted(Direction& d, Packet* p);
   void make_stats(int side);
 
   LinkConfig config_;
   core::EventQueue* queue_;
+  std::uint64_t keys_;  // the two directions' arrivals: keys_ and keys_ + 1 (schedule_keyed)
   core::TimePs propagation_ps_;
   double ps_per_byte_;  // serialization arithmetic done once, not per frame
   Direction directions_[2];

@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <tlm>
 #include <vector>
 
@@ -86,6 +87,49 @@ TEST(EventQueue, PastTimesRunNow) {
   sc_core::sc_start();
   ASSERT_EQ(r.calls.size(), 1u);
   EXPECT_EQ(r.calls[0].first, 4000u);
+}
+
+// Keyed callbacks (a link's arrivals) run before the plain ones of their time, in key order,
+// whenever they were scheduled.
+TEST(EventQueue, KeyedCallbacksRunFirstInKeyOrder) {
+  Recorder r;
+  auto& q = event_queue();
+  const std::uint64_t keys = q.take_keys(3);
+  Driver d("driver", [&] {
+    q.schedule(5000, r, 1);
+    q.schedule_keyed(5000, r, 2, keys + 2);
+    sc_core::wait(sc_core::sc_time(1, sc_core::SC_NS));
+    q.schedule_keyed(5000, r, 3, keys + 0);
+    q.schedule(5000, r, 4);
+    q.schedule_keyed(3000, r, 5, keys + 1);
+  });
+  sc_core::sc_start();
+  EXPECT_EQ(r.calls, (std::vector<std::pair<TimePs, std::uint32_t>>{
+                         {3000, 5}, {5000, 3}, {5000, 2}, {5000, 1}, {5000, 4}}));
+}
+
+TEST(EventQueue, TakesDistinctKeys) {
+  auto& q = event_queue();
+  const std::uint64_t a = q.take_keys(2), b = q.take_keys(5);
+  EXPECT_EQ(b, a + 2);
+  EXPECT_THROW(q.take_keys(EventQueue::kKeys), std::length_error);
+}
+
+// With a limit, running ahead stops there: a window of sc_start() up to the limit runs only the
+// callbacks up to it, and the rest once the limit is lifted.
+TEST(EventQueue, RunsNothingAfterItsLimit) {
+  tlm::tlm_global_quantum::instance().set(sc_core::sc_max_time());
+  Recorder r;
+  auto& q = event_queue();
+  Driver d("driver", [&] {
+    for (const TimePs t : {1000, 2000, 3000}) q.schedule(t, r, static_cast<std::uint32_t>(t));
+  });
+  q.limit_to(2000);
+  sc_core::sc_start(sc_core::sc_time(2, sc_core::SC_NS));
+  EXPECT_EQ(r.calls.size(), 2u);
+  q.limit_to(~TimePs{0});
+  sc_core::sc_start();
+  EXPECT_EQ(r.calls.size(), 3u);
 }
 
 // Schedules a callback of `r` at each time, tagged with its time.
