@@ -13,6 +13,7 @@
 #include "hw/core/atomic_file.h"
 #include "hw/core/log.h"
 #include "hw/core/units.h"
+#include "hw/parallel/mpi_session.h"
 #include "sims/command.h"
 
 namespace podsim::sims {
@@ -96,6 +97,12 @@ int run_parsed(CLI::App& app, const GlobalOptions& options,
                const std::vector<std::unique_ptr<Command>>& commands) {
   for (const auto& command : commands) {
     if (!command->subcommand->parsed()) continue;
+    if (options.mpi && !command->runs_under_mpirun()) {
+      throw UsageError(fmt::format(
+          "'{}' runs in one process; under mpirun only 'net' splits its system among processes "
+          "(run '{}' without mpirun, or with -np 1)",
+          command->subcommand->get_name(), command->subcommand->get_name()));
+    }
     check_outputs_apply(options, *command, command->subcommand->get_name());
     set_up_logging(options);
     return command->run(options);
@@ -160,6 +167,21 @@ double cpu_seconds() {
          1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
 }
 
+namespace {
+
+// MPI, when mpirun started this process; its other ranks print nothing to stdout (rank 0
+// reports the run).
+std::unique_ptr<parallel::MpiSession> start_mpi(int& argc, char**& argv) {
+  if (!parallel::MpiSession::launched_by_mpirun()) return nullptr;
+  auto mpi = std::make_unique<parallel::MpiSession>(argc, argv);
+  if (mpi->rank() != 0 && !std::freopen("/dev/null", "w", stdout)) {
+    throw std::runtime_error("cannot silence the standard output of a rank other than 0");
+  }
+  return mpi;
+}
+
+}  // namespace
+
 int run_podsim(int argc, char** argv) {
   CLI::App app{
       "podsim: a timing-accurate model of Gaudi-class accelerator clusters.\n"
@@ -178,22 +200,32 @@ int run_podsim(int argc, char** argv) {
         "  --system NAME|FILE  --set KEY=VALUE  --seed N  --stats FILE  --trace FILE\n"
         "  --log SPEC  --json FILE  -q,--quiet  --lock-step  --network packet|flow");
   }
+  const auto mpi = start_mpi(argc, argv);
+  if (mpi && mpi->size() > 1) options.mpi = mpi.get();
+  // Every process of an mpirun meets the same bad input; rank 0 alone says so.
+  const bool reports = !mpi || mpi->rank() == 0;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (!reports) return e.get_exit_code() == 0 ? 0 : kExitBadInput;
     return app.exit(e) == 0 ? 0 : kExitBadInput;
   }
   options.system_given = app.get_option("--system")->count() > 0;
   try {
     return run_parsed(app, options, commands);
   } catch (const core::ConfigError& e) {
-    for (const auto& d : e.diagnostics()) std::cerr << d.to_string() << "\n";
+    for (const auto& d : e.diagnostics()) {
+      if (reports) std::cerr << d.to_string() << "\n";
+    }
     return kExitBadInput;
   } catch (const UsageError& e) {
-    std::cerr << "podsim: error: " << e.what() << "\n";
+    if (reports) std::cerr << "podsim: error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {
-    std::cerr << "podsim: internal error: " << e.what() << "\n";
+    std::cerr << "podsim: internal error" << (mpi ? fmt::format(" (rank {})", mpi->rank()) : "")
+              << ": " << e.what() << "\n";
+    // The other processes may be waiting for this one in a window's exchange.
+    if (options.mpi) options.mpi->abort(kExitFailure);
     return kExitFailure;
   }
 }

@@ -12,6 +12,10 @@
 #include "collectives/system_file.h"
 #include "hw/system/model_options.h"
 
+namespace podsim::parallel {
+class MpiSession;
+}
+
 namespace podsim::sims {
 
 struct GlobalOptions {
@@ -26,6 +30,9 @@ struct GlobalOptions {
   bool lock_step = false;  // keep the event queue in step with the SystemC kernel
   system::NetworkMode network = system::NetworkMode::kPacket;
   bool system_given = false;  // --system was on the command line
+  // Set when mpirun started this process among others (hw/parallel): the command simulates its
+  // part of the system, and only rank 0 reports.
+  const parallel::MpiSession* mpi = nullptr;
 
   system::ModelOptions model_options(bool functional) const { return {seed, functional, network}; }
 
@@ -48,6 +55,8 @@ class Command {
   virtual int run(const GlobalOptions& options) = 0;
   // Whether the command runs a simulation (and so can write --stats and --trace).
   virtual bool simulates() const { return false; }
+  // Whether it splits its system among the processes of an mpirun.
+  virtual bool runs_under_mpirun() const { return false; }
 
   CLI::App* subcommand = nullptr;  // set when the command registers itself
 };

@@ -7,11 +7,14 @@
 #include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "hw/core/event_queue.h"
 #include "hw/core/kernel.h"
 #include "hw/core/stats.h"
 #include "hw/core/trace.h"
+#include "hw/parallel/mpi_session.h"
+#include "hw/parallel/parallel_run.h"
 #include "sims/command.h"
 #include "sims/fabric_totals.h"
 #include "sims/memory_budget.h"
@@ -81,27 +84,99 @@ class NetCommand : public Command {
     } catch (const std::invalid_argument& e) {
       throw UsageError(e.what());
     }
+    std::optional<parallel::Partition> partition;
+    if (options.mpi) partition = split(options, topology);
     if (!options.trace_file.empty()) core::trace_writer().open(options.trace_file);
     const double cpu_before = cpu_seconds();
     require_system_memory(topology.chips);
     system::SystemModel model("system", system.config, std::move(topology),
                               options.model_options(!timing_only_));
-    ProgressBar progress("net", !options.quiet);
+    std::optional<parallel::ParallelRun> parallel;
+    std::function<bool(int)> local;
+    if (partition) {
+      parallel.emplace(*options.mpi, model, std::move(*partition));
+      local = [&parallel](int chip) { return parallel->owns_chip(chip); };
+      fmt::print("partition  {}\n", parallel->partition().describe());
+    }
+    ProgressBar progress("net", !options.quiet && !parallel);
     NetWorkload workload("net", model, plan_, std::move(flows),
-                         [&progress](double done) { progress.update(done); });
+                         [&progress](double done) { progress.update(done); }, local);
     const double cpu_elaborated = cpu_seconds();
-    core::run_to_completion(options.lock_step);
+    if (parallel) {
+      parallel->run();
+    } else {
+      core::run_to_completion(options.lock_step);
+    }
+    workload.check_destinations();
     const double cpu_after = cpu_seconds();
+    if (parallel) {
+      gather_results(*options.mpi, workload);
+      parallel->gather_stats();
+      std::vector<std::uint64_t> frames{parallel->frames_sent()};
+      options.mpi->sum(frames);
+      if (options.mpi->rank() != 0) return 0;
+      fmt::print("parallel   {} windows, {} frames handed over, rank 0 spent {:.2f} s between "
+                 "windows\n",
+                 parallel->windows(), frames[0], parallel->exchange_seconds());
+    }
     return report(options, model, workload, cpu_elaborated - cpu_before,
                   cpu_after - cpu_elaborated);
   }
 
+  bool runs_under_mpirun() const override { return true; }
+
  private:
+  static parallel::Partition split(const GlobalOptions& options, const system::Topology& t) {
+    if (options.network != system::NetworkMode::kPacket) {
+      throw UsageError(
+          "--network flow runs in one process (its solver sees every link); under mpirun use "
+          "--network packet");
+    }
+    if (!options.trace_file.empty()) {
+      throw UsageError("--trace: a run split among processes writes no trace; run without mpirun");
+    }
+    try {
+      return parallel::partition_by_box(t, options.mpi->size());
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(fmt::format("mpirun -np {}: {}", options.mpi->size(), e.what()));
+    }
+  }
+
   NetPattern parse_pattern() const {
     if (pattern_ == "pair") return NetPattern::kPair;
     if (pattern_ == "incast") return NetPattern::kIncast;
     if (pattern_ == "permutation") return NetPattern::kPermutation;
     return NetPattern::kAllToAll;
+  }
+
+  // Each flow's times and completion from the process of its source, its check from that of its
+  // destination, and a pair's latencies from the sender's: all of them at every process.
+  static void gather_results(const parallel::MpiSession& mpi, NetWorkload& w) {
+    auto& flows = w.flows();
+    const std::size_t n = flows.size();
+    std::vector<std::uint64_t> latest(2 * n), sums(2 * n);
+    for (std::size_t f = 0; f < n; ++f) {
+      const bool sends = w.local(flows[f].src_chip);
+      latest[f] = sends ? flows[f].start_ps : 0;
+      latest[n + f] = sends ? flows[f].end_ps : 0;
+      sums[f] = sends && !flows[f].ok;
+      sums[n + f] = w.local(flows[f].dst_chip) ? flows[f].wrong_bytes : 0;
+    }
+    mpi.max(latest);
+    mpi.sum(sums);
+    for (std::size_t f = 0; f < n; ++f) {
+      flows[f].start_ps = latest[f];
+      flows[f].end_ps = latest[n + f];
+      flows[f].ok = sums[f] == 0;
+      flows[f].wrong_bytes = sums[n + f];
+    }
+    auto& latencies = w.latencies();
+    std::vector<std::uint64_t> counts{latencies.size()};
+    mpi.max(counts);
+    latencies.resize(counts[0]);
+    std::vector<std::uint64_t> values(latencies.begin(), latencies.end());
+    mpi.max(values);
+    latencies.assign(values.begin(), values.end());
   }
 
   int report(const GlobalOptions& options, system::SystemModel& model, const NetWorkload& w,
@@ -149,8 +224,9 @@ class NetCommand : public Command {
                  fabric.packet_hops, run_cpu,
                  run_cpu > 0 ? fabric.packet_hops / run_cpu / 1e6 : 0.0, elaboration_cpu);
     }
-    if (!options.stats_file.empty())
-      core::stats_registry().write(options.stats_file, core::now_ps());
+    // Up to the last completion: the retransmission timers that expire idle long after (a QP's
+    // timeout is tens of milliseconds) would dilute every average.
+    if (!options.stats_file.empty()) core::stats_registry().write(options.stats_file, last);
     if (!options.trace_file.empty()) core::trace_writer().close();
     if (!options.json_file.empty()) {
       write_output_file(

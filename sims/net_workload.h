@@ -52,13 +52,23 @@ std::vector<FlowResult> plan_flows(const NetPlan& plan, const system::Topology& 
 class NetWorkload : public sc_core::sc_module {
  public:
   // `progress` hears the fraction of messages completed (for a progress bar); may be empty.
+  // `local` says which chips this process simulates (all when empty; hw/parallel): flows are
+  // posted and timed where their source is, checked where their destination is, and every
+  // process opens every flow's QPs so that their numbers are those of a single process.
   NetWorkload(sc_core::sc_module_name name, system::SystemModel& model, const NetPlan& plan,
-              std::vector<FlowResult> flows, std::function<void(double)> progress = {});
+              std::vector<FlowResult> flows, std::function<void(double)> progress = {},
+              std::function<bool(int chip)> local = {});
 
   const std::vector<FlowResult>& flows() const { return flows_; }
+  std::vector<FlowResult>& flows() { return flows_; }
+  std::vector<core::TimePs>& latencies() { return latencies_; }
+  bool local(int chip) const { return !local_ || local_(chip); }
   // Per-message latencies of a pair run with iters > 0.
   const std::vector<core::TimePs>& latencies() const { return latencies_; }
   bool finished() const { return finished_; }
+  // In functional mode, counts each flow's bytes that differ from what was sent (untimed: after
+  // the run, when every flow into a chip has landed, whichever process sent it).
+  void check_destinations();
 
  private:
   SC_HAS_PROCESS(NetWorkload);
@@ -67,7 +77,6 @@ class NetWorkload : public sc_core::sc_module {
   void run_bulk();
   void run_latency();
   void fill_sources();
-  void check_destinations();
   std::uint64_t src_address(std::size_t flow) const;
   std::uint64_t dst_address(std::size_t flow) const;
   // The seeded bytes of a flow, generated a chunk at a time so huge flows need no huge buffer.
@@ -83,6 +92,7 @@ class NetWorkload : public sc_core::sc_module {
   std::vector<std::unique_ptr<roce::CompletionQueue>> cqs_;
   roce::CompletionQueue idle_cq_;
   std::function<void(double)> progress_;
+  std::function<bool(int)> local_;
   std::size_t pending_ = 0, posted_ = 0;  // messages in flight, and posted in all
   sc_core::sc_event all_done_;            // receive side of WRITEs: nothing completes there
   bool finished_ = false;

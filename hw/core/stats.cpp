@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 
@@ -243,6 +244,180 @@ void StatsRegistry::write(const std::string& path, TimePs end) const {
                              "' (use .json or .csv)");
   }
   write_file_atomically(path, extension == ".json" ? to_json(end).dump(2) + "\n" : to_csv(end));
+}
+
+namespace {
+
+// The raw form: for each statistic that left its initial state, its name, kind, unit and
+// description, then its state; plain bytes, since both ends are the same build (a JSON form of a
+// thousand-chip registry took seconds).
+class RawWriter {
+ public:
+  template <class T>
+  void put(const T& v) {
+    out_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  void put_text(const std::string& text) {
+    put(static_cast<std::uint32_t>(text.size()));
+    out_ += text;
+  }
+  template <class T>
+  void put_all(const std::vector<T>& values) {
+    put(static_cast<std::uint32_t>(values.size()));
+    for (const T& v : values) put(v);
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class RawReader {
+ public:
+  explicit RawReader(const std::string& in) : in_(in) {}
+  bool done() const { return at_ == in_.size(); }
+  template <class T>
+  T get() {
+    T v{};
+    need(sizeof v);
+    std::memcpy(&v, in_.data() + at_, sizeof v);
+    at_ += sizeof v;
+    return v;
+  }
+  std::string get_text() {
+    const auto n = get<std::uint32_t>();
+    need(n);
+    std::string text = in_.substr(at_, n);
+    at_ += n;
+    return text;
+  }
+  template <class T>
+  std::vector<T> get_all() {
+    std::vector<T> values(get<std::uint32_t>());
+    for (T& v : values) v = get<T>();
+    return values;
+  }
+
+ private:
+  void need(std::size_t n) const {
+    if (in_.size() - at_ < n) throw std::runtime_error("statistics from another process are cut short");
+  }
+  const std::string& in_;
+  std::size_t at_ = 0;
+};
+
+}  // namespace
+
+std::string StatsRegistry::export_raw() const {
+  RawWriter out;
+  const auto put_raw_summary = [&out](const Accumulator& a) {
+    out.put(a.count_);
+    out.put(a.sum_);
+    out.put(a.min_);
+    out.put(a.max_);
+  };
+  for (const auto& [name, entry] : entries_) {
+    const void* stat = entry.stat;
+    switch (entry.kind) {
+      case Kind::kCounter:
+        if (static_cast<const Counter*>(stat)->value_ == 0) continue;
+        break;
+      case Kind::kAccumulator:
+        if (static_cast<const Accumulator*>(stat)->count_ == 0) continue;
+        break;
+      case Kind::kHistogram:
+        if (static_cast<const Histogram*>(stat)->summary_.count_ == 0) continue;
+        break;
+      case Kind::kTimeWeighted: {
+        const auto& t = *static_cast<const TimeWeighted*>(stat);
+        if (t.level_ == 0 && t.max_ == 0 && t.area_ == 0) continue;
+        break;
+      }
+    }
+    out.put_text(name);
+    out.put(static_cast<std::uint8_t>(entry.kind));
+    out.put_text(entry.unit);
+    out.put_text(entry.description);
+    switch (entry.kind) {
+      case Kind::kCounter:
+        out.put(static_cast<const Counter*>(stat)->value_);
+        break;
+      case Kind::kAccumulator:
+        put_raw_summary(*static_cast<const Accumulator*>(stat));
+        break;
+      case Kind::kHistogram: {
+        const auto& h = *static_cast<const Histogram*>(stat);
+        out.put_all(h.bounds_);
+        out.put_all(h.counts_);
+        put_raw_summary(h.summary_);
+        break;
+      }
+      case Kind::kTimeWeighted: {
+        const auto& t = *static_cast<const TimeWeighted*>(stat);
+        out.put(t.level_);
+        out.put(t.max_);
+        out.put(t.since_);
+        out.put(t.area_);
+        break;
+      }
+    }
+  }
+  return out.take();
+}
+
+void StatsRegistry::merge_raw(const std::string& raw) {
+  RawReader in(raw);
+  const auto merge_raw_summary = [&in](Accumulator& a) {
+    const auto count = in.get<std::uint64_t>();
+    const auto sum = in.get<double>(), min = in.get<double>(), max = in.get<double>();
+    if (count == 0) return;
+    a.min_ = a.count_ ? std::min(a.min_, min) : min;
+    a.max_ = a.count_ ? std::max(a.max_, max) : max;
+    a.count_ += count;
+    a.sum_ += sum;
+  };
+  while (!in.done()) {
+    const std::string name = in.get_text();
+    const auto kind = static_cast<Kind>(in.get<std::uint8_t>());
+    const std::string unit = in.get_text(), description = in.get_text();
+    const auto it = entries_.find(name);
+    void* stat = it == entries_.end() ? nullptr : it->second.stat;
+    if (stat && it->second.kind != kind) {
+      throw std::runtime_error(name + ": statistics of different kinds cannot be merged");
+    }
+    switch (kind) {
+      case Kind::kCounter: {
+        auto& c = stat ? *static_cast<Counter*>(stat) : counter(name, unit, description);
+        c.value_ += in.get<std::uint64_t>();
+        break;
+      }
+      case Kind::kAccumulator: {
+        auto& a = stat ? *static_cast<Accumulator*>(stat) : accumulator(name, unit, description);
+        merge_raw_summary(a);
+        break;
+      }
+      case Kind::kHistogram: {
+        const auto bounds = in.get_all<double>();
+        const auto counts = in.get_all<std::uint64_t>();
+        auto& h = stat ? *static_cast<Histogram*>(stat)
+                       : histogram(name, Histogram(bounds), unit, description);
+        if (counts.size() != h.counts_.size()) {
+          throw std::runtime_error(name + ": histograms of different shapes cannot be merged");
+        }
+        for (std::size_t i = 0; i < counts.size(); ++i) h.counts_[i] += counts[i];
+        merge_raw_summary(h.summary_);
+        break;
+      }
+      case Kind::kTimeWeighted: {
+        auto& t = stat ? *static_cast<TimeWeighted*>(stat) : time_weighted(name, unit, description);
+        t.level_ += in.get<double>();
+        t.max_ = std::max(t.max_, in.get<double>());
+        t.since_ = std::max(t.since_, in.get<TimePs>());
+        t.area_ += in.get<long double>();
+        break;
+      }
+    }
+  }
 }
 
 void StatsRegistry::clear() {

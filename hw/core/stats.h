@@ -27,6 +27,7 @@ class Counter {
   std::uint64_t value() const { return value_; }
 
  private:
+  friend class StatsRegistry;  // its raw export and merge (parallel runs)
   std::uint64_t value_ = 0;
 };
 
@@ -41,6 +42,7 @@ class Accumulator {
   double mean() const { return count_ ? sum_ / static_cast<double>(count_) : 0.0; }
 
  private:
+  friend class StatsRegistry;  // its raw export and merge (parallel runs)
   std::uint64_t count_ = 0;
   double sum_ = 0, min_ = 0, max_ = 0;
 };
@@ -62,6 +64,7 @@ class Histogram {
   double percentile(double p) const;
 
  private:
+  friend class StatsRegistry;  // its raw export and merge (parallel runs)
   std::vector<double> bounds_;
   std::vector<std::uint64_t> counts_;
   Accumulator summary_;
@@ -79,6 +82,7 @@ class TimeWeighted {
   double average(TimePs now) const;
 
  private:
+  friend class StatsRegistry;  // its raw export and merge (parallel runs)
   double level_ = 0, max_ = 0;
   TimePs since_ = 0;
   long double area_ = 0;  // level x ps, accumulated up to since_
@@ -110,6 +114,13 @@ class StatsRegistry {
   // renamed into place, so a failed write leaves nothing half-written. Throws std::runtime_error
   // naming the file on an unknown extension or an I/O failure.
   void write(const std::string& path, TimePs end) const;
+
+  // Every statistic's exact state as bytes, and those of another process's registry added in:
+  // counts and sums add, extremes combine, statistics this registry lacks are made. A parallel
+  // run's processes each count only what they simulate, so rank 0 merging the others' holds what
+  // one process would have counted.
+  std::string export_raw() const;
+  void merge_raw(const std::string& raw);
 
   void clear();
 

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "hw/core/object_pool.h"
@@ -70,8 +71,11 @@ enum class Ecn : std::uint8_t { kNotEct = 0, kEct1 = 1, kEct0 = 2, kCe = 3 };
 
 // Fields a packet hop reads (forwarding, framing, timing, the queue it waits in) fill the first
 // cache line, so that a hop through a switch touches one line of the packet; the rest of the
-// headers follow.
-struct alignas(64) Packet {
+// headers follow. Everything but the payload is plain data, copied as bytes when a frame crosses
+// to another process (hw/parallel).
+struct Packet;
+
+struct alignas(64) PacketFields {
   // Simulation bookkeeping, not on the wire. When the frame's last bit reaches the current node:
   // a cut-through switch receives the frame when its header arrives and may start forwarding,
   // but its egress cannot finish before this.
@@ -128,6 +132,9 @@ struct alignas(64) Packet {
   std::uint16_t pfc_quanta[8] = {};
 
   core::TimePs created_ps = 0;
+};
+
+struct Packet : PacketFields {
   std::vector<std::uint8_t> payload;  // functional mode only; empty otherwise
 
   EndpointId source() const { return endpoint_of_ipv4(src_ip); }
@@ -148,8 +155,9 @@ struct alignas(64) Packet {
   }
 };
 
-static_assert(offsetof(Packet, due_ps) + sizeof(core::TimePs) <= 64,
+static_assert(offsetof(PacketFields, due_ps) + sizeof(core::TimePs) <= 64,
               "a hop's fields must stay in the packet's first cache line");
+static_assert(std::is_trivially_copyable_v<PacketFields>);
 
 // A FIFO of packets linked through Packet::next, for queues on the per-hop path (frames in
 // flight on a link, switch egress queues): pushing and popping touch only the packets at the

@@ -79,6 +79,31 @@ void SystemModel::build_flow_network(const ModelOptions& options) {
   }
 }
 
+namespace {
+
+template <class T>
+void destroy_newest_first(std::vector<std::unique_ptr<T>>& objects) {
+  while (!objects.empty()) objects.pop_back();
+}
+
+}  // namespace
+
+// The kernel's registries look a module's ports up from the newest one registered: taken apart
+// newest first, a 1024-chip system goes in well under a second; oldest first (a vector's own
+// order) took seven.
+SystemModel::~SystemModel() {
+  attached_.clear();
+  flow_.reset();
+  destroy_newest_first(links_);
+  destroy_newest_first(switches_);
+  const auto per_box = static_cast<std::size_t>(config_.box.chips);
+  while (!boxes_.empty()) {
+    static_cast<Box&>(*boxes_.back()).host.reset();
+    for (std::size_t i = 0; i < per_box && !chips_.empty(); ++i) chips_.pop_back();
+    boxes_.pop_back();
+  }
+}
+
 void SystemModel::build_chips() {
   const int per_box = config_.box.chips;
   for (int box = 0; box * per_box < topology_.chips; ++box) {

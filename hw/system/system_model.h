@@ -32,6 +32,7 @@ class SystemModel : public sc_core::sc_module {
  public:
   SystemModel(sc_core::sc_module_name name, const SystemConfig& config, Topology topology,
               const ModelOptions& options);
+  ~SystemModel() override;
 
   const SystemConfig& config() const { return config_; }
   const Topology& topology() const { return topology_; }

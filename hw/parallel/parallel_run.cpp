@@ -1,0 +1,118 @@
+#include "hw/parallel/parallel_run.h"
+
+#include <chrono>
+#include <limits>
+#include <stdexcept>
+#include <tlm>
+
+#include "hw/core/event_queue.h"
+#include "hw/core/kernel.h"
+#include "hw/core/stats.h"
+#include "hw/parallel/frame_codec.h"
+
+namespace podsim::parallel {
+namespace {
+constexpr core::TimePs kNever = std::numeric_limits<core::TimePs>::max();
+}
+
+// The side of a cut link whose frames leave this process.
+class ParallelRun::Outbound : public fabric::RemoteSide {
+ public:
+  Outbound(ParallelRun& run, int link, int side, int to)
+      : run_(run), link_(static_cast<std::uint32_t>(link)), side_(side), to_(to) {}
+  void ship(fabric::Packet* packet) override {
+    encode_frame(run_.outgoing_[static_cast<std::size_t>(to_)], link_, side_, *packet);
+    fabric::packet_pool().release(packet);
+    ++run_.frames_sent_;
+  }
+
+ private:
+  ParallelRun& run_;
+  std::uint32_t link_;
+  int side_, to_;
+};
+
+ParallelRun::ParallelRun(const MpiSession& mpi, system::SystemModel& model, Partition partition)
+    : mpi_(mpi), model_(model), partition_(std::move(partition)) {
+  if (model_.flow_network()) {
+    throw std::invalid_argument(
+        "the flow-level network runs in one process (its solver sees every link); use "
+        "--network packet under mpirun");
+  }
+  if (partition_.parts != mpi_.size()) {
+    throw std::invalid_argument("the partition has another number of parts than processes");
+  }
+  if (partition_.lookahead_ps < 2) {
+    throw std::invalid_argument("the cut cables' delay is too short to run in windows");
+  }
+  outgoing_.resize(static_cast<std::size_t>(mpi_.size()));
+  const auto& topo = model_.topology();
+  for (int link : partition_.cut_links) {
+    const auto& l = topo.links[static_cast<std::size_t>(link)];
+    const int ends[2] = {partition_.part_of_node[static_cast<std::size_t>(l.a.node)],
+                         partition_.part_of_node[static_cast<std::size_t>(l.b.node)]};
+    for (int side = 0; side < 2; ++side) {
+      if (ends[side] != part()) continue;
+      outbound_.push_back(std::make_unique<Outbound>(*this, link, side, ends[1 - side]));
+      model_.link(link).send_remote(side, *outbound_.back());
+    }
+  }
+}
+
+ParallelRun::~ParallelRun() = default;
+
+core::TimePs ParallelRun::local_next() const {
+  if (!sc_core::sc_pending_activity()) return kNever;
+  return sc_core::sc_time_stamp().value() + sc_core::sc_time_to_pending_activity().value();
+}
+
+// Each window runs the activity before `end` - 1, where `end` is the earliest pending activity of
+// any process plus the lookahead: frames sent in it arrive at `end` or later, after the kernel's
+// clock, which stops at `end` - 1 at most (sc_start leaves what is due at its end pending).
+void ParallelRun::run() {
+  auto& quantum = tlm::tlm_global_quantum::instance();
+  const sc_core::sc_time quantum_before = quantum.get();
+  quantum.set(sc_core::sc_max_time());
+  auto& queue = core::event_queue();
+  core::TimePs next = 0;
+  bool started = false;  // the first window elaborates and starts every process's threads
+  while (next != kNever) {
+    const core::TimePs end = next + partition_.lookahead_ps;
+    // A process with nothing due in the window sits it out (the kernel warns of an idle
+    // sc_start).
+    if (!started || local_next() < end - 1) {
+      queue.limit_to(end - 2);
+      const core::TimePs now = sc_core::sc_time_stamp().value();
+      sc_core::sc_start(
+          core::to_sc_time(core::Duration{static_cast<std::int64_t>(end - 1 - now)}),
+          sc_core::SC_EXIT_ON_STARVATION);
+      started = true;
+    }
+    ++windows_;
+    const auto before = std::chrono::steady_clock::now();
+    exchange();
+    next = mpi_.min(local_next());
+    exchange_seconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
+  }
+  queue.limit_to(kNever);
+  quantum.set(quantum_before);
+}
+
+void ParallelRun::exchange() {
+  const auto incoming = mpi_.exchange(outgoing_);
+  for (auto& buffer : outgoing_) buffer.clear();
+  for (const auto& bytes : incoming) {
+    decode_frames(bytes.data(), bytes.size(), [this](std::uint32_t link, int side, fabric::Packet* p) {
+      model_.link(static_cast<int>(link)).arrive(side, p);
+    });
+  }
+}
+
+void ParallelRun::gather_stats() const {
+  auto& registry = core::stats_registry();
+  const auto all = mpi_.gather(registry.export_raw());
+  for (std::size_t r = 1; r < all.size(); ++r) registry.merge_raw(all[r]);
+}
+
+}  // namespace podsim::parallel
