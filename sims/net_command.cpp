@@ -99,8 +99,9 @@ class NetCommand : public Command {
       fmt::print("partition  {}\n", parallel->partition().describe());
     }
     ProgressBar progress("net", !options.quiet && !parallel);
-    NetWorkload workload("net", model, plan_, std::move(flows),
-                         [&progress](double done) { progress.update(done); }, local);
+    NetWorkload workload(
+        "net", model, plan_, std::move(flows), [&progress](double done) { progress.update(done); },
+        local);
     const double cpu_elaborated = cpu_seconds();
     if (parallel) {
       parallel->run();
@@ -115,9 +116,10 @@ class NetCommand : public Command {
       std::vector<std::uint64_t> frames{parallel->frames_sent()};
       options.mpi->sum(frames);
       if (options.mpi->rank() != 0) return 0;
-      fmt::print("parallel   {} windows, {} frames handed over, rank 0 spent {:.2f} s between "
-                 "windows\n",
-                 parallel->windows(), frames[0], parallel->exchange_seconds());
+      fmt::print(
+          "parallel   {} windows, {} frames handed over, rank 0 spent {:.2f} s between "
+          "windows\n",
+          parallel->windows(), frames[0], parallel->exchange_seconds());
     }
     return report(options, model, workload, cpu_elaborated - cpu_before,
                   cpu_after - cpu_elaborated);

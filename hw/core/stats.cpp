@@ -300,7 +300,8 @@ class RawReader {
 
  private:
   void need(std::size_t n) const {
-    if (in_.size() - at_ < n) throw std::runtime_error("statistics from another process are cut short");
+    if (in_.size() - at_ < n)
+      throw std::runtime_error("statistics from another process are cut short");
   }
   const std::string& in_;
   std::size_t at_ = 0;

@@ -48,13 +48,13 @@ std::uint64_t MpiSession::max(std::uint64_t value) const {
 }
 
 void MpiSession::sum(std::vector<std::uint64_t>& values) const {
-  MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_UINT64_T,
-                MPI_SUM, state_->world);
+  MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_UINT64_T, MPI_SUM,
+                state_->world);
 }
 
 void MpiSession::max(std::vector<std::uint64_t>& values) const {
-  MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_UINT64_T,
-                MPI_MAX, state_->world);
+  MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_UINT64_T, MPI_MAX,
+                state_->world);
 }
 
 std::vector<std::vector<char>> MpiSession::exchange(

@@ -83,9 +83,8 @@ void ParallelRun::run() {
     if (!started || local_next() < end - 1) {
       queue.limit_to(end - 2);
       const core::TimePs now = sc_core::sc_time_stamp().value();
-      sc_core::sc_start(
-          core::to_sc_time(core::Duration{static_cast<std::int64_t>(end - 1 - now)}),
-          sc_core::SC_EXIT_ON_STARVATION);
+      sc_core::sc_start(core::to_sc_time(core::Duration{static_cast<std::int64_t>(end - 1 - now)}),
+                        sc_core::SC_EXIT_ON_STARVATION);
       started = true;
     }
     ++windows_;
@@ -103,9 +102,10 @@ void ParallelRun::exchange() {
   const auto incoming = mpi_.exchange(outgoing_);
   for (auto& buffer : outgoing_) buffer.clear();
   for (const auto& bytes : incoming) {
-    decode_frames(bytes.data(), bytes.size(), [this](std::uint32_t link, int side, fabric::Packet* p) {
-      model_.link(static_cast<int>(link)).arrive(side, p);
-    });
+    decode_frames(bytes.data(), bytes.size(),
+                  [this](std::uint32_t link, int side, fabric::Packet* p) {
+                    model_.link(static_cast<int>(link)).arrive(side, p);
+                  });
   }
 }
 

@@ -4,7 +4,7 @@
 // time as long as the lookahead (the shortest cut cable's delay): a frame sent in a window
 // arrives after it ends, so each window runs without hearing from the others, and between
 // windows they exchange the frames sent and agree on the next window from the earliest pending
-// activity of any (conservative synchronisation, without null messages).
+// activity of any (conservative synchronisation without null messages, [N9]).
 // Captures: the frames' exact due times, so results and statistics are those of one process
 // (link arrivals run in a fixed order at their time: core::EventQueue::schedule_keyed); stats
 // gathered at rank 0. Ignores: software that spans parts (whatever posts work must post it only

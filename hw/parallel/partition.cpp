@@ -1,10 +1,10 @@
 #include "hw/parallel/partition.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 namespace podsim::parallel {
 namespace {
@@ -71,9 +71,9 @@ Partition partition_by_box(const system::Topology& t, int parts) {
   p.parts = parts;
   p.boxes = t.chips / per_box;
   if (parts < 1 || parts > p.boxes) {
-    throw std::invalid_argument(fmt::format(
-        "{} processes: the system has {} box{}, and each process needs at least one", parts,
-        p.boxes, p.boxes == 1 ? "" : "es"));
+    throw std::invalid_argument(
+        fmt::format("{} processes: the system has {} box{}, and each process needs at least one",
+                    parts, p.boxes, p.boxes == 1 ? "" : "es"));
   }
   for (int q = 0; q < parts; ++q) {
     p.first_box.push_back(static_cast<int>(static_cast<long long>(q) * p.boxes / parts));
@@ -106,8 +106,8 @@ std::string Partition::describe() const {
   std::string text = fmt::format("{} processes, by box: boxes {}; {} cable{} cut", parts,
                                  boxes_text, cut_links.size(), cut_links.size() == 1 ? "" : "s");
   if (!cut_links.empty()) {
-    text += fmt::format(", lookahead {}", core::to_string(core::Duration{
-                                              static_cast<std::int64_t>(lookahead_ps)}));
+    text += fmt::format(", lookahead {}",
+                        core::to_string(core::Duration{static_cast<std::int64_t>(lookahead_ps)}));
   }
   return text;
 }

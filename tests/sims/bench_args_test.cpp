@@ -11,8 +11,8 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(BenchArgs, AFlagWithoutItsValueIsAUsageError) {
-  for (const char* bench :
-       {COLLECTIVE_SCALE_BINARY, NET_RATE_BINARY, COMPUTE_BINARY, FUNCTIONAL_COST_BINARY}) {
+  for (const char* bench : {COLLECTIVE_SCALE_BINARY, NET_RATE_BINARY, COMPUTE_BINARY,
+                            FUNCTIONAL_COST_BINARY, PARALLEL_SCALE_BINARY}) {
     for (const char* flag : {"--help", "--json"}) {
       const auto r = test::run_program(bench, {flag});
       EXPECT_EQ(r.exit_status, 2) << bench << " " << flag;
@@ -40,6 +40,14 @@ TEST(BenchArgs, ABadRunCountIsNamed) {
     const auto r = test::run_program(FUNCTIONAL_COST_BINARY, {"--runs", runs});
     EXPECT_EQ(r.exit_status, 2) << runs;
     EXPECT_THAT(r.err, HasSubstr("--runs")) << runs;
+  }
+}
+
+TEST(BenchArgs, ABadProcessCountIsNamed) {
+  for (const char* processes : {"1", "x", "2x"}) {
+    const auto r = test::run_program(PARALLEL_SCALE_BINARY, {"--processes", processes});
+    EXPECT_EQ(r.exit_status, 2) << processes;
+    EXPECT_THAT(r.err, HasSubstr("--processes")) << processes;
   }
 }
 

@@ -1,0 +1,102 @@
+// `podsim net` under mpirun: the system split among 1, 2 and 3 processes gives the rows and
+// statistics of one process byte for byte, and what cannot be split is refused.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/test_support.h"
+
+namespace podsim {
+namespace {
+
+using ::testing::HasSubstr;
+
+class MpiCli : public ::testing::Test {
+ protected:
+  struct Output {
+    nlohmann::json rows;  // --json, but for the simulator's own figures (CPU time, callbacks)
+    std::string stats;    // --stats, as written
+  };
+
+  // podsim net ARGS, alone (np 0) or under mpirun -np N.
+  test::RunResult run(int np, const std::string& command, std::vector<std::string> args) {
+    args.insert(args.begin(), command);
+    args.push_back("-q");
+    if (np == 0) return test::run_program(PODSIM_BINARY, args);
+    std::vector<std::string> mpi = {"--allow-run-as-root", "--oversubscribe", "-np",
+                                    std::to_string(np), PODSIM_BINARY};
+    mpi.insert(mpi.end(), args.begin(), args.end());
+    return test::run_program(MPIRUN, mpi);
+  }
+
+  Output net(int np, std::vector<std::string> args) {
+    const auto json = dir_ / ("net" + std::to_string(np) + ".json");
+    const auto stats = dir_ / ("stats" + std::to_string(np) + ".json");
+    args.insert(args.end(), {"--json", json.string(), "--stats", stats.string()});
+    const auto r = run(np, "net", args);
+    EXPECT_EQ(r.exit_status, 0) << r.out << r.err;
+    if (np > 1) {
+      EXPECT_THAT(r.out, HasSubstr(partition_line(np)));
+    }
+    Output o{nlohmann::json::parse(test::read_text(json)), test::read_text(stats)};
+    o.rows.erase("simulator");
+    return o;
+  }
+  static std::string partition_line(int np) {
+    return "partition  " + std::to_string(np) + " processes";
+  }
+
+  void expect_same_as_one_process(const std::vector<std::string>& args, std::vector<int> nps) {
+    const Output one = net(0, args);
+    for (int np : nps) {
+      const Output split = net(np, args);
+      EXPECT_EQ(split.rows, one.rows) << "-np " << np;
+      EXPECT_TRUE(split.stats == one.stats) << "-np " << np << ": the statistics differ";
+    }
+  }
+
+  test::TempDir dir_;
+};
+
+// Contended: every chip writes to every other across the three rail leaves, with PFC pauses
+// and DCQCN's CNPs on the way.
+TEST_F(MpiCli, AllToAllOnThePodIsTheSameOnOneTwoAndThreeProcesses) {
+  expect_same_as_one_process(
+      {"--system", "hls2-pod128", "--pattern", "all-to-all", "--bytes", "32K", "--timing-only"},
+      {1, 2, 3});
+}
+
+// Functional: the payload crosses between processes and is checked where it lands.
+TEST_F(MpiCli, FunctionalPermutationMovesTheSameBytes) {
+  expect_same_as_one_process(
+      {"--system", "hls2-pod128", "--pattern", "permutation", "--bytes", "64K"}, {2});
+}
+
+// A latency run: one sender in the first process, its receiver in the second.
+TEST_F(MpiCli, PairLatencyAcrossProcesses) {
+  expect_same_as_one_process({"--system", "hls2-pod128", "--pattern", "pair", "--from", "0", "--to",
+                              "100", "--iters", "5", "--bytes", "4K"},
+                             {2});
+}
+
+TEST_F(MpiCli, MoreProcessesThanBoxesIsRefused) {
+  const auto r = run(2, "net", {"--system", "hls2"});
+  EXPECT_EQ(r.exit_status, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("mpirun -np 2: 2 processes: the system has 1 box"));
+}
+
+TEST_F(MpiCli, TheFlowNetworkIsRefused) {
+  const auto r = run(2, "net", {"--system", "hls2-pod128", "--network", "flow"});
+  EXPECT_EQ(r.exit_status, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--network flow runs in one process"));
+}
+
+TEST_F(MpiCli, CommandsThatDoNotSplitAreRefused) {
+  const auto r = run(2, "collective", {"--system", "hls2-pod128", "-b", "1M", "-e", "1M"});
+  EXPECT_EQ(r.exit_status, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("'collective' runs in one process; under mpirun only 'net'"));
+}
+
+}  // namespace
+}  // namespace podsim
