@@ -8,6 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "hw/parallel/mpi_session.h"
 #include "sims/command.h"
 
 namespace podsim::sims {
@@ -25,6 +26,7 @@ namespace {
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   int status = 70;
+  parallel::MpiSession::leave_launcher();
   try {
     status = run_podsim(static_cast<int>(args.size()), argv.data());
   } catch (...) {

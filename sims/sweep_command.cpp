@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "hw/parallel/mpi_session.h"
 #include "sims/command.h"
 #include "sims/forked_run.h"
 #include "sims/progress.h"
@@ -112,7 +113,8 @@ struct PlotChoice {
 
 struct Outcome {
   int status = -1;
-  std::string error;  // the point's last line on stderr when it failed
+  std::string error;   // the point's last line on stderr when it failed
+  std::string result;  // its --json, as written
 };
 
 // Runs the points, at most `jobs` at once, each writing its JSON into `dir`.
@@ -121,13 +123,15 @@ class PointRunner {
   PointRunner(const fs::path& dir, int jobs, std::vector<std::string> pass_through)
       : dir_(dir), jobs_(jobs), pass_through_(std::move(pass_through)) {}
 
-  std::vector<Outcome> run(const std::vector<SweepPoint>& points, ProgressBar& progress) {
+  // Runs `mine` (indices into `points`); the outcomes of the others stay empty.
+  std::vector<Outcome> run(const std::vector<SweepPoint>& points,
+                           const std::vector<std::size_t>& mine, ProgressBar& progress) {
     std::vector<Outcome> outcomes(points.size());
     std::map<pid_t, std::size_t> running;
     std::size_t next = 0, done = 0;
-    while (done < points.size()) {
-      while (next < points.size() && static_cast<int>(running.size()) < jobs_) {
-        running[start(points[next])] = next;
+    while (done < mine.size()) {
+      while (next < mine.size() && static_cast<int>(running.size()) < jobs_) {
+        running[start(points[mine[next]])] = mine[next];
         ++next;
       }
       int status = 0;
@@ -137,8 +141,9 @@ class PointRunner {
       Outcome& o = outcomes[it->second];
       o.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       if (o.status != 0) o.error = last_line(file(it->second, "err"));
+      if (o.status == 0) o.result = read_file(file(it->second, "json"));
       running.erase(it);
-      progress.update(static_cast<double>(++done) / static_cast<double>(points.size()));
+      progress.update(static_cast<double>(++done) / static_cast<double>(mine.size()));
     }
     return outcomes;
   }
@@ -231,6 +236,10 @@ class SweepCommand : public Command {
     plot_.add_options(subcommand);
   }
 
+  // Under mpirun the points are shared among the processes (each runs its own as processes of
+  // its machine) and rank 0 gathers the rows.
+  bool runs_under_mpirun() const override { return true; }
+
   int run(const GlobalOptions& options) override {
     SweepSpec spec;
     try {
@@ -239,22 +248,37 @@ class SweepCommand : public Command {
       throw UsageError(e.what());
     }
     const auto points = sweep_points(spec);
-    const int jobs = jobs_ > 0 ? jobs_ : std::max(1u, std::thread::hardware_concurrency());
-    for (const auto& f : {csv_file_, plot_file_}) {
-      if (!f.empty()) write_output_file(f, "");  // writable before anything runs
+    const int ranks = options.mpi ? options.mpi->size() : 1;
+    const int rank = options.mpi ? options.mpi->rank() : 0;
+    const int jobs = jobs_ > 0 ? jobs_ : default_jobs();
+    if (rank == 0) {
+      for (const auto& f : {csv_file_, plot_file_}) {
+        if (!f.empty()) write_output_file(f, "");  // writable before anything runs
+      }
     }
     if (!options.quiet) {
-      fmt::print("# sweep {}: {} points, {} at once\n", file_, points.size(),
-                 std::min<std::size_t>(static_cast<std::size_t>(jobs), points.size()));
+      fmt::print("# sweep {}: {} points, {} at once{}\n", file_, points.size(),
+                 std::min<std::size_t>(static_cast<std::size_t>(jobs), points.size()),
+                 ranks > 1 ? fmt::format(" in each of {} MPI processes", ranks) : "");
+    }
+    // Under mpirun, point i runs in process i mod N, as processes of that rank's machine.
+    std::vector<std::size_t> mine;
+    for (std::size_t i = static_cast<std::size_t>(rank); i < points.size();
+         i += static_cast<std::size_t>(ranks)) {
+      mine.push_back(i);
     }
     TempDir dir;
     PointRunner runner(dir.path(), jobs, pass_through(options, spec));
     std::vector<Outcome> outcomes;
     {
-      ProgressBar progress("sweep", !options.quiet);
-      outcomes = runner.run(points, progress);
+      ProgressBar progress("sweep", !options.quiet && rank == 0);
+      outcomes = runner.run(points, mine, progress);
     }
-    const Gathered gathered = gather(points, outcomes, runner);
+    if (options.mpi) {
+      outcomes = gather_outcomes(*options.mpi, outcomes, mine);
+      if (rank != 0) return 0;
+    }
+    const Gathered gathered = gather(points, outcomes);
     print_table(gathered.rows, spec);
     fmt::print("# {} of {} points ran, {} rows{}\n",
                points.size() - static_cast<std::size_t>(gathered.failed), points.size(),
@@ -284,17 +308,41 @@ class SweepCommand : public Command {
     return out;
   }
 
+  // Each rank's outcomes of its own points, all at rank 0 (elsewhere: unchanged).
+  static std::vector<Outcome> gather_outcomes(const parallel::MpiSession& mpi,
+                                              std::vector<Outcome> outcomes,
+                                              const std::vector<std::size_t>& mine) {
+    nlohmann::json sent = nlohmann::json::array();
+    for (std::size_t i : mine) {
+      const Outcome& o = outcomes[i];
+      sent.push_back({i, o.status, o.error, o.result});
+    }
+    for (const std::string& text : mpi.gather(sent.dump())) {
+      for (const auto& o : nlohmann::json::parse(text)) {
+        outcomes[o[0].get<std::size_t>()] = {o[1].get<int>(), o[2], o[3]};
+      }
+    }
+    return outcomes;
+  }
+
+  // The machine's cores, shared among the ranks mpirun put on it.
+  static int default_jobs() {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    const int here = local ? std::max(1, std::atoi(local)) : 1;
+    return std::max(1, cores / here);
+  }
+
   // The points' rows in point order, whatever order they finished in; failures reported.
   static Gathered gather(const std::vector<SweepPoint>& points,
-                         const std::vector<Outcome>& outcomes, const PointRunner& runner) {
+                         const std::vector<Outcome>& outcomes) {
     Gathered g;
     for (const auto& p : points) {
       Outcome o = outcomes[static_cast<std::size_t>(p.index)];
       nlohmann::ordered_json result;
       if (o.status == 0) {
         try {
-          result = nlohmann::ordered_json::parse(
-              read_file(runner.file(static_cast<std::size_t>(p.index), "json")));
+          result = nlohmann::ordered_json::parse(o.result);
         } catch (const nlohmann::json::exception&) {
           o.error = "its --json result could not be read";
         }

@@ -21,11 +21,19 @@ struct MpiSession::State {
   boost::mpi::communicator world;
 };
 
+namespace {
+constexpr const char* kLauncherVariables[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"};
+}
+
 bool MpiSession::launched_by_mpirun() {
-  for (const char* variable : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
+  for (const char* variable : kLauncherVariables) {
     if (std::getenv(variable)) return true;
   }
   return false;
+}
+
+void MpiSession::leave_launcher() {
+  for (const char* variable : kLauncherVariables) ::unsetenv(variable);
 }
 
 MpiSession::MpiSession(int& argc, char**& argv) : state_(std::make_unique<State>(argc, argv)) {

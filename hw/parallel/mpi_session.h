@@ -17,6 +17,9 @@ class MpiSession {
  public:
   // Whether mpirun (or mpiexec) started this process.
   static bool launched_by_mpirun();
+  // In a child forked to run a simulation of its own: forget the launcher, so that the child
+  // neither joins nor disturbs its parent's MPI run.
+  static void leave_launcher();
 
   MpiSession(int& argc, char**& argv);
   ~MpiSession();

@@ -1,8 +1,10 @@
-// `podsim net` under mpirun: the system split among 1, 2 and 3 processes gives the rows and
-// statistics of one process byte for byte, and what cannot be split is refused.
+// podsim under mpirun: `net` with the system split among 1, 2 and 3 processes gives the rows and
+// statistics of one process byte for byte, `sweep` shares its points among the processes, and
+// what cannot be split is refused.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "tests/support/test_support.h"
@@ -78,6 +80,27 @@ TEST_F(MpiCli, PairLatencyAcrossProcesses) {
   expect_same_as_one_process({"--system", "hls2-pod128", "--pattern", "pair", "--from", "0", "--to",
                               "100", "--iters", "5", "--bytes", "4K"},
                              {2});
+}
+
+// A sweep's points shared among the processes: the rows of a sweep in one process, the bad point
+// reported by rank 0 and the exit status 1.
+TEST_F(MpiCli, ASweepSharesItsPointsAmongTheProcesses) {
+  const auto file = dir_.write("s.yaml",
+                               "command: collective --timing-only --place out\n"
+                               "axes:\n"
+                               "  sizes: [1K, 2K, 4K, 8K, 16K, 32K, 64K, 128K, 256K, 512K, 1M, "
+                               "lots]\n");
+  std::string csv[2];
+  for (int np : {0, 2}) {
+    const auto out = dir_ / ("rows" + std::to_string(np) + ".csv");
+    const auto r = run(np, "sweep", {file.string(), "--csv", out.string()});
+    EXPECT_EQ(r.exit_status, 1) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("point 11 (sizes=lots) failed, exit status 2"));
+    EXPECT_THAT(r.out, HasSubstr("11 of 12 points ran, 11 rows, 1 failed"));
+    csv[np / 2] = test::read_text(out);
+  }
+  EXPECT_EQ(csv[1], csv[0]);
+  EXPECT_EQ(std::count(csv[0].begin(), csv[0].end(), '\n'), 12);  // a header and eleven rows
 }
 
 TEST_F(MpiCli, MoreProcessesThanBoxesIsRefused) {
