@@ -51,9 +51,22 @@ std::uint64_t system_model_bytes(int chips) {
   return kPerChip * static_cast<std::uint64_t>(std::max(chips, 0));
 }
 
-void require_system_memory(int chips) {
-  require_memory(system_model_bytes(chips), fmt::format("a system of {} chips", chips),
-                 "use fewer boxes (--set boxes=N) or a smaller preset");
+void require_system_memory(int chips, int processes_here) {
+  if (processes_here <= 1) {
+    require_memory(system_model_bytes(chips), fmt::format("a system of {} chips", chips),
+                   "use fewer boxes (--set boxes=N) or a smaller preset");
+    return;
+  }
+  require_memory(
+      system_model_bytes(chips) * static_cast<std::uint64_t>(processes_here),
+      fmt::format("{} processes each building a system of {} chips", processes_here, chips),
+      "run fewer processes on this machine, use fewer boxes (--set boxes=N) or a smaller preset");
+}
+
+int mpi_processes_on_this_machine() {
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (!local) local = std::getenv("MPI_LOCALNRANKS");  // MPICH's
+  return local ? std::max(1, std::atoi(local)) : 1;
 }
 
 }  // namespace podsim::sims

@@ -21,8 +21,11 @@ std::string approximate_size(std::uint64_t bytes);
 // timing-only runs of a 1 KiB all-reduce peak at 1.51 and 3.11 GiB, 3.2 MiB per chip more; the
 // floor takes 3 MiB).
 std::uint64_t system_model_bytes(int chips);
-// Refuses a system too large to build here, naming the chips and how to shrink it.
-void require_system_memory(int chips);
+// Refuses a system too large to build here, naming the chips and how to shrink it. Under mpirun
+// every process builds the whole system: `processes_here` of them on this machine.
+void require_system_memory(int chips, int processes_here = 1);
+// How many processes of this mpirun share this machine (1 without mpirun).
+int mpi_processes_on_this_machine();
 
 // Throws UsageError "<what> would hold about N of host memory, more than the M available: <advice>"
 // when `bytes` is more than available_memory().

@@ -88,7 +88,7 @@ class NetCommand : public Command {
     if (options.mpi) partition = split(options, topology);
     if (!options.trace_file.empty()) core::trace_writer().open(options.trace_file);
     const double cpu_before = cpu_seconds();
-    require_system_memory(topology.chips);
+    require_system_memory(topology.chips, partition ? mpi_processes_on_this_machine() : 1);
     system::SystemModel model("system", system.config, std::move(topology),
                               options.model_options(!timing_only_));
     std::optional<parallel::ParallelRun> parallel;

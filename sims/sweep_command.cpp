@@ -18,6 +18,7 @@
 #include "hw/parallel/mpi_session.h"
 #include "sims/command.h"
 #include "sims/forked_run.h"
+#include "sims/memory_budget.h"
 #include "sims/progress.h"
 #include "sims/svg_plot.h"
 #include "sims/sweep.h"
@@ -328,9 +329,7 @@ class SweepCommand : public Command {
   // The machine's cores, shared among the ranks mpirun put on it.
   static int default_jobs() {
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-    const int here = local ? std::max(1, std::atoi(local)) : 1;
-    return std::max(1, cores / here);
+    return std::max(1, cores / mpi_processes_on_this_machine());
   }
 
   // The points' rows in point order, whatever order they finished in; failures reported.

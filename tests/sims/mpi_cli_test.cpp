@@ -109,6 +109,24 @@ TEST_F(MpiCli, MoreProcessesThanBoxesIsRefused) {
   EXPECT_THAT(r.err, HasSubstr("mpirun -np 2: 2 processes: the system has 1 box"));
 }
 
+// Every process builds the whole system: two on this machine need twice the memory of one.
+TEST_F(MpiCli, TheMemoryOfEveryProcessOnTheMachineCounts) {
+  const std::vector<std::string> mpi = {"--allow-run-as-root",
+                                        "--oversubscribe",
+                                        "-x",
+                                        "PODSIM_MEMORY_LIMIT=600MiB",
+                                        "-np",
+                                        "2",
+                                        PODSIM_BINARY,
+                                        "net",
+                                        "--system",
+                                        "hls2-pod128",
+                                        "-q"};
+  const auto r = test::run_program(MPIRUN, mpi);
+  EXPECT_EQ(r.exit_status, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("2 processes each building a system of 128 chips would hold"));
+}
+
 TEST_F(MpiCli, TheFlowNetworkIsRefused) {
   const auto r = run(2, "net", {"--system", "hls2-pod128", "--network", "flow"});
   EXPECT_EQ(r.exit_status, 2) << r.out << r.err;
