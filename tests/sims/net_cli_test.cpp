@@ -58,21 +58,23 @@ TEST_F(NetCli, WithoutPfcASmallBufferDropsAndTheFlowsRecover) {
   for (const auto& f : j["flows"]) EXPECT_TRUE(f["ok"].get<bool>());
 }
 
-TEST_F(NetCli, DcqcnSharesAPortFairlyBetweenTwoFlows) {
-  // The default DCQCN profile (nic).
+// The default DCQCN profile (nic) against HPCC's ns-3 simulator's DCQCN run on the same eight
+// hosts and flows (docs/network.md): 2-to-1, 84.1 Gb/s together, 44.7 and 42.0 each.
+TEST_F(NetCli, DcqcnSharesAPortBetweenTwoFlowsAsTheReferenceDoes) {
   const auto j = net({"--system", leaf8(), "--pattern", "incast", "--senders", "2", "--bytes",
                       "32MiB", "--timing-only"});
   EXPECT_GT(j["fabric"]["cnps"].get<int>(), 0);
-  const double fair = 100.0 * 4096 / 4178 / 2;  // half the goodput ceiling
+  const double together = j["aggregate_goodput_gbps"];
+  EXPECT_NEAR(together, 84.1, 0.1 * 84.1);
   for (const auto& f : j["flows"]) {
-    EXPECT_NEAR(f["goodput_gbps"].get<double>(), fair, 0.1 * fair) << f.dump();
+    EXPECT_NEAR(f["goodput_gbps"].get<double>(), together / 2, 0.2 * together / 2) << f.dump();
   }
 }
 
-// DCQCN as NICs deploy it keeps a 7-to-1 incast near the port's rate: a burst of cuts keeps each
-// flow's target, so recovery is quick. The paper's rules cut the target with every CNP and leave
-// most of the port idle (22 Gb/s measured).
-TEST_F(NetCli, TheNicProfileKeepsASevenToOneIncastNearLineRateWhereThePapersIdles) {
+// DCQCN as NICs deploy it keeps a 7-to-1 incast near the reference's 71.5 Gb/s: a burst of cuts
+// keeps each flow's target, so recovery is quick. The paper's rules cut the target with every
+// CNP and leave most of the port idle (22 Gb/s measured).
+TEST_F(NetCli, TheNicProfileKeepsASevenToOneIncastNearTheReferenceWhereThePapersIdles) {
   const std::vector<std::string> args = {"--system", leaf8(),     "--pattern",
                                          "incast",   "--senders", "7",
                                          "--bytes",  "4MiB",      "--timing-only"};
@@ -81,7 +83,7 @@ TEST_F(NetCli, TheNicProfileKeepsASevenToOneIncastNearLineRateWhereThePapersIdle
   paper_args.insert(paper_args.end(), {"--set", "chip.nic.roce.dcqcn.profile=paper"});
   const auto paper = net(paper_args);
   EXPECT_GT(nic["fabric"]["cnps"].get<int>(), 0);
-  EXPECT_GE(nic["aggregate_goodput_gbps"].get<double>(), 90.0);
+  EXPECT_NEAR(nic["aggregate_goodput_gbps"].get<double>(), 71.5, 0.1 * 71.5);
   EXPECT_LE(paper["aggregate_goodput_gbps"].get<double>(), 50.0);
 }
 
