@@ -43,7 +43,9 @@ void store(std::uint8_t* data, std::size_t index, T v) {
 float apply(ReduceOp op, float a, float b) {
   switch (op) {
     case ReduceOp::kSum:
-      return a + b;
+      // Of two NaNs the CPU keeps its first operand's, and a compiler may swap a sum's operands:
+      // a's, quieted, explicitly (the vector path does the same).
+      return std::isnan(a) ? float_of(bits_of(a) | 0x400000u) : a + b;
     case ReduceOp::kMin:
       return std::isnan(a) ? b : (b < a ? b : a);
     case ReduceOp::kMax:
@@ -113,8 +115,10 @@ const std::array<float, 65536>& fp16_table() {
 
 PODSIM_AVX2 inline __m256 apply8(ReduceOp op, __m256 a, __m256 b) {
   switch (op) {
-    case ReduceOp::kSum:
-      return _mm256_add_ps(a, b);
+    case ReduceOp::kSum: {
+      const __m256 quiet_a = _mm256_or_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(0x400000)));
+      return _mm256_blendv_ps(_mm256_add_ps(a, b), quiet_a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+    }
     case ReduceOp::kMin:  // minps(b, a) is b < a ? b : a; then a NaN gives b
       return _mm256_blendv_ps(_mm256_min_ps(b, a), b, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
     case ReduceOp::kMax:

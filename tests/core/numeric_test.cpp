@@ -139,6 +139,24 @@ std::vector<std::uint8_t> corner_operands(DataType type, std::size_t count, unsi
   return out;
 }
 
+// Regression: of two NaNs a sum kept whichever operand the compiler put first, so a sanitizer
+// build's scalar path kept the first's payload and its vector path the second's. Now both keep
+// the first operand's, quieted.
+TEST(Numeric, ASumOfTwoNansKeepsTheFirstOperandsQuietedInBothPaths) {
+  for (bool vector : {true, false}) {
+    allow_vector_reduce(vector);
+    std::vector<std::uint32_t> fp32(16, 0x7fa00001u), fp32_src(16, 0xffc00002u);
+    reduce_into(DataType::kFp32, ReduceOp::kSum, reinterpret_cast<std::uint8_t*>(fp32.data()),
+                reinterpret_cast<const std::uint8_t*>(fp32_src.data()), fp32.size());
+    EXPECT_EQ(fp32, std::vector<std::uint32_t>(16, 0x7fe00001u)) << "vector " << vector;
+    std::vector<std::uint16_t> bf16(9, 0xfff0u), bf16_src(9, 0x7feeu);
+    reduce_into(DataType::kBf16, ReduceOp::kSum, reinterpret_cast<std::uint8_t*>(bf16.data()),
+                reinterpret_cast<const std::uint8_t*>(bf16_src.data()), bf16.size());
+    EXPECT_EQ(bf16, std::vector<std::uint16_t>(9, 0xfff0u)) << "vector " << vector;
+  }
+  allow_vector_reduce(true);
+}
+
 // The vector path and the scalar path give the same bits for every type, operation and corner
 // (counts that are not a multiple of eight take both in one call), so a run gives the same
 // results on a machine with AVX2 and F16C as on one without.
