@@ -103,7 +103,8 @@ int run_parsed(CLI::App& app, const GlobalOptions& options,
           "(run '{}' without mpirun, or with -np 1)",
           command->subcommand->get_name(), command->subcommand->get_name()));
     }
-    check_outputs_apply(options, *command, command->subcommand->get_name());
+    agree_on(options,
+             [&] { check_outputs_apply(options, *command, command->subcommand->get_name()); });
     set_up_logging(options);
     return command->run(options);
   }
@@ -112,6 +113,27 @@ int run_parsed(CLI::App& app, const GlobalOptions& options,
 }
 
 }  // namespace
+
+void agree_on(const GlobalOptions& options, const std::function<void()>& check) {
+  std::string error;
+  try {
+    check();
+  } catch (const UsageError& e) {
+    if (!options.mpi) throw;
+    error = e.what();
+  }
+  if (!options.mpi) return;
+  std::string first;
+  for (const auto& said : options.mpi->gather(error)) {
+    if (first.empty()) first = said;
+  }
+  std::vector<std::uint64_t> failed{error.empty() ? 0u : 1u};
+  options.mpi->sum(failed);
+  if (failed[0] == 0) return;
+  throw UsageError(!first.empty()  ? first
+                   : error.empty() ? "another process refused the run"
+                                   : error);
+}
 
 void write_output_file(const std::string& path, const std::string& text) {
   try {
@@ -200,7 +222,13 @@ int run_podsim(int argc, char** argv) {
         "  --system NAME|FILE  --set KEY=VALUE  --seed N  --stats FILE  --trace FILE\n"
         "  --log SPEC  --json FILE  -q,--quiet  --lock-step  --network packet|flow");
   }
-  const auto mpi = start_mpi(argc, argv);
+  std::unique_ptr<parallel::MpiSession> mpi;
+  try {
+    mpi = start_mpi(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "podsim: cannot start MPI: " << e.what() << "\n";
+    return kExitFailure;
+  }
   if (mpi && mpi->size() > 1) options.mpi = mpi.get();
   // Every process of an mpirun meets the same bad input; rank 0 alone says so.
   const bool reports = !mpi || mpi->rank() == 0;

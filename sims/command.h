@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -72,6 +73,11 @@ std::unique_ptr<Command> add_run_command(CLI::App& app);
 std::unique_ptr<Command> add_serve_command(CLI::App& app);
 std::unique_ptr<Command> add_sweep_command(CLI::App& app);
 std::unique_ptr<Command> add_plot_command(CLI::App& app);
+
+// Runs `check`, which may throw UsageError, on every process of an mpirun and makes the verdict
+// common: when it failed on any of them, it fails on all, with the first failure's message (so
+// that no process goes on to wait for one that stopped). Without mpirun, just runs it.
+void agree_on(const GlobalOptions& options, const std::function<void()>& check);
 
 // Writes `text` to `path` whole or not at all; a failure is reported as a UsageError.
 void write_output_file(const std::string& path, const std::string& text);

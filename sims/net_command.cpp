@@ -88,7 +88,10 @@ class NetCommand : public Command {
     if (options.mpi) partition = split(options, topology);
     if (!options.trace_file.empty()) core::trace_writer().open(options.trace_file);
     const double cpu_before = cpu_seconds();
-    require_system_memory(topology.chips, partition ? mpi_processes_on_this_machine() : 1);
+    // Each process reads its own machine's free memory: the verdict must be common.
+    agree_on(options, [&] {
+      require_system_memory(topology.chips, partition ? mpi_processes_on_this_machine() : 1);
+    });
     system::SystemModel model("system", system.config, std::move(topology),
                               options.model_options(!timing_only_));
     std::optional<parallel::ParallelRun> parallel;
@@ -137,6 +140,9 @@ class NetCommand : public Command {
     if (!options.trace_file.empty()) {
       throw UsageError("--trace: a run split among processes writes no trace; run without mpirun");
     }
+    if (options.lock_step) {
+      throw UsageError("--lock-step: a run split among processes runs in windows; without mpirun");
+    }
     try {
       return parallel::partition_by_box(t, options.mpi->size());
     } catch (const std::invalid_argument& e) {
@@ -166,6 +172,9 @@ class NetCommand : public Command {
     }
     mpi.max(latest);
     mpi.sum(sums);
+    std::vector<std::uint64_t> unfinished{w.finished() ? 0u : 1u};
+    mpi.sum(unfinished);
+    if (unfinished[0] > 0) w.mark_unfinished();
     for (std::size_t f = 0; f < n; ++f) {
       flows[f].start_ps = latest[f];
       flows[f].end_ps = latest[n + f];

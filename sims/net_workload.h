@@ -66,6 +66,8 @@ class NetWorkload : public sc_core::sc_module {
   // Per-message latencies of a pair run with iters > 0.
   const std::vector<core::TimePs>& latencies() const { return latencies_; }
   bool finished() const { return finished_; }
+  // Another process's part of the run did not finish (hw/parallel).
+  void mark_unfinished() { finished_ = false; }
   // In functional mode, counts each flow's bytes that differ from what was sent (untimed: after
   // the run, when every flow into a chip has landed, whichever process sent it).
   void check_destinations();

@@ -252,11 +252,12 @@ class SweepCommand : public Command {
     const int ranks = options.mpi ? options.mpi->size() : 1;
     const int rank = options.mpi ? options.mpi->rank() : 0;
     const int jobs = jobs_ > 0 ? jobs_ : default_jobs();
-    if (rank == 0) {
+    agree_on(options, [&] {
+      if (rank != 0) return;
       for (const auto& f : {csv_file_, plot_file_}) {
         if (!f.empty()) write_output_file(f, "");  // writable before anything runs
       }
-    }
+    });
     if (!options.quiet) {
       fmt::print("# sweep {}: {} points, {} at once{}\n", file_, points.size(),
                  std::min<std::size_t>(static_cast<std::size_t>(jobs), points.size()),

@@ -2,8 +2,8 @@
 // A kernel event per packet and link costs a few cache misses each (event, process, kernel
 // heap node) once a system has tens of thousands of links; here a callback is 32 bytes in a
 // radix queue whose accesses are all sequential, and a single SC_METHOD wakes at the earliest
-// due time and runs every callback due then, in (time, order of scheduling) order, so runs stay
-// deterministic.
+// due time and runs every callback due then, in (time, order of scheduling) order (a link's
+// arrivals first, by key: schedule_keyed), so runs stay deterministic.
 //
 // Large systems do not fit in the cache, and a callback's state sits behind a chain of pointers
 // (link, port, queue head, packet), each a miss that waits for the one before. The queue keeps

@@ -39,6 +39,7 @@ void decode_frames(const char* bytes, std::size_t size,
     }
     std::memcpy(&head, bytes + at, sizeof head);
     at += sizeof head;
+    if (head.side > 1) throw std::runtime_error("a frame from another process names no link side");
     if (size - at < sizeof(fabric::PacketFields) + head.payload_bytes) {
       throw std::runtime_error("a frame from another process is cut short");
     }

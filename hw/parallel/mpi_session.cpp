@@ -8,7 +8,6 @@
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/vector.hpp>
 #include <cstdlib>
-#include <functional>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -46,12 +45,6 @@ MpiSession::~MpiSession() = default;
 std::uint64_t MpiSession::min(std::uint64_t value) const {
   std::uint64_t result = 0;
   MPI_Allreduce(&value, &result, 1, MPI_UINT64_T, MPI_MIN, state_->world);
-  return result;
-}
-
-std::uint64_t MpiSession::max(std::uint64_t value) const {
-  std::uint64_t result = 0;
-  MPI_Allreduce(&value, &result, 1, MPI_UINT64_T, MPI_MAX, state_->world);
   return result;
 }
 

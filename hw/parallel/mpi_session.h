@@ -30,7 +30,6 @@ class MpiSession {
   int size() const { return size_; }
 
   std::uint64_t min(std::uint64_t value) const;
-  std::uint64_t max(std::uint64_t value) const;
   // Element by element over every process, the result everywhere.
   void sum(std::vector<std::uint64_t>& values) const;
   void max(std::vector<std::uint64_t>& values) const;

@@ -102,10 +102,14 @@ void ParallelRun::exchange() {
   const auto incoming = mpi_.exchange(outgoing_);
   for (auto& buffer : outgoing_) buffer.clear();
   for (const auto& bytes : incoming) {
-    decode_frames(bytes.data(), bytes.size(),
-                  [this](std::uint32_t link, int side, fabric::Packet* p) {
-                    model_.link(static_cast<int>(link)).arrive(side, p);
-                  });
+    decode_frames(
+        bytes.data(), bytes.size(), [this](std::uint32_t link, int side, fabric::Packet* p) {
+          if (link >= model_.links()) {
+            fabric::packet_pool().release(p);
+            throw std::runtime_error("a frame from another process names no link of this system");
+          }
+          model_.link(static_cast<int>(link)).arrive(side, p);
+        });
   }
 }
 

@@ -51,10 +51,10 @@ void cut(const system::Topology& t, Partition& p) {
       continue;
     }
     const auto delay = static_cast<core::TimePs>(l.config.cable.propagation().ps);
-    if (delay == 0) {
+    if (delay < 2) {
       throw std::invalid_argument(
           fmt::format("cannot split the system among processes: the cable from {} to {} has no "
-                      "propagation delay, and the processes' windows need one",
+                      "propagation delay (2 ps at least), and the processes' windows need one",
                       t.nodes[static_cast<std::size_t>(l.a.node)].name,
                       t.nodes[static_cast<std::size_t>(l.b.node)].name));
     }
@@ -103,8 +103,9 @@ std::string Partition::describe() const {
     if (q > 0) boxes_text += " | ";
     boxes_text += first == last ? fmt::format("{}", first) : fmt::format("{}-{}", first, last);
   }
-  std::string text = fmt::format("{} processes, by box: boxes {}; {} cable{} cut", parts,
-                                 boxes_text, cut_links.size(), cut_links.size() == 1 ? "" : "s");
+  std::string text =
+      fmt::format("{} process{}, by box: boxes {}; {} cable{} cut", parts, parts == 1 ? "" : "es",
+                  boxes_text, cut_links.size(), cut_links.size() == 1 ? "" : "s");
   if (!cut_links.empty()) {
     text += fmt::format(", lookahead {}",
                         core::to_string(core::Duration{static_cast<std::int64_t>(lookahead_ps)}));

@@ -32,7 +32,7 @@ struct Partition {
 };
 
 // Splits `topology` into `parts` parts of whole boxes. Throws std::invalid_argument when there are
-// fewer boxes than parts, or when a cut cable has no delay (no lookahead to work with).
+// fewer boxes than parts, or when a cut cable's delay is under 2 ps (no lookahead to work with).
 Partition partition_by_box(const system::Topology& topology, int parts);
 
 }  // namespace podsim::parallel

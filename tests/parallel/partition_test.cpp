@@ -78,7 +78,7 @@ TEST(Partition, PlacesUpperTiersWithTheSwitchesTheyServe) {
 TEST(Partition, OneProcessCutsNothing) {
   const auto p = partition_by_box(preset("hls2-pod128"), 1);
   EXPECT_TRUE(p.cut_links.empty());
-  EXPECT_EQ(p.describe(), "1 processes, by box: boxes 0-15; 0 cables cut");
+  EXPECT_EQ(p.describe(), "1 process, by box: boxes 0-15; 0 cables cut");
 }
 
 TEST(Partition, RefusesMoreProcessesThanBoxes) {
@@ -91,7 +91,7 @@ TEST(Partition, RefusesMoreProcessesThanBoxes) {
 }
 
 TEST(Partition, RefusesACutCableWithoutDelay) {
-  const auto t = preset("hls2-pod128", {"network.endpoint_cable.delay=0ps"});
+  const auto t = preset("hls2-pod128", {"network.endpoint_cable.delay=1ps"});
   try {
     partition_by_box(t, 2);
     FAIL() << "no lookahead";
