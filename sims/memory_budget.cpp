@@ -63,10 +63,4 @@ void require_system_memory(int chips, int processes_here) {
       "run fewer processes on this machine, use fewer boxes (--set boxes=N) or a smaller preset");
 }
 
-int mpi_processes_on_this_machine() {
-  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-  if (!local) local = std::getenv("MPI_LOCALNRANKS");  // MPICH's
-  return local ? std::max(1, std::atoi(local)) : 1;
-}
-
 }  // namespace podsim::sims

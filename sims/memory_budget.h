@@ -24,8 +24,6 @@ std::uint64_t system_model_bytes(int chips);
 // Refuses a system too large to build here, naming the chips and how to shrink it. Under mpirun
 // every process builds the whole system: `processes_here` of them on this machine.
 void require_system_memory(int chips, int processes_here = 1);
-// How many processes of this mpirun share this machine (1 without mpirun).
-int mpi_processes_on_this_machine();
 
 // Throws UsageError "<what> would hold about N of host memory, more than the M available: <advice>"
 // when `bytes` is more than available_memory().

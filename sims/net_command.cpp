@@ -90,7 +90,8 @@ class NetCommand : public Command {
     const double cpu_before = cpu_seconds();
     // Each process reads its own machine's free memory: the verdict must be common.
     agree_on(options, [&] {
-      require_system_memory(topology.chips, partition ? mpi_processes_on_this_machine() : 1);
+      require_system_memory(topology.chips,
+                            partition ? parallel::MpiSession::processes_on_this_machine() : 1);
     });
     system::SystemModel model("system", system.config, std::move(topology),
                               options.model_options(!timing_only_));

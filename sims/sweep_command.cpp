@@ -18,7 +18,6 @@
 #include "hw/parallel/mpi_session.h"
 #include "sims/command.h"
 #include "sims/forked_run.h"
-#include "sims/memory_budget.h"
 #include "sims/progress.h"
 #include "sims/svg_plot.h"
 #include "sims/sweep.h"
@@ -330,7 +329,7 @@ class SweepCommand : public Command {
   // The machine's cores, shared among the ranks mpirun put on it.
   static int default_jobs() {
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    return std::max(1, cores / mpi_processes_on_this_machine());
+    return std::max(1, cores / parallel::MpiSession::processes_on_this_machine());
   }
 
   // The points' rows in point order, whatever order they finished in; failures reported.

@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/environment.hpp>
@@ -29,6 +30,12 @@ bool MpiSession::launched_by_mpirun() {
     if (std::getenv(variable)) return true;
   }
   return false;
+}
+
+int MpiSession::processes_on_this_machine() {
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (!local) local = std::getenv("MPI_LOCALNRANKS");  // MPICH's
+  return local ? std::max(1, std::atoi(local)) : 1;
 }
 
 void MpiSession::leave_launcher() {

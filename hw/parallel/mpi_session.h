@@ -17,6 +17,8 @@ class MpiSession {
  public:
   // Whether mpirun (or mpiexec) started this process.
   static bool launched_by_mpirun();
+  // How many processes of this mpirun share this machine (1 without mpirun).
+  static int processes_on_this_machine();
   // In a child forked to run a simulation of its own: forget the launcher, so that the child
   // neither joins nor disturbs its parent's MPI run.
   static void leave_launcher();
