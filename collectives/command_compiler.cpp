@@ -8,6 +8,7 @@
 #include <queue>
 #include <stdexcept>
 
+#include "collectives/job_order.h"
 #include "collectives/schedule.h"
 #include "hw/chip/chip.h"
 #include "hw/chip/nic_doorbell.h"
@@ -81,32 +82,6 @@ void validate(const std::vector<Program>& programs, const CommandCompiler::PeerO
       }
     }
   }
-}
-
-// A job's byte ranges, for the order of a stream's jobs.
-struct JobRanges {
-  std::uint64_t dst, a, b, bytes;
-  bool reduce;
-  int slices;
-  bool on_tpcs;
-};
-// Whether `next` may run without waiting for `prev` (the stream's job before it): they touch
-// nothing in common, or what they share is cut into the same slices on the same engines, whose
-// queues keep their order.
-bool independent(const JobRanges& prev, const JobRanges& next) {
-  const bool same_cut =
-      prev.slices == next.slices && prev.bytes == next.bytes && prev.on_tpcs == next.on_tpcs;
-  // x: a range of `next`, y: one of `prev`.
-  auto ok = [&](std::uint64_t x, std::uint64_t y) {
-    const bool apart = x + next.bytes <= y || y + prev.bytes <= x;
-    return apart || (same_cut && x == y);
-  };
-  // One engine, in order.
-  if (prev.slices == 1 && next.slices == 1 && prev.on_tpcs == next.on_tpcs) return true;
-  bool fine = ok(next.a, prev.dst) && ok(next.dst, prev.dst) && ok(next.dst, prev.a);
-  if (next.reduce) fine = fine && ok(next.b, prev.dst);
-  if (prev.reduce) fine = fine && ok(next.dst, prev.b);
-  return fine;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "collectives/direct_launcher.h"
 #include "collectives/halving_doubling.h"
 #include "collectives/launcher.h"
 #include "collectives/mesh.h"
@@ -61,8 +62,15 @@ std::uint32_t Communicator::qp(int from, int to, int lane) {
   const int a = chip(from), b = chip(to);
   const auto [port_a, port_b] =
       system::ports_between(model_.topology(), model_.config(), a, b, lane);
-  const std::uint32_t qa = model_.chip(a).nic_doorbell().create_qp(port_a);
-  const std::uint32_t qb = model_.chip(b).nic_doorbell().create_qp(port_b);
+  std::uint32_t qa = 0, qb = 0;
+  if (coarse()) {
+    auto& direct = model_.attached<DirectLauncher>();
+    qa = direct.create_qp(a, port_a);
+    qb = direct.create_qp(b, port_b);
+  } else {
+    qa = model_.chip(a).nic_doorbell().create_qp(port_a);
+    qb = model_.chip(b).nic_doorbell().create_qp(port_b);
+  }
   model_.nic(a).connect_qp(qa, model_.address(b, port_b), qb);
   model_.nic(b).connect_qp(qb, model_.address(a, port_a), qa);
   qps_[key] = qa;
@@ -408,6 +416,11 @@ void Communicator::validate(const Spec& spec) const {
     throw std::invalid_argument(
         "the ranks span several boxes and the system has no scale-out network to join them");
   }
+  if (spec.reduce_engine == Spec::ReduceEngine::kTpc && reduces(spec.op) && coarse()) {
+    throw std::invalid_argument(
+        "reductions on TPCs: coarse chips reduce at their DMA engines' rate only (use detailed "
+        "chips, or reduce on dma)");
+  }
   if (spec.reduce_engine == Spec::ReduceEngine::kTpc && reduces(spec.op)) {
     for (int r = 0; r < size(); ++r) {
       if (model_.chip(chip(r)).tpc_cores() == 0) {
@@ -442,7 +455,20 @@ std::shared_ptr<Handle> Communicator::new_handle(const Spec& spec, Algorithm alg
   return handle;
 }
 
-void Communicator::open() { model_.attached<Launcher>().open(chips_); }
+void Communicator::open() {
+  if (!coarse()) model_.attached<Launcher>().open(chips_);
+}
+
+bool Communicator::coarse() const { return model_.chip_model() == system::ChipModel::kCoarse; }
+
+CommandCompiler::PeerOf Communicator::peer_of() const {
+  auto peers = std::make_shared<std::map<std::pair<int, std::uint32_t>, int>>();
+  for (const auto& [key, qpn] : qps_) (*peers)[{std::get<0>(key), qpn}] = std::get<1>(key);
+  return [peers](int rank, std::uint32_t qpn) {
+    auto it = peers->find({rank, qpn});
+    return it == peers->end() ? -1 : it->second;
+  };
+}
 
 std::shared_ptr<Handle> Communicator::start_together(const std::vector<Spec>& specs) {
   if (specs.empty()) throw std::invalid_argument("start_together: no collective to start");
@@ -462,6 +488,17 @@ std::shared_ptr<Handle> Communicator::start_together(const std::vector<Spec>& sp
     handle->rank_end_ps[static_cast<std::size_t>(r)] = core::now_ps();
     if (--handle->remaining == 0) handle->finish();
   };
+  if (coarse()) {
+    std::vector<Program> programs(static_cast<std::size_t>(size()));
+    for (int r = 0; r < size(); ++r) {
+      for (const auto& [spec, algorithm] : runs) {
+        append(programs[static_cast<std::size_t>(r)], program(spec, algorithm, r));
+      }
+    }
+    model_.attached<DirectLauncher>().launch(chips_, std::move(programs), peer_of(), finished,
+                                             tuning_.coarse_launch_latency.ps);
+    return handle;
+  }
   Launcher& launcher = model_.attached<Launcher>();
   launcher.launch(chips_, compile(runs, launcher), finished);
   return handle;
@@ -485,15 +522,7 @@ std::shared_ptr<const CommandCompiler> Communicator::compile(
         append(programs[static_cast<std::size_t>(r)], program(spec, algorithm, r));
       }
     }
-    std::map<std::pair<int, std::uint32_t>, int> peers;  // (rank, QPN there) -> rank
-    for (const auto& [key, qpn] : qps_) peers[{std::get<0>(key), qpn}] = std::get<1>(key);
-    auto code = std::make_shared<CommandCompiler>(
-        programs,
-        [&peers](int rank, std::uint32_t qpn) {
-          auto it = peers.find({rank, qpn});
-          return it == peers.end() ? -1 : it->second;
-        },
-        geometry);
+    auto code = std::make_shared<CommandCompiler>(programs, peer_of(), geometry);
     if (launcher.fits(*code, chips_) || attempt == kTries) return code;
     for (auto& run : runs) run.first.chunk_bytes *= 2;
   }

@@ -134,6 +134,10 @@ class Communicator {
 
  private:
   static int next_collective_id();
+  // Whether the chips are coarse: programs run on the direct launcher, not compiled.
+  bool coarse() const;
+  // The rank each rank's QPs lead to.
+  std::function<int(int rank, std::uint32_t qpn)> peer_of() const;
   std::uint64_t buffers_end(const Spec& spec) const;
   std::shared_ptr<Handle> new_handle(const Spec& spec, Algorithm algorithm) const;
   std::shared_ptr<const CommandCompiler> compile(std::vector<std::pair<Spec, Algorithm>> runs,

@@ -51,9 +51,20 @@ std::vector<TuningRule> default_tuning();
 
 struct TuningConfig {
   std::vector<TuningRule> auto_rules = default_tuning();
+  // What coarse chips (`--chips coarse`) leave out of a collective: the host's launch through the
+  // driver and the queues' start, from the collective's launch to its start on every chip.
+  core::Duration coarse_launch_latency{6100000};  // 6.1 us
 
   template <class V>
   void describe(V& v) {
+    v.field("coarse_launch_latency", coarse_launch_latency,
+            core::Spec("with coarse chips (--chips coarse): from a collective's launch to its "
+                       "start on every chip, for the launch through the driver and the queues "
+                       "that coarse chips do not model")
+                .min(0)
+                .source("[D] measured: the detailed chips' 1 KiB mesh all_reduce on hls2 ends "
+                        "6.1 us after the coarse chips' without it (docs/collectives.md, Coarse "
+                        "chips)"));
     v.list("auto", auto_rules,
            core::Spec("how `auto` picks an algorithm: the first rule that matches and can run "
                       "wins; with none, all_to_all runs on the mesh and the rest on the ring")

@@ -156,9 +156,10 @@ class CollectiveCommand : public Command {
     if (!csv_file_.empty()) write_output_file(csv_file_, "");  // writable before the run
     if (!options.trace_file.empty()) core::trace_writer().open(options.trace_file);
     const double cpu_before = cpu_seconds();
-    require_system_memory(topology.chips);
-    system::SystemModel model("system", system.config, std::move(topology),
-                              options.model_options(!timing_only_));
+    require_system_memory(topology.chips, 1, chips_ == system::ChipModel::kCoarse);
+    auto model_options = options.model_options(!timing_only_);
+    model_options.chips = chips_;
+    system::SystemModel model("system", system.config, std::move(topology), model_options);
     std::vector<int> chips(static_cast<std::size_t>(ranks));
     std::iota(chips.begin(), chips.end(), 0);
     collectives::Communicator comm(model, chips, system.tuning);
@@ -169,8 +170,11 @@ class CollectiveCommand : public Command {
         {warmup_, iters_, checks(), static_cast<Average>(average_), options.seed}, progress);
     core::run_to_completion(options.lock_step);
     const double cpu = cpu_seconds() - cpu_before;
+    const std::vector<std::string> none;
     return report(options, system.config.name, model, ranks, runner, cpu,
-                  model.attached<collectives::Launcher>().failures());
+                  chips_ == system::ChipModel::kCoarse
+                      ? none
+                      : model.attached<collectives::Launcher>().failures());
   }
 
  private:
@@ -208,6 +212,14 @@ class CollectiveCommand : public Command {
         ->capture_default_str()
         ->check(CLI::IsMember({"out", "in", "both"}));
     c->add_flag("--in-place", in_place_, "in place only (--place in)");
+    static const std::map<std::string, system::ChipModel> chip_models{
+        {"detailed", system::ChipModel::kDetailed}, {"coarse", system::ChipModel::kCoarse}};
+    c->add_option("--chips", chips_,
+                  "detailed (command buffers on the chips' queue managers, launched through the "
+                  "driver) or coarse (programs posted straight to the NICs, engines timed by "
+                  "rate: for scale studies; docs/collectives.md)")
+        ->transform(CLI::CheckedTransformer(chip_models, CLI::ignore_case))
+        ->type_name("detailed|coarse");
     c->add_flag("--timing-only", timing_only_,
                 "move no data and check nothing (large sweeps; same times)");
   }
@@ -409,8 +421,9 @@ class CollectiveCommand : public Command {
   void print_header(const std::string& system_name, system::SystemModel& model, int ranks) const {
     static const char* average_names[] = {"rank 0", "mean over ranks", "least over ranks",
                                           "most over ranks (the collective's end)"};
-    fmt::print("# {} on {} ({} ranks){}{}\n", op_, system_name, ranks,
+    fmt::print("# {} on {} ({} ranks){}{}{}\n", op_, system_name, ranks,
                reduce_on_ == "tpc" ? ", reductions on TPCs" : "",
+               model.chip_model() == system::ChipModel::kCoarse ? ", coarse chips" : "",
                timing_only_ ? ", timing only (nothing checked)"
                : checks()   ? ""
                             : ", not checked");
@@ -496,26 +509,28 @@ class CollectiveCommand : public Command {
     if (!options.trace_file.empty()) core::trace_writer().close();
     if (!csv_file_.empty()) write_output_file(csv_file_, csv.str());
     if (!options.json_file.empty()) {
-      nlohmann::json j = {{"op", op_},
-                          {"system", system_name},
-                          {"ranks", ranks},
-                          {"algo", algo_},
-                          {"place", in_place_ ? "in" : place_},
-                          {"reduce_on", reduce_on_},
-                          {"checked", checks()},
-                          {"average", average_},
-                          {"iters", iters_},
-                          {"warmup", warmup_},
-                          {"rows", json_rows},
-                          {"avg_busbw_gbps", avg_busbw},
-                          {"out_of_bounds", checks() ? nlohmann::json(wrong) : nlohmann::json()},
-                          {"network", model.flow_network() ? "flow" : "packet"},
-                          {"fabric", fabric_totals(model).to_json()},
-                          {"cpu_seconds", cpu},
-                          {"event_queue",
-                           {{"callbacks", queue.fired()},
-                            {"activations", queue.activations()},
-                            {"peak_pending", queue.peak_pending()}}}};
+      nlohmann::json j = {
+          {"op", op_},
+          {"system", system_name},
+          {"ranks", ranks},
+          {"algo", algo_},
+          {"place", in_place_ ? "in" : place_},
+          {"reduce_on", reduce_on_},
+          {"checked", checks()},
+          {"average", average_},
+          {"iters", iters_},
+          {"warmup", warmup_},
+          {"rows", json_rows},
+          {"avg_busbw_gbps", avg_busbw},
+          {"out_of_bounds", checks() ? nlohmann::json(wrong) : nlohmann::json()},
+          {"network", model.flow_network() ? "flow" : "packet"},
+          {"chips", model.chip_model() == system::ChipModel::kCoarse ? "coarse" : "detailed"},
+          {"fabric", fabric_totals(model).to_json()},
+          {"cpu_seconds", cpu},
+          {"event_queue",
+           {{"callbacks", queue.fired()},
+            {"activations", queue.activations()},
+            {"peak_pending", queue.peak_pending()}}}};
       write_output_file(options.json_file, j.dump(2) + "\n");
     }
     return ok ? 0 : 1;
@@ -531,6 +546,7 @@ class CollectiveCommand : public Command {
   int ranks_ = 0, ngpus_ = 0, nthreads_ = 0, iters_ = 1, warmup_ = 0, root_ = 0, rings_ = 1,
       pipeline_ = 0, check_ = 1, average_ = 3;
   bool in_place_ = false, timing_only_ = false;
+  system::ChipModel chips_ = system::ChipModel::kDetailed;
   std::string csv_file_;
 };
 

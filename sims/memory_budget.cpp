@@ -46,19 +46,20 @@ void require_memory(std::uint64_t bytes, const std::string& what, const std::str
                   approximate_size(bytes), approximate_size(available), advice));
 }
 
-std::uint64_t system_model_bytes(int chips) {
-  constexpr std::uint64_t kPerChip = std::uint64_t{3} << 20;
-  return kPerChip * static_cast<std::uint64_t>(std::max(chips, 0));
+std::uint64_t system_model_bytes(int chips, bool coarse_chips) {
+  const std::uint64_t per_chip = coarse_chips ? std::uint64_t{768} << 10 : std::uint64_t{3} << 20;
+  return per_chip * static_cast<std::uint64_t>(std::max(chips, 0));
 }
 
-void require_system_memory(int chips, int processes_here) {
+void require_system_memory(int chips, int processes_here, bool coarse_chips) {
   if (processes_here <= 1) {
-    require_memory(system_model_bytes(chips), fmt::format("a system of {} chips", chips),
+    require_memory(system_model_bytes(chips, coarse_chips),
+                   fmt::format("a system of {}{} chips", chips, coarse_chips ? " coarse" : ""),
                    "use fewer boxes (--set boxes=N) or a smaller preset");
     return;
   }
   require_memory(
-      system_model_bytes(chips) * static_cast<std::uint64_t>(processes_here),
+      system_model_bytes(chips, coarse_chips) * static_cast<std::uint64_t>(processes_here),
       fmt::format("{} processes each building a system of {} chips", processes_here, chips),
       "run fewer processes on this machine, use fewer boxes (--set boxes=N) or a smaller preset");
 }

@@ -19,11 +19,13 @@ std::string approximate_size(std::uint64_t bytes);
 // What the models of a system of `chips` chips hold before any traffic: each chip's blocks, its
 // host's driver state and its share of the network (measured: hls2-rack8x and hls2-rack16x
 // timing-only runs of a 1 KiB all-reduce peak at 1.51 and 3.11 GiB, 3.2 MiB per chip more; the
-// floor takes 3 MiB).
-std::uint64_t system_model_bytes(int chips);
+// floor takes 3 MiB). Coarse chips (no TPCs or MMEs, no driver state) hold less: the same runs
+// with --chips coarse peak at 0.41 and 0.79 GiB, and hls2-rack32x at 1.56 GiB, 0.78 MiB per chip
+// more; the floor takes 0.75 MiB.
+std::uint64_t system_model_bytes(int chips, bool coarse_chips = false);
 // Refuses a system too large to build here, naming the chips and how to shrink it. Under mpirun
 // every process builds the whole system: `processes_here` of them on this machine.
-void require_system_memory(int chips, int processes_here = 1);
+void require_system_memory(int chips, int processes_here = 1, bool coarse_chips = false);
 
 // Throws UsageError "<what> would hold about N of host memory, more than the M available: <advice>"
 // when `bytes` is more than available_memory().

@@ -34,7 +34,8 @@ SystemModel::SystemModel(sc_core::sc_module_name name, const SystemConfig& confi
     : sc_module(name),
       config_(config),
       topology_(std::move(topology)),
-      functional_(options.functional) {
+      functional_(options.functional),
+      chip_model_(options.chips) {
   build_chips();
   if (options.network == NetworkMode::kFlow) {
     build_flow_network(options);
@@ -106,6 +107,13 @@ SystemModel::~SystemModel() {
 
 void SystemModel::build_chips() {
   const int per_box = config_.box.chips;
+  // Nothing runs on a coarse chip's compute engines (software talks to its NIC and times its
+  // engines by rate), and they are most of what a chip takes to build.
+  chip::ChipConfig chip_config = config_.chip;
+  if (chip_model_ == ChipModel::kCoarse) {
+    chip_config.tpc.cores = 0;
+    chip_config.mme.engines = 0;
+  }
   for (int box = 0; box * per_box < topology_.chips; ++box) {
     std::unique_ptr<HostSide> host;
     auto made = std::make_unique<Box>(fmt::format("box{}", box).c_str(), [&] {
@@ -114,7 +122,7 @@ void SystemModel::build_chips() {
         const int index = box * per_box + local;
         const auto& node = topology_.nodes[static_cast<std::size_t>(topology_.nic_of_chip(index))];
         chips_.push_back(std::make_unique<chip::Chip>(fmt::format("chip{}", local).c_str(),
-                                                      config_.chip, node.ports, functional_));
+                                                      chip_config, node.ports, functional_));
         chips.push_back(chips_.back().get());
       }
       host = std::make_unique<HostSide>("host", config_.host, chips, functional_);

@@ -4,9 +4,10 @@
 // Captures: every port wired as the topology says, endpoint addresses, per-component seeds
 // mixed from the run seed (so switches and links draw independent streams, and one seed
 // reproduces a run), and the system's mode (functional or timing only) handed to every chip;
-// in flow mode, a flow::FlowNetwork over the same cables and routes instead of switches and links.
-// and per box its host with the PCIe tree that holds the box's chips (host_side.h). Ignores: what
-// is inside a chip (chip.h) and a host.
+// in flow mode, a flow::FlowNetwork over the same cables and routes instead of switches and links;
+// and per box its host with the PCIe tree that holds the box's chips (host_side.h); with coarse
+// chips (model_options.h), chips without their TPCs and MMEs. Ignores: what is inside a chip
+// (chip.h) and a host.
 #pragma once
 
 #include <map>
@@ -39,6 +40,7 @@ class SystemModel : public sc_core::sc_module {
   int chips() const { return topology_.chips; }
   bool functional() const { return functional_; }
   NetworkMode network_mode() const { return flow_ ? NetworkMode::kFlow : NetworkMode::kPacket; }
+  ChipModel chip_model() const { return chip_model_; }
   // The flow-level network, or nullptr in packet mode.
   flow::FlowNetwork* flow_network() { return flow_.get(); }
   chip::Chip& chip(int index) { return *chips_[static_cast<std::size_t>(index)]; }
@@ -77,6 +79,7 @@ class SystemModel : public sc_core::sc_module {
   SystemConfig config_;
   Topology topology_;
   bool functional_;
+  ChipModel chip_model_;
   std::vector<std::unique_ptr<sc_core::sc_module>> boxes_;
   std::vector<std::unique_ptr<chip::Chip>> chips_;         // by chip index
   std::vector<HostSide*> hosts_;                           // by box, owned by their box module

@@ -20,12 +20,15 @@ namespace {
 
 struct Bench : sc_core::sc_module {
   SC_HAS_PROCESS(Bench);
-  Bench(sc_core::sc_module_name name, const std::string& system, int ranks, const Spec& shape)
+  Bench(sc_core::sc_module_name name, const std::string& system, int ranks, const Spec& shape,
+        system::ChipModel chip_model)
       : sc_module(name), base(shape), algorithm(shape.algorithm) {
     auto loaded = collectives::load_system_file(system, {});
     auto topology = system::build_topology(loaded.config);
+    system::ModelOptions options;
+    options.chips = chip_model;
     model = std::make_unique<system::SystemModel>("system", loaded.config, std::move(topology),
-                                                  system::ModelOptions{});
+                                                  options);
     std::vector<int> chips;
     for (int i = 0; i < ranks; ++i) chips.push_back(i);
     comm.emplace(*model, chips);
@@ -94,9 +97,10 @@ std::uint64_t tpc_kernels(system::SystemModel& model, int ranks) {
 }
 
 // `shape`: the algorithm and its parameters (rings, pipeline depth, where reductions run).
-void run_all(const std::string& system, int ranks, const Spec& shape) {
+void run_all(const std::string& system, int ranks, const Spec& shape,
+             system::ChipModel chips = system::ChipModel::kDetailed) {
   const Algorithm algorithm = shape.algorithm;
-  Bench bench("bench", system, ranks, shape);
+  Bench bench("bench", system, ranks, shape, chips);
   sc_core::sc_start();
   int expected = 0;  // 4 types x 3 reductions (or sum alone) x in place or not, per operation
   for (Op op : kOps) {
@@ -187,6 +191,30 @@ TEST(TreeCollectives, FiveRanks) { run_all("hls2", 5, Algorithm::kTree); }
 TEST(TreeCollectives, EightRanks) { run_all("hls2", 8, Algorithm::kTree); }
 TEST(TreeCollectives, EightRanksOneLinkPerPeer) { run_all("hls1", 8, Algorithm::kTree); }
 TEST(TreeCollectives, SixteenRanksAcrossBoxes) { run_all("hls2-pod128", 16, Algorithm::kTree); }
+
+// Coarse chips (collectives/direct_launcher.h): the same programs posted straight to the NICs,
+// jobs reduced in memory by the engines' rate model; the same results bit for bit.
+Spec coarse_shape(Algorithm algorithm, int rings = 1) {
+  Spec shape;
+  shape.algorithm = algorithm;
+  shape.rings = rings;
+  return shape;
+}
+constexpr auto kCoarse = system::ChipModel::kCoarse;
+TEST(CoarseChips, RingFiveRanks) { run_all("hls2", 5, coarse_shape(Algorithm::kRing), kCoarse); }
+TEST(CoarseChips, TwoRingsEightRanks) {
+  run_all("hls2", 8, coarse_shape(Algorithm::kRing, 2), kCoarse);
+}
+TEST(CoarseChips, MeshEightRanks) { run_all("hls2", 8, coarse_shape(Algorithm::kMesh), kCoarse); }
+TEST(CoarseChips, HalvingDoublingFiveRanks) {
+  run_all("hls2", 5, coarse_shape(Algorithm::kHalvingDoubling), kCoarse);
+}
+TEST(CoarseChips, TreeSixteenRanksAcrossBoxes) {
+  run_all("hls2-pod128", 16, coarse_shape(Algorithm::kTree), kCoarse);
+}
+TEST(CoarseChips, HierarchicalThreeBoxesPipelined) {
+  run_all("hls2-pod128", 24, pipelined(3), kCoarse);
+}
 
 // Reductions as TPC kernels (the kernel library's add, min and max) instead of DMA reductions:
 // the same results bit for bit.
