@@ -147,6 +147,12 @@ void Communicator::check_hierarchical(const Spec& spec) const {
         fmt::format("hierarchical all_reduce: count {} is not a multiple of the {} ranks per box",
                     spec.count, h->per_box));
   }
+  if (spec.across != Algorithm::kRing && spec.across != Algorithm::kHalvingDoubling) {
+    throw std::invalid_argument(
+        fmt::format("hierarchical all_reduce: across the boxes runs ring or halving_doubling, "
+                    "not {}",
+                    to_string(spec.across)));
+  }
 }
 
 Program Communicator::program(const Spec& spec, Algorithm algorithm, int rank) {
@@ -279,9 +285,11 @@ HierarchicalPlan hierarchical_plan(const Spec& spec, const Layout& l, const Hier
       const auto [at, length] = part_of(piece.part, static_cast<std::uint64_t>(h.lanes), lane);
       if (length == 0) continue;
       Spec across = base;
-      across.algorithm = Algorithm::kRing;
+      across.algorithm = spec.across;
       across.count = length;
-      across.chunk_bytes = ring_chunk(length, h.boxes, element, base.chunk_bytes);
+      if (across.algorithm == Algorithm::kRing) {
+        across.chunk_bytes = ring_chunk(length, h.boxes, element, base.chunk_bytes);
+      }
       across.lane = lane;
       across.in_place = true;
       const std::uint64_t slice = out + at * element;

@@ -91,9 +91,11 @@ void reduce_segment_into(const Spec& spec, Algorithm algorithm, const Window& w,
   combine_into(spec, w, from(inputs, start % n), offset, length, out);
 }
 
+Bytes reduce_halving_doubling(const Spec& spec, const Window& w, const Sources& inputs);
+
 // Hierarchical all-reduce, piece by piece: in each piece, each box's ranks combined in mesh
 // order per local segment, then each local segment's lane slices combined across boxes in ring
-// order.
+// order, or in halving-doubling order when the boxes run that.
 Bytes reduce_hierarchical(const Spec& spec, const Hierarchy& h, const Window& w,
                           const Sources& inputs) {
   Bytes out = w.zeros();
@@ -112,6 +114,14 @@ Bytes reduce_hierarchical(const Spec& spec, const Hierarchy& h, const Window& w,
       boxes.push_back(std::move(partial));
     }
     const Sources across = pointers(boxes);
+    if (spec.across == Algorithm::kHalvingDoubling) {  // the same order for every element
+      const Bytes all = reduce_halving_doubling(spec, w, across);
+      const std::uint64_t lo = std::max(piece, w.begin), hi = std::min(piece + count, w.end);
+      std::copy(all.begin() + static_cast<std::ptrdiff_t>((lo - w.begin) * w.element),
+                all.begin() + static_cast<std::ptrdiff_t>((hi - w.begin) * w.element),
+                out.begin() + static_cast<std::ptrdiff_t>((lo - w.begin) * w.element));
+      continue;
+    }
     for (int j = 0; j < h.per_box; ++j) {
       for (int lane = 0; lane < h.lanes; ++lane) {
         const auto [lane_offset, lane_length] =

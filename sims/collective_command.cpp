@@ -198,6 +198,10 @@ class CollectiveCommand : public Command {
                   "pieces of a hierarchical all_reduce whose phases overlap (0: one per 64 MiB, "
                   "1 to 4)")
         ->capture_default_str();
+    c->add_option("--across", across_,
+                  "a hierarchical all_reduce's phase across the boxes: ring or halving_doubling")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"ring", "halving_doubling", "hd"}));
     c->add_option("--reduce-on", reduce_on_,
                   "engines that reduce: dma (the DMA engines) or tpc (TPC kernels)")
         ->capture_default_str()
@@ -300,6 +304,7 @@ class CollectiveCommand : public Command {
     base.root = root_;
     base.rings = rings_;
     base.pipeline = pipeline_;
+    base.across = *collectives::parse_algorithm(across_);
     base.reduce_engine = reduce_on_ == "tpc" ? collectives::Spec::ReduceEngine::kTpc
                                              : collectives::Spec::ReduceEngine::kDma;
     if (root_ < 0 || root_ >= ranks) {
@@ -514,6 +519,7 @@ class CollectiveCommand : public Command {
           {"system", system_name},
           {"ranks", ranks},
           {"algo", algo_},
+          {"across", collectives::to_string(*collectives::parse_algorithm(across_))},
           {"place", in_place_ ? "in" : place_},
           {"reduce_on", reduce_on_},
           {"checked", checks()},
@@ -538,8 +544,8 @@ class CollectiveCommand : public Command {
 
   static constexpr std::size_t kMostSizes = 10000;
 
-  std::string op_ = "all_reduce", algo_ = "auto", dtype_ = "float", redop_ = "sum",
-              reduce_on_ = "dma", place_ = "both";
+  std::string op_ = "all_reduce", algo_ = "auto", across_ = "ring", dtype_ = "float",
+              redop_ = "sum", reduce_on_ = "dma", place_ = "both";
   std::string min_bytes_ = "1MiB", max_bytes_ = "64MiB", chunk_ = "1MiB", step_bytes_;
   int factor_ = 2;
   std::vector<std::string> sizes_;

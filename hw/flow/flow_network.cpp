@@ -122,7 +122,10 @@ void FlowNetwork::start(const Route& data, const Route* ack, double ack_weight, 
 void FlowNetwork::request_solve() {
   if (solve_armed_) return;
   solve_armed_ = true;
-  queue_->schedule(core::now_ps(), *this, kSolve);
+  core::TimePs at = core::now_ps();
+  if (solve_interval_ps_ > 0)
+    at = (at + solve_interval_ps_ - 1) / solve_interval_ps_ * solve_interval_ps_;
+  queue_->schedule(at, *this, kSolve);
 }
 
 void FlowNetwork::deliver(core::TimePs at, fabric::EndpointId to, void* token, std::uint32_t what) {

@@ -53,6 +53,10 @@ class FlowNetwork : public sc_core::sc_module, private core::Timed {
   int add_link(const FlowLink& link);
   const FlowLink& link(int id) const { return links_[static_cast<std::size_t>(id)]; }
   int links() const { return static_cast<int>(links_.size()); }
+  // Rates are recomputed at multiples of `interval_ps` only (0: at the instant anything
+  // changes): a flow starts at its rate 0 and a drained flow's share is given back at the next
+  // multiple.
+  void set_solve_interval(core::TimePs interval_ps) { solve_interval_ps_ = interval_ps; }
   // How a flow's route is found: its source and destination addresses and its entropy (a RoCE
   // QP's UDP source port).
   void set_router(Router router) { router_ = std::move(router); }
@@ -129,6 +133,7 @@ class FlowNetwork : public sc_core::sc_module, private core::Timed {
   void arm_drain(core::TimePs at);
 
   core::EventQueue* queue_;
+  core::TimePs solve_interval_ps_ = 0;
   std::vector<FlowLink> links_;
   std::vector<double> carried_;  // by link
   std::vector<int> link_flows_;  // by link: the flows whose data crosses it now

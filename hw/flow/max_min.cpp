@@ -162,8 +162,18 @@ const std::vector<int>& MaxMinSolver::solve() {
   return group_flows_;
 }
 
-// Progressive filling over the gathered groups.
+// Progressive filling over the gathered groups: in rounds for small groups, one bottleneck at a
+// time for large ones (a round costs the whole group, a bottleneck the links of the flows it
+// holds). Both give the max-min rates, equal up to rounding; the group's size alone decides.
 void MaxMinSolver::fill() {
+  constexpr std::size_t kLargeGroup = 64;  // links
+  if (group_links_.size() < kLargeGroup) return fill_in_rounds();
+  fill_by_bottleneck();
+}
+
+// Progressive filling in rounds: every round raises every unfrozen flow to the next level at
+// which a link fills or a flow meets its limit. Cheapest for small groups.
+void MaxMinSolver::fill_in_rounds() {
   for (int l : group_links_) {
     Link& link = links_[static_cast<std::size_t>(l)];
     link.left = link.capacity;
@@ -217,6 +227,97 @@ void MaxMinSolver::fill() {
       }
     }
     unfrozen.resize(kept);
+  }
+}
+
+// One bottleneck at a time: each link's level of
+// saturation (the common rate at which it fills: its base level plus what is left over the
+// weight of its unfrozen flows) waits in a heap, and so does each limited flow's limit; the
+// lowest is taken, the flows it holds freeze there, and only the links those flows cross are
+// brought up to that level and given a new saturation level. A link's entry is stale once its
+// version has moved on. Each step costs the frozen flows' links, not the whole group's.
+void MaxMinSolver::fill_by_bottleneck() {
+  link_heap_.clear();
+  limit_heap_.clear();
+  int unfrozen = 0;
+  for (int l : group_links_) {
+    Link& link = links_[static_cast<std::size_t>(l)];
+    link.left = link.capacity;
+    link.weight = 0;
+    link.unfrozen = 0;
+    link.base = 0;
+  }
+  for (int id : group_flows_) {
+    Flow& f = flows_[static_cast<std::size_t>(id)];
+    if (f.uses.empty()) continue;
+    f.rate = 0;
+    f.frozen = false;
+    ++unfrozen;
+    if (f.limit != kUnlimited) limit_heap_.push_back({f.limit, id, 0});
+    for (const Use& u : f.uses) {
+      Link& link = links_[static_cast<std::size_t>(u.link)];
+      link.weight += u.weight;
+      ++link.unfrozen;
+    }
+  }
+  const auto later = [](const Level& a, const Level& b) {
+    return a.at != b.at ? a.at > b.at : a.id > b.id;
+  };
+  for (int l : group_links_) {
+    Link& link = links_[static_cast<std::size_t>(l)];
+    if (link.unfrozen > 0) link_heap_.push_back({link.left / link.weight, l, ++link.version});
+  }
+  std::make_heap(link_heap_.begin(), link_heap_.end(), later);
+  std::make_heap(limit_heap_.begin(), limit_heap_.end(), later);
+  const auto stale = [this](const Level& e) {
+    return links_[static_cast<std::size_t>(e.id)].version != e.version;
+  };
+  // Freezes `id` at `level`; the links it crosses are brought to that level without it.
+  const auto freeze = [&](int id, double level) {
+    Flow& f = flows_[static_cast<std::size_t>(id)];
+    f.rate = level;
+    f.frozen = true;
+    --unfrozen;
+    for (const Use& u : f.uses) {
+      Link& link = links_[static_cast<std::size_t>(u.link)];
+      link.left -= (level - link.base) * link.weight;
+      link.base = level;
+      link.weight = --link.unfrozen > 0 ? link.weight - u.weight : 0;
+      if (link.unfrozen == 0) {
+        ++link.version;
+        continue;
+      }
+      link_heap_.push_back(
+          {level + std::max(link.left, 0.0) / link.weight, u.link, ++link.version});
+      std::push_heap(link_heap_.begin(), link_heap_.end(), later);
+    }
+  };
+  std::vector<int> held;
+  while (unfrozen > 0) {
+    while (!link_heap_.empty() && stale(link_heap_.front())) {
+      std::pop_heap(link_heap_.begin(), link_heap_.end(), later);
+      link_heap_.pop_back();
+    }
+    const double by_link = link_heap_.empty() ? kUnlimited : link_heap_.front().at;
+    const double by_limit = limit_heap_.empty() ? kUnlimited : limit_heap_.front().at;
+    if (by_limit <= by_link) {
+      const int id = limit_heap_.front().id;
+      std::pop_heap(limit_heap_.begin(), limit_heap_.end(), later);
+      limit_heap_.pop_back();
+      if (!flows_[static_cast<std::size_t>(id)].frozen) freeze(id, by_limit);
+      continue;
+    }
+    const int l = link_heap_.front().id;
+    std::pop_heap(link_heap_.begin(), link_heap_.end(), later);
+    link_heap_.pop_back();
+    // Its unfrozen flows, in id order (the link's list is in the order flows came).
+    held.clear();
+    for (int id : links_[static_cast<std::size_t>(l)].flows) {
+      const Flow& f = flows_[static_cast<std::size_t>(id)];
+      if (f.mark == mark_ && !f.frozen) held.push_back(id);
+    }
+    std::sort(held.begin(), held.end());
+    for (int id : held) freeze(id, by_link);
   }
 }
 

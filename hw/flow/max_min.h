@@ -66,12 +66,22 @@ class MaxMinSolver {
     double left = 0;
     double weight = 0;  // of the unfrozen flows on it
     int unfrozen = 0;
+    double base = 0;            // the level `left` was last brought to
+    std::uint32_t version = 0;  // of its entry in the heap of saturation levels
     bool dirty = false;
+  };
+  // A level at which link or flow `id` stops the filling (a link's entry as of `version`).
+  struct Level {
+    double at;
+    int id;
+    std::uint32_t version;
   };
   void check_flow(int flow) const;
   void touch(int link);
   void gather(int link);
   void fill();
+  void fill_in_rounds();
+  void fill_by_bottleneck();
 
   std::vector<Link> links_;
   std::vector<Flow> flows_;
@@ -81,6 +91,7 @@ class MaxMinSolver {
   std::uint64_t mark_ = 0;
   std::vector<int> group_links_;  // the solve's groups: their links and flows
   std::vector<int> group_flows_;
+  std::vector<Level> link_heap_, limit_heap_;  // fill()'s
   int live_ = 0;
 };
 

@@ -52,6 +52,9 @@ struct NetworkConfig {
   fabric::CableConfig endpoint_cable{core::Duration{1000000}};
   fabric::CableConfig switch_cable{core::Duration{1000000}};
   fabric::SwitchConfig switch_config;
+  // Flow mode: rates recomputed at most once per interval (0: at every instant a flow starts or
+  // ends), so that a flow starting or ending waits for the next multiple of it.
+  core::Duration flow_solve_interval{0};
 
   template <class V>
   void describe(V& v) {
@@ -77,6 +80,14 @@ struct NetworkConfig {
               core::Spec("switch-to-switch links: 1us by default ([N2])"));
     v.section("switch", switch_config,
               core::Spec("every switch's parameters (ports and ECMP seed are set per switch)"));
+    v.field("flow_solve_interval", flow_solve_interval,
+            core::Spec("--network flow: links' shares recomputed at most once per this interval, "
+                       "a flow's start and end taking effect at the next multiple of it (0: at "
+                       "once, exact); for scale studies whose flows share links across the whole "
+                       "fabric, where each recomputation spans every flow")
+                .min(0)
+                .source("[D] 0; docs/network.md (Flow-level network) measures what 100 ns costs "
+                        "in accuracy and saves in time"));
   }
 };
 

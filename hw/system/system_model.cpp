@@ -48,6 +48,7 @@ SystemModel::SystemModel(sc_core::sc_module_name name, const SystemConfig& confi
 // Every cable's two directions as links; a switch at the far end adds its latency by mode.
 void SystemModel::build_flow_network(const ModelOptions& options) {
   flow_ = std::make_unique<flow::FlowNetwork>("flow");
+  flow_->set_solve_interval(static_cast<core::TimePs>(config_.network.flow_solve_interval.ps));
   const fabric::SwitchConfig& sw = config_.network.switch_config;
   for (const TopologyLink& link : topology_.links) {
     for (const PortRef to : {link.b, link.a}) {

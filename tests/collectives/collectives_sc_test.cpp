@@ -174,6 +174,18 @@ TEST(HierarchicalCollectives, TwoBoxesPipelinedFourDeep) {
 TEST(HierarchicalCollectives, ThreeBoxesPipelinedThreeDeep) {
   run_all("hls2-pod128", 24, pipelined(3));
 }
+// Halving-doubling across the boxes: three boxes fold one in first, four do not.
+Spec halving_doubling_across(int depth) {
+  Spec shape = pipelined(depth);
+  shape.across = Algorithm::kHalvingDoubling;
+  return shape;
+}
+TEST(HierarchicalCollectives, ThreeBoxesHalvingDoublingAcross) {
+  run_all("hls2-pod128", 24, halving_doubling_across(1));
+}
+TEST(HierarchicalCollectives, FourBoxesHalvingDoublingAcrossPipelined) {
+  run_all("hls2-pod128", 32, halving_doubling_across(2));
+}
 
 // Recursive halving-doubling (all-reduce): 3 and 5 ranks fold their extra ranks in first.
 TEST(HalvingDoublingCollectives, TwoRanks) { run_all("hls2", 2, Algorithm::kHalvingDoubling); }

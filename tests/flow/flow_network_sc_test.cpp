@@ -66,6 +66,25 @@ TEST(FlowNetwork, FlowsShareALinkAndTheSurvivorSpeedsUp) {
   EXPECT_EQ(sink.drained[1], std::make_pair(2, 30 * kUs));  // then the whole of it for 10 us
 }
 
+// With a solve interval, rates change only at its multiples: a flow started at 0.5 us runs from
+// 3 us, and the share a drained flow leaves is given back at the next multiple after its end.
+TEST(FlowNetwork, ASolveIntervalDefersRateChangesToItsMultiples) {
+  FlowNetwork net("net");
+  net.set_solve_interval(3 * kUs);
+  const int l = net.add_link(link(false, false));
+  Sink sink;
+  const Route route{l};
+  sc_core::sc_start(sc_core::sc_time(0.5, sc_core::SC_US));
+  net.start(route, nullptr, 0, 125000, sink, token(1));  // 10 us alone
+  net.start(route, nullptr, 0, 250000, sink, token(2));
+  sc_core::sc_start();
+  ASSERT_EQ(sink.drained.size(), 2u);
+  // Both from 3 us at half the link: the first ends at 23 us; the second has 125 000 bytes left,
+  // sends 6 250 more at half the link until 24 us, then the rest at the whole link in 9.5 us.
+  EXPECT_EQ(sink.drained[0], std::make_pair(1, 23 * kUs));
+  EXPECT_EQ(sink.drained[1], std::make_pair(2, 33 * kUs + kUs / 2));
+}
+
 TEST(FlowNetwork, DeliveriesComeAtTheirTimeToTheirEndpoint) {
   FlowNetwork net("net");
   Sink a, b;

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <stdexcept>
+#include <vector>
 
 namespace podsim::flow {
 namespace {
@@ -108,6 +111,77 @@ TEST(MaxMin, ASolveRecomputesOnlyTheGroupsThatChanged) {
   EXPECT_DOUBLE_EQ(s.rate(b), 50);
   EXPECT_DOUBLE_EQ(s.rate(c), 60);  // untouched
   EXPECT_TRUE(s.solve().empty());   // nothing changed since
+}
+
+// Whether `s`'s rates are max-min fair: no link over capacity, every limited flow at most its
+// limit, and every flow held either by its limit or by a full link on which no flow is faster.
+void expect_max_min_fair(const MaxMinSolver& s,
+                         const std::vector<std::vector<MaxMinSolver::Use>>& uses,
+                         const std::vector<double>& capacity, const std::vector<double>& limit) {
+  constexpr double kTolerance = 1e-9;
+  std::vector<double> load(capacity.size(), 0), fastest(capacity.size(), 0);
+  for (std::size_t f = 0; f < uses.size(); ++f) {
+    for (const auto& u : uses[f]) {
+      load[static_cast<std::size_t>(u.link)] += u.weight * s.rate(static_cast<int>(f));
+      fastest[static_cast<std::size_t>(u.link)] =
+          std::max(fastest[static_cast<std::size_t>(u.link)], s.rate(static_cast<int>(f)));
+    }
+  }
+  for (std::size_t l = 0; l < capacity.size(); ++l) {
+    EXPECT_LE(load[l], capacity[l] * (1 + kTolerance)) << "link " << l;
+  }
+  for (std::size_t f = 0; f < uses.size(); ++f) {
+    const double rate = s.rate(static_cast<int>(f));
+    EXPECT_LE(rate, limit[f] * (1 + kTolerance)) << "flow " << f;
+    bool held = rate >= limit[f] * (1 - kTolerance);
+    for (const auto& u : uses[f]) {
+      const auto l = static_cast<std::size_t>(u.link);
+      held = held ||
+             (load[l] >= capacity[l] * (1 - kTolerance) && rate >= fastest[l] * (1 - kTolerance));
+    }
+    EXPECT_TRUE(held) << "flow " << f << " at " << rate << " could rise";
+  }
+}
+
+// A group large enough to be filled one bottleneck at a time (100 links, 300 flows of two to
+// five links, some with acknowledgement-like light weights, some limited): the rates are
+// max-min fair, and the same whatever order the flows came in.
+TEST(MaxMin, LargeGroupsAreMaxMinFairToo) {
+  constexpr int kLinks = 100, kFlows = 300;
+  std::vector<double> capacity, limit;
+  std::vector<std::vector<MaxMinSolver::Use>> uses;
+  std::uint64_t x = 12345;
+  const auto next = [&x](int n) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int>((x >> 33) % static_cast<std::uint64_t>(n));
+  };
+  for (int l = 0; l < kLinks; ++l) capacity.push_back(100 + 10 * next(10));
+  for (int f = 0; f < kFlows; ++f) {
+    std::vector<MaxMinSolver::Use> u;
+    const int hops = 2 + next(4);
+    for (int h = 0; h < hops; ++h) {
+      const int link = next(kLinks);
+      bool taken = false;
+      for (const auto& e : u) taken = taken || e.link == link;
+      if (!taken) u.push_back({link, h == hops - 1 && f % 3 == 0 ? 0.05 : 1.0});
+    }
+    uses.push_back(u);
+    limit.push_back(f % 7 == 0 ? 5.0 + next(20) : MaxMinSolver::kUnlimited);
+  }
+  MaxMinSolver forward, backward;
+  for (double c : capacity) {
+    forward.add_link(c);
+    backward.add_link(c);
+  }
+  for (int f = 0; f < kFlows; ++f) forward.add_weighted_flow(uses[f], limit[f]);
+  std::vector<int> id(kFlows);
+  for (int f = kFlows - 1; f >= 0; --f) id[f] = backward.add_weighted_flow(uses[f], limit[f]);
+  forward.solve();
+  backward.solve();
+  expect_max_min_fair(forward, uses, capacity, limit);
+  for (int f = 0; f < kFlows; ++f) {
+    EXPECT_NEAR(backward.rate(id[f]), forward.rate(f), 1e-9 * forward.rate(f)) << f;
+  }
 }
 
 TEST(MaxMin, BadInputIsRefusedWithTheReason) {

@@ -456,6 +456,23 @@ TEST_F(CollectiveCli, PipelinedHierarchicalAllReduceOverlapsItsPhases) {
   EXPECT_LT(pieces, 0.9 * whole);
 }
 
+// Across many boxes halving-doubling pays log2(boxes) latencies where the ring pays one per box:
+// on the pod's 16 boxes a small all-reduce ends sooner; both check out bit for bit.
+TEST_F(CollectiveCli, HalvingDoublingAcrossTheBoxesChecksOutAndTakesFewerSteps) {
+  const auto checked = collective({"--system", "hls2-pod128", "--ranks", "24", "--algo",
+                                   "hierarchical", "--across", "hd", "--sizes", "1MiB"});
+  EXPECT_EQ(checked["rows"][0]["wrong"], 0);
+  EXPECT_EQ(checked["across"], "halving_doubling");
+  std::vector<std::string> args = {"--system",      "hls2-pod128", "--algo",
+                                   "hierarchical",  "--sizes",     "1MiB",
+                                   "--timing-only", "--network",   "flow"};
+  const double ring = collective(args)["rows"][0]["time_us"].get<double>();
+  args.insert(args.end(), {"--across", "halving_doubling"});
+  const double hd = collective(args)["rows"][0]["time_us"].get<double>();
+  EXPECT_LT(hd, 0.8 * ring) << hd << " us against " << ring << " us";
+  EXPECT_THAT(fails({"--algo", "hierarchical", "--across", "mesh"}).err, HasSubstr("--across"));
+}
+
 // Halving-doubling folds 6 ranks to 4; the tree broadcasts from a middle root; auto picks the
 // tree for a small all-reduce in an hls2 box.
 TEST_F(CollectiveCli, HalvingDoublingAndTreeCheckOutFromTheCommandLine) {
