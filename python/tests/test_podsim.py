@@ -40,6 +40,13 @@ def test_the_flow_network_follows_the_packets_inside_a_box():
     assert flows[0]["time_us"] == pytest.approx(packets[0]["time_us"], rel=0.02)
 
 
+def test_coarse_chips_follow_the_detailed_ones():
+    kwargs = dict(op="all_reduce", sizes=["8M"], place="out", timing_only=True, network="flow")
+    detailed = podsim.collective("hls2", **kwargs)
+    coarse = podsim.collective("hls2", chips="coarse", **kwargs)
+    assert coarse[0]["time_us"] == pytest.approx(detailed[0]["time_us"], rel=0.03)
+
+
 def test_a_sweep_gives_the_clis_rows(tmp_path):
     file = tmp_path / "s.yaml"
     file.write_text("command: collective --timing-only --place out\n"
