@@ -259,7 +259,12 @@ bool DirectLauncher::issue(Run& run, int rank, std::uint32_t stream, const Comma
     case Command::Kind::kCopy:
       break;
   }
-  // A job: after the stream's job before it when they touch the same bytes.
+  // A job: after the stream's job before it when they touch the same bytes; one of no bytes is
+  // done at once (as the compiler makes it: an uneven cut's empty share).
+  if (c.job.count == 0) {
+    if (c.done != kNone) raise(run, rank, c.done);
+    return true;
+  }
   Run::Stream& st = k.streams[stream];
   EngineTimer& engines = side(k.chip).engines;
   const std::uint64_t bytes = job_bytes(c.job);

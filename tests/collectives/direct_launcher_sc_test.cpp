@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "collectives/direct_launcher.h"
+#include "collectives/schedule.h"
 #include "collectives/system_file.h"
 #include "hw/chip/chip.h"
 #include "hw/core/kernel.h"
@@ -104,6 +105,30 @@ TEST(DirectLauncher, AWriteRaisesThePeersSignalWhenItLands) {
   EXPECT_GT(ended[1], 0u);
   m->chip(1).debug_read(2 << 20, ChainedReductions::bytes(out), 4 * kCount);
   EXPECT_EQ(out, x);
+}
+
+// A job of no elements (an uneven cut's empty share) is done at once, as compiled ones are.
+TEST(DirectLauncher, AnEmptyJobIsDoneAtOnce) {
+  auto m = model();
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  Program p;
+  p.signals = 2;
+  Command empty = test::ChainedReductions::reduce(0, 0, 0);
+  empty.job.count = 0;
+  empty.done = 0;
+  Command after = wait_command(0, 1);
+  after.done = 1;
+  p.streams = {{empty}, {after}};
+  core::TimePs ended = 0;
+  m->attached<DirectLauncher>().launch(
+      {0}, {p}, [](int, std::uint32_t) { return -1; },
+      [&](int, bool ok) {
+        EXPECT_TRUE(ok);
+        ended = core::now_ps();
+      },
+      7000);
+  core::run_to_completion();
+  EXPECT_EQ(ended, 7000u);
 }
 
 TEST(DirectLauncher, MalformedProgramsAreRefused) {
