@@ -88,7 +88,7 @@ DirectLauncher::ChipSide& DirectLauncher::side(int chip) {
   auto& side = chips_.at(static_cast<std::size_t>(chip));
   if (!side) {
     side = std::make_unique<ChipSide>(model_.chip(chip));
-    side->send_cq.set_callback([this, chip](const roce::Completion& c) { on_send(chip, c); });
+    side->send_cq.set_callback([this](const roce::Completion& c) { on_send(c); });
     side->recv_cq.set_callback([this, chip](const roce::Completion& c) { on_receive(chip, c); });
   }
   return *side;
@@ -350,8 +350,7 @@ void DirectLauncher::fire(std::uint32_t token) {
   settle(run, p.rank);
 }
 
-void DirectLauncher::on_send(int chip, const roce::Completion& c) {
-  (void)chip;
+void DirectLauncher::on_send(const roce::Completion& c) {
   const Pending p = pending_[static_cast<std::uint32_t>(c.wr_id)];
   free_pending_.push_back(static_cast<std::uint32_t>(c.wr_id));
   auto& slot = runs_[p.run % kSlots];

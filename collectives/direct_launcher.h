@@ -65,7 +65,7 @@ class DirectLauncher : private core::Timed {
   void issue_job(Run& run, int rank, std::uint32_t stream, const Command& c);
   void raise(Run& run, int rank, std::uint32_t signal);
   void settle(Run& run, int rank);
-  void on_send(int chip, const roce::Completion& c);
+  void on_send(const roce::Completion& c);
   void on_receive(int chip, const roce::Completion& c);
   void run_job_bytes(int chip, const Job& job);
   std::uint32_t take_pending(const Pending& p);

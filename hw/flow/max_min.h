@@ -3,7 +3,9 @@
 // carries weight x the flow's rate: 1 on the links its data crosses, a small fraction on the
 // links its acknowledgements take back), and may have a rate limit of its own; rates are the
 // max-min fair allocation, found by progressive filling: every unfrozen flow's rate rises at the
-// same pace until a link fills or a flow meets its limit, and the flows held there freeze.
+// same pace until a link fills or a flow meets its limit, and the flows held there freeze
+// (in rounds over the whole group for small groups, one bottleneck at a time from a heap for
+// large ones; the two agree up to rounding).
 // Incremental: max-min allocations split over the connected groups of flows that share links,
 // so solve() recomputes only the groups that gained or lost a flow since the last solve.
 // Ignores: packets, queues and congestion control dynamics (PFC, DCQCN), which a flow model
