@@ -342,15 +342,17 @@ void Communicator::start_hierarchical(const Spec& spec, const Layout& l,
       Handle* raw = sub.get();  // alive while its ranks' callbacks run, which call on_done
       sub->then([handle, left, raw, done] {
         handle->ok = handle->ok && raw->ok;
+        handle->end_ps = std::max(handle->end_ps, raw->end_ps);
         if (--*left == 0) done();
       });
     }
   };
   auto finished = [this, handle] {
     handle->remaining = 0;
-    handle->rank_end_ps.assign(static_cast<std::size_t>(size()), core::now_ps());
-    for (int r = 0; r < size(); ++r) trace_rank(r, *handle);
-    handle->finish();
+    const core::TimePs end = handle->end_ps;
+    handle->rank_end_ps.assign(static_cast<std::size_t>(size()), end);
+    for (int r = 0; r < size(); ++r) trace_rank(r, *handle, end);
+    handle->finish(end);
   };
   auto pipeline =
       std::make_shared<PhasePipeline>(static_cast<int>(plan->pieces.size()), 3, std::move(launch),
@@ -358,7 +360,7 @@ void Communicator::start_hierarchical(const Spec& spec, const Layout& l,
   pipeline->start();
 }
 
-void Communicator::trace_rank(int r, const Handle& handle) const {
+void Communicator::trace_rank(int r, const Handle& handle, core::TimePs end) const {
   core::TraceWriter& trace = core::trace_writer();
   if (!trace.enabled()) return;
   // Phases that run at once on one rank get rows of their own: one per operation, and one per
@@ -371,7 +373,7 @@ void Communicator::trace_rank(int r, const Handle& handle) const {
   }
   const auto track = trace.track(fmt::format("{}.{}", model_.chip(chip(r)).name(), row));
   trace.span(track, fmt::format("{} {}", to_string(handle.spec.op), to_string(handle.algorithm)),
-             handle.start_ps, core::now_ps(),
+             handle.start_ps, end,
              {{"bytes", size_bytes(handle.spec)}, {"collective_id", handle.id}});
 }
 
@@ -490,12 +492,15 @@ std::shared_ptr<Handle> Communicator::start_together(const std::vector<Spec>& sp
     runs.push_back({spec, algorithm});
   }
   auto handle = new_handle(specs.front(), runs.front().second);
-  auto finished = [this, handle](int r, bool ok) {
-    trace_rank(r, *handle);
+  auto finished = [this, handle](int r, bool ok, core::TimePs end) {
+    trace_rank(r, *handle, end);
     handle->ok = handle->ok && ok;
-    handle->rank_end_ps[static_cast<std::size_t>(r)] = core::now_ps();
-    if (--handle->remaining == 0) handle->finish();
+    handle->rank_end_ps[static_cast<std::size_t>(r)] = end;
+    if (--handle->remaining == 0) {
+      handle->finish(*std::max_element(handle->rank_end_ps.begin(), handle->rank_end_ps.end()));
+    }
   };
+  const core::TimePs notice = tuning_.notice_latency.ps;
   if (coarse()) {
     std::vector<Program> programs(static_cast<std::size_t>(size()));
     for (int r = 0; r < size(); ++r) {
@@ -504,11 +509,11 @@ std::shared_ptr<Handle> Communicator::start_together(const std::vector<Spec>& sp
       }
     }
     model_.attached<DirectLauncher>().launch(chips_, std::move(programs), peer_of(), finished,
-                                             tuning_.coarse_launch_latency.ps);
+                                             tuning_.coarse_launch_latency.ps, notice);
     return handle;
   }
   Launcher& launcher = model_.attached<Launcher>();
-  launcher.launch(chips_, compile(runs, launcher), finished);
+  launcher.launch(chips_, compile(runs, launcher), finished, notice);
   return handle;
 }
 

@@ -6,7 +6,9 @@
 // Captures: QPs created and connected on first use over the link the topology offers (the
 // direct in-box link, else the scale-out rail), several collectives in flight at once, splits
 // by color and key, chunks doubled until the command buffers fit the chips. Ignores the host
-// side's own time (building programs and starting them costs no simulated time).
+// side's own time (building programs and starting them costs no simulated time) but for its
+// notices: a rank's end reaches the other hosts after collectives.notice_latency, and what waits
+// for ranks (a collective's end, a hierarchical one's next phase) goes on then.
 #pragma once
 
 #include <cstdint>
@@ -56,8 +58,9 @@ struct Handle {
     if (done()) return next();
     on_done_ = std::move(next);
   }
-  void finish() {
-    end_ps = core::now_ps();
+  // At `end`, the last rank's own end (the hosts learn of it later: notice_latency).
+  void finish(core::TimePs end) {
+    end_ps = end;
     // Only for a waiter, which keeps the handle (and so the event) alive until it wakes.
     if (waiters_ > 0) core::notify_now(finished_);
     if (on_done_) std::exchange(on_done_, nullptr)();
@@ -148,9 +151,9 @@ class Communicator {
   void start_hierarchical(const Spec& spec, const Layout& l, const std::shared_ptr<Handle>& handle);
   Communicator& box(int b);       // the ranks of box b
   Communicator& rail(int local);  // local rank `local` of every box
-  // When tracing, a span on rank r's row of its chip, from `start` to now: row
+  // When tracing, a span on rank r's row of its chip, from `start` to `end`: row
   // "collectives" for whole collectives, "phase_<op>..." for a hierarchical one's phases.
-  void trace_rank(int r, const Handle& handle) const;
+  void trace_rank(int r, const Handle& handle, core::TimePs end) const;
 
   system::SystemModel& model_;
   std::vector<int> chips_;

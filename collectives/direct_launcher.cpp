@@ -72,7 +72,9 @@ struct DirectLauncher::Run {
   std::vector<Rank> ranks;
   std::unordered_map<int, int> rank_of_chip;
   RankDone done;
-  int left = 0;
+  int left = 0;               // ranks whose notices have not come
+  std::uint64_t channel = 0;  // of the ranks' host notices
+  core::TimePs notice_ps = 0;
   std::deque<std::pair<int, std::uint32_t>> ready;  // (rank, stream) to try
 };
 
@@ -141,7 +143,7 @@ void DirectLauncher::validate(const std::vector<int>& chips, const std::vector<P
 
 void DirectLauncher::launch(std::vector<int> chips, std::vector<Program> programs,
                             const PeerOf& peer_of, RankDone rank_done,
-                            core::TimePs start_delay_ps) {
+                            core::TimePs start_delay_ps, core::TimePs notice_ps) {
   validate(chips, programs, peer_of, model_.chips());
   std::uint32_t slot = next_slot_;
   while (runs_[slot % kSlots]) {
@@ -155,6 +157,11 @@ void DirectLauncher::launch(std::vector<int> chips, std::vector<Program> program
   next_slot_ = slot + 1;
   run->done = std::move(rank_done);
   run->left = static_cast<int>(programs.size());
+  run->notice_ps = notice_ps;
+  Run* raw = run.get();  // alive until its last rank's notice has been handled
+  run->channel = model_.notices().open([this, raw](const system::Notice& n) {
+    rank_noticed(*raw, static_cast<int>(n.value / 2), n.value % 2 == 1, n.sent_ps);
+  });
   run->ranks.resize(programs.size());
   for (std::size_t r = 0; r < programs.size(); ++r) {
     Run::Rank& rank = run->ranks[r];
@@ -182,17 +189,13 @@ void DirectLauncher::launch(std::vector<int> chips, std::vector<Program> program
   queue_.schedule(core::now_ps() + start_delay_ps, *this, take_pending(start));
 }
 
-// Every stream of every rank tries to issue; ranks with nothing to do finish.
+// Every stream of every rank simulated here tries to issue; ranks with nothing to do finish.
 void DirectLauncher::start(Run& run) {
   for (std::size_t r = 0; r < run.ranks.size(); ++r) {
+    if (!model_.simulates(run.ranks[r].chip)) continue;
     for (std::uint32_t s = 0; s < run.ranks[r].streams.size(); ++s) {
       run.ready.emplace_back(static_cast<int>(r), s);
     }
-  }
-  const std::uint32_t id = run.id;
-  settle(run, 0);
-  for (std::size_t r = 1; r < run.ranks.size(); ++r) {
-    if (!runs_[id % kSlots] || runs_[id % kSlots]->id != id) return;
     settle(run, static_cast<int>(r));
   }
 }
@@ -323,13 +326,21 @@ void DirectLauncher::settle(Run& run, int rank) {
     Run::Rank& k = run.ranks[static_cast<std::size_t>(r)];
     if (k.finished || k.streams_left > 0 || k.open > 0 || k.arrivals_left > 0) continue;
     k.finished = true;
-    --run.left;
-    if (run.done) run.done(r, k.ok);
+    model_.notices().post(run.channel, k.chip,
+                          static_cast<std::uint32_t>(r) * 2 + (k.ok ? 1 : 0), run.notice_ps);
   }
-  if (run.left == 0) {
+}
+
+// Every host knows rank `rank` has ended; the last frees the run.
+void DirectLauncher::rank_noticed(Run& run, int rank, bool ok, core::TimePs end) {
+  const bool last = --run.left == 0;
+  std::unique_ptr<Run> finished;  // kept until `done` has run
+  if (last) {
     --running_;
-    runs_[run.id % kSlots].reset();
+    finished = std::move(runs_[run.id % kSlots]);
+    model_.notices().close(run.channel);
   }
+  if (run.done) run.done(rank, ok, end);
 }
 
 void DirectLauncher::fire(std::uint32_t token) {

@@ -30,7 +30,7 @@ namespace podsim::collectives {
 class DirectLauncher : private core::Timed {
  public:
   using PeerOf = std::function<int(int rank, std::uint32_t qpn)>;
-  using RankDone = std::function<void(int rank, bool ok)>;
+  using RankDone = std::function<void(int rank, bool ok, core::TimePs end)>;
   // Runs launched at once at most (the immediate carries a run's slot beside the signal).
   static constexpr std::uint32_t kSignalBits = 20;
   static constexpr std::uint32_t kSlots = 1u << (32 - kSignalBits);
@@ -43,12 +43,13 @@ class DirectLauncher : private core::Timed {
   // A QP from `port` of `chip` whose completions come to this launcher.
   std::uint32_t create_qp(int chip, int port);
   // Runs `programs` from `start_delay_ps` on (what launching them takes), rank r on chips[r];
-  // rank_done(r, ok) when rank r's streams have issued
-  // everything and every write and job of theirs has finished. Throws std::invalid_argument on
-  // programs that name a signal, peer or rank that does not exist, a write of no bytes, or too
-  // many signals or runs at once.
+  // rank_done(r, ok, end) when every host has learnt (a host notice, `notice_ps` after `end`)
+  // that rank r's streams have issued everything and every write and job of theirs has
+  // finished. Only ranks on chips this process simulates run; the others' notices come from the
+  // processes that simulate them. Throws std::invalid_argument on programs that name a signal,
+  // peer or rank that does not exist, a write of no bytes, or too many signals or runs at once.
   void launch(std::vector<int> chips, std::vector<Program> programs, const PeerOf& peer_of,
-              RankDone rank_done, core::TimePs start_delay_ps = 0);
+              RankDone rank_done, core::TimePs start_delay_ps, core::TimePs notice_ps);
   // Runs not yet finished.
   int running() const { return running_; }
 
@@ -65,6 +66,7 @@ class DirectLauncher : private core::Timed {
   void issue_job(Run& run, int rank, std::uint32_t stream, const Command& c);
   void raise(Run& run, int rank, std::uint32_t signal);
   void settle(Run& run, int rank);
+  void rank_noticed(Run& run, int rank, bool ok, core::TimePs end);
   void on_send(const roce::Completion& c);
   void on_receive(int chip, const roce::Completion& c);
   void run_job_bytes(int chip, const Job& job);

@@ -156,7 +156,7 @@ Launcher::ChipState& Launcher::state(int chip) {
 }
 
 void Launcher::launch(std::vector<int> chips, std::shared_ptr<const CommandCompiler> code,
-                      std::function<void(int, bool)> rank_done) {
+                      RankDone rank_done, core::TimePs notice_ps) {
   if (!fits(*code, chips)) {
     throw std::invalid_argument(
         "the collective's command buffers or sync objects do not fit a chip (half its SRAM, "
@@ -166,6 +166,11 @@ void Launcher::launch(std::vector<int> chips, std::shared_ptr<const CommandCompi
   run->chips = std::move(chips);
   run->code = std::move(code);
   run->rank_done = std::move(rank_done);
+  run->notice_ps = notice_ps;
+  Running* raw = run.get();  // alive until its last rank's notice has been handled
+  run->channel = model_.notices().open([this, raw](const system::Notice& n) {
+    finish(*raw, static_cast<int>(n.value / 2), n.value % 2 == 1, n.sent_ps);
+  });
   pending_.push_back(std::move(run));
   start_waiting();
 }
@@ -237,9 +242,9 @@ void Launcher::start(Running& run, const std::vector<int>& slots) {
   }
   run.remaining = ranks;
   for (int r = 0; r < ranks; ++r) {
-    drivers_.cpu(run.chips[static_cast<std::size_t>(r)]).run([this, &run, r](host::HostCpu&) {
-      run_rank(run, r);
-    });
+    const int chip = run.chips[static_cast<std::size_t>(r)];
+    if (!model_.simulates(chip)) continue;
+    drivers_.cpu(chip).run([this, &run, r](host::HostCpu&) { run_rank(run, r); });
   }
 }
 
@@ -259,7 +264,8 @@ void Launcher::run_rank(Running& run, int rank) {
     // counted: it is set up (and cleared) again before its next collective.
     chips_[static_cast<std::size_t>(chip)].ready = false;
   }
-  finish(run, rank, ok);
+  model_.notices().post(run.channel, chip, static_cast<std::uint32_t>(rank) * 2 + (ok ? 1 : 0),
+                        run.notice_ps);
 }
 
 driver::File& Launcher::ready(int chip) {
@@ -470,7 +476,7 @@ bool Launcher::execute(Running& run, int rank, driver::File& file, const ChipIma
 }
 
 // The rank's share goes back; the last rank ends the collective.
-void Launcher::finish(Running& run, int rank, bool ok) {
+void Launcher::finish(Running& run, int rank, bool ok, core::TimePs end) {
   const auto i = static_cast<std::size_t>(rank);
   ChipState& s = chips_[static_cast<std::size_t>(run.chips[i])];
   const Share& share = run.shares[i];
@@ -485,9 +491,10 @@ void Launcher::finish(Running& run, int rank, bool ok) {
                            [&run](const std::unique_ptr<Running>& p) { return p.get() == &run; });
     finished = std::move(*it);
     running_.erase(it);
+    model_.notices().close(run.channel);
   }
   start_waiting();
-  if (rank_done) rank_done(rank, ok);
+  if (rank_done) rank_done(rank, ok, end);
 }
 
 }  // namespace podsim::collectives

@@ -75,10 +75,14 @@ class Launcher {
   // chip when one cannot be opened.
   void open(const std::vector<int>& chips);
 
-  // Runs `code` (rank r on chips[r]) as soon as every chip has room; rank_done(r, ok) when rank
-  // r's queues have all finished. Throws std::invalid_argument when it does not fit.
+  // Runs `code` (rank r on chips[r]) as soon as every chip has room; rank_done(r, ok, end) when
+  // every host has learnt that rank r's queues have all finished (a host notice, `notice_ps`
+  // after `end`, the rank's own end), which also frees its share. Only ranks on chips this
+  // process simulates run; the others' notices come from the processes that simulate them.
+  // Throws std::invalid_argument when it does not fit.
+  using RankDone = std::function<void(int rank, bool ok, core::TimePs end)>;
   void launch(std::vector<int> chips, std::shared_ptr<const CommandCompiler> code,
-              std::function<void(int rank, bool ok)> rank_done);
+              RankDone rank_done, core::TimePs notice_ps);
   // Collectives waiting for room.
   std::size_t waiting() const { return pending_.size(); }
   // Why ranks failed (an ioctl refused, a CS that did not complete), the first few, for reports.
@@ -93,7 +97,9 @@ class Launcher {
   struct Running {
     std::vector<int> chips;
     std::shared_ptr<const CommandCompiler> code;
-    std::function<void(int, bool)> rank_done;
+    RankDone rank_done;
+    std::uint64_t channel = 0;  // of the ranks' host notices
+    core::TimePs notice_ps = 0;
     std::vector<Share> shares;
     std::vector<int> slots;
     std::vector<ChipPlacement> placements;
@@ -136,7 +142,7 @@ class Launcher {
   bool resident(int chip, std::uint64_t arena, const std::vector<std::uint8_t>& bytes);
   // The rank's one CS: the upload, every queue's buffers behind its gate, the completion job.
   bool execute(Running& run, int rank, driver::File& file, const ChipImage& image);
-  void finish(Running& run, int rank, bool ok);
+  void finish(Running& run, int rank, bool ok, core::TimePs end);
   void start_waiting();
 
   system::SystemModel& model_;

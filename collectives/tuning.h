@@ -54,6 +54,9 @@ struct TuningConfig {
   // What coarse chips (`--chips coarse`) leave out of a collective: the host's launch through the
   // driver and the queues' start, from the collective's launch to its start on every chip.
   core::Duration coarse_launch_latency{6100000};  // 6.1 us
+  // From a rank's end to when the other ranks' hosts know of it (system/host_notices.h): what a
+  // collective's end, a hierarchical collective's next phase and the next collective wait for.
+  core::Duration notice_latency{2000000};  // 2 us
 
   template <class V>
   void describe(V& v) {
@@ -65,6 +68,14 @@ struct TuningConfig {
                 .source("[D] measured: the detailed chips' 1 KiB mesh all_reduce on hls2 ends "
                         "6.1 us after the coarse chips' without it (docs/collectives.md, Coarse "
                         "chips)"));
+    v.field("notice_latency", notice_latency,
+            core::Spec("from a rank's end to when every host knows of it: the next phase of a "
+                       "hierarchical all_reduce, and the next collective, start that much after "
+                       "the ranks they wait for have ended (times reported end at the ranks' own "
+                       "ends)")
+                .min(1)
+                .source("[N7] an offloaded RDMA message between hosts takes 1-2 us one way; "
+                        "the upper end, for the switch hop and the host's poll"));
     v.list("auto", auto_rules,
            core::Spec("how `auto` picks an algorithm: the first rule that matches and can run "
                       "wins; with none, all_to_all runs on the mesh and the rest on the ring")

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "hw/core/event_queue.h"
 #include "hw/core/random.h"
 
 namespace podsim::system {
@@ -43,6 +44,8 @@ SystemModel::SystemModel(sc_core::sc_module_name name, const SystemConfig& confi
     build_switches(options);
     build_links(options);
   }
+  // After the links, which take their keys first in every process.
+  notices_ = std::make_unique<HostNotices>("notices", core::event_queue(), topology_.chips);
 }
 
 // Every cable's two directions as links; a switch at the far end adds its latency by mode.

@@ -10,6 +10,7 @@
 // (chip.h) and a host.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <systemc>
@@ -22,6 +23,7 @@
 #include "hw/fabric/switch.h"
 #include "hw/flow/flow_network.h"
 #include "hw/roce/nic.h"
+#include "hw/system/host_notices.h"
 #include "hw/system/host_side.h"
 #include "hw/system/model_options.h"
 #include "hw/system/system_config.h"
@@ -60,6 +62,13 @@ class SystemModel : public sc_core::sc_module {
   // Endpoint address of a chip's port.
   fabric::EndpointId address(int chip, int port) const;
 
+  // How the hosts tell one another what software spanning chips needs to know (host_notices.h).
+  HostNotices& notices() { return *notices_; }
+  // Whether this process simulates `chip` (all of them, unless a parallel run says otherwise):
+  // software starts work only on the chips simulated here.
+  bool simulates(int chip) const { return !simulated_ || simulated_(chip); }
+  void set_simulated(std::function<bool(int chip)> simulated) { simulated_ = std::move(simulated); }
+
   // The one instance of T kept with this system, made as T(*this) on first use: how software
   // that runs on the system (the collectives library's launcher, which owns queues and sync
   // objects on every chip) is shared by all its users without hw/ knowing of it.
@@ -86,6 +95,8 @@ class SystemModel : public sc_core::sc_module {
   std::vector<std::unique_ptr<fabric::Switch>> switches_;  // indexed by topology node
   std::vector<std::unique_ptr<fabric::Link>> links_;
   std::unique_ptr<flow::FlowNetwork> flow_;
+  std::unique_ptr<HostNotices> notices_;
+  std::function<bool(int)> simulated_;
   std::map<std::type_index, std::shared_ptr<void>> attached_;
 };
 

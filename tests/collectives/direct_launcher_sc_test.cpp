@@ -42,17 +42,19 @@ TEST(DirectLauncher, ChainedReductionsTakeTheEnginesRateAndReduceTheBytes) {
   chip::Chip& chip = m->chip(0);
   work.load(chip);
   DirectLauncher& launcher = m->attached<DirectLauncher>();
-  core::TimePs ended = 0;
+  core::TimePs ended = 0, noticed = 0;
   launcher.launch(
       {0}, {work.program}, [](int, std::uint32_t) { return -1; },
-      [&](int rank, bool ok) {
+      [&](int rank, bool ok, core::TimePs end) {
         EXPECT_EQ(rank, 0);
         EXPECT_TRUE(ok);
-        ended = core::now_ps();
+        ended = end;
+        noticed = core::now_ps();
       },
-      5000);
+      5000, 3000);
   core::run_to_completion();
   EXPECT_EQ(ended, 5000u + 2 * (220000u + 2097152u));
+  EXPECT_EQ(noticed, ended + 3000u);  // the hosts learn of it a notice later
   EXPECT_EQ(launcher.running(), 0);
   work.check(chip);
 }
@@ -96,10 +98,11 @@ TEST(DirectLauncher, AWriteRaisesThePeersSignalWhenItLands) {
   std::vector<core::TimePs> ended(2, 0);
   launcher.launch(
       {0, 1}, {sender, receiver}, [](int rank, std::uint32_t) { return 1 - rank; },
-      [&](int rank, bool ok) {
+      [&](int rank, bool ok, core::TimePs end) {
         EXPECT_TRUE(ok);
-        ended[static_cast<std::size_t>(rank)] = core::now_ps();
-      });
+        ended[static_cast<std::size_t>(rank)] = end;
+      },
+      0, 1000);
   core::run_to_completion();
   EXPECT_GT(ended[0], 0u);
   EXPECT_GT(ended[1], 0u);
@@ -122,11 +125,11 @@ TEST(DirectLauncher, AnEmptyJobIsDoneAtOnce) {
   core::TimePs ended = 0;
   m->attached<DirectLauncher>().launch(
       {0}, {p}, [](int, std::uint32_t) { return -1; },
-      [&](int, bool ok) {
+      [&](int, bool ok, core::TimePs end) {
         EXPECT_TRUE(ok);
-        ended = core::now_ps();
+        ended = end;
       },
-      7000);
+      7000, 1000);
   core::run_to_completion();
   EXPECT_EQ(ended, 7000u);
 }
@@ -142,7 +145,7 @@ TEST(DirectLauncher, MalformedProgramsAreRefused) {
   c.done = 3;
   bad_signal.streams = {{c}};
   try {
-    launcher.launch({0}, {bad_signal}, nowhere, nullptr);
+    launcher.launch({0}, {bad_signal}, nowhere, nullptr, 0, 1000);
     FAIL() << "a signal out of range was accepted";
   } catch (const std::invalid_argument& e) {
     EXPECT_THAT(e.what(), HasSubstr("signal out of range"));
@@ -154,13 +157,13 @@ TEST(DirectLauncher, MalformedProgramsAreRefused) {
   w.bytes = 64;
   lost_write.streams = {{w}};
   try {
-    launcher.launch({0}, {lost_write}, nowhere, nullptr);
+    launcher.launch({0}, {lost_write}, nowhere, nullptr, 0, 1000);
     FAIL() << "a write to no rank was accepted";
   } catch (const std::invalid_argument& e) {
     EXPECT_THAT(e.what(), HasSubstr("leads nowhere"));
   }
-  EXPECT_THROW(launcher.launch({0, 1}, {lost_write}, nowhere, nullptr), std::invalid_argument);
-  EXPECT_THROW(launcher.launch({99}, {bad_signal}, nowhere, nullptr), std::invalid_argument);
+  EXPECT_THROW(launcher.launch({0, 1}, {lost_write}, nowhere, nullptr, 0, 1000), std::invalid_argument);
+  EXPECT_THROW(launcher.launch({99}, {bad_signal}, nowhere, nullptr, 0, 1000), std::invalid_argument);
   EXPECT_EQ(launcher.running(), 0);
 }
 

@@ -41,10 +41,13 @@ TEST(Launcher, ChainedReductionsRunSlicedOnTheDmaEnginesInOrder) {
   auto code = std::make_shared<CommandCompiler>(
       std::vector<Program>{work.program}, [](int, std::uint32_t) { return -1; },
       std::vector<ChipGeometry>{launcher.geometry(0)});
-  launcher.launch({0}, code, [&](int rank, bool ok) {
-    EXPECT_EQ(rank, 0);
-    finished.push_back(ok);
-  });
+  launcher.launch(
+      {0}, code,
+      [&](int rank, bool ok, core::TimePs) {
+        EXPECT_EQ(rank, 0);
+        finished.push_back(ok);
+      },
+      1000);
   core::run_to_completion();
   EXPECT_EQ(finished, (std::vector<bool>{true}));
   work.check(chip);
