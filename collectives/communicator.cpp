@@ -204,7 +204,7 @@ Communicator& Communicator::box(int b) {
     for (int i = 0; i < h.boxes; ++i) {
       std::vector<int> chips;
       for (int j = 0; j < h.per_box; ++j) chips.push_back(chip(i * h.per_box + j));
-      boxes_.push_back(std::make_unique<Communicator>(model_, chips));
+      boxes_.push_back(std::make_unique<Communicator>(model_, chips, tuning_));
       boxes_.back()->runs_phases_ = true;
     }
   }
@@ -217,7 +217,7 @@ Communicator& Communicator::rail(int local) {
     for (int j = 0; j < h.per_box; ++j) {
       std::vector<int> chips;
       for (int i = 0; i < h.boxes; ++i) chips.push_back(chip(i * h.per_box + j));
-      rails_.push_back(std::make_unique<Communicator>(model_, chips));
+      rails_.push_back(std::make_unique<Communicator>(model_, chips, tuning_));
       rails_.back()->runs_phases_ = true;
     }
   }
@@ -466,7 +466,12 @@ std::shared_ptr<Handle> Communicator::new_handle(const Spec& spec, Algorithm alg
 }
 
 void Communicator::open() {
-  if (!coarse()) model_.attached<Launcher>().open(chips_);
+  if (coarse()) return;
+  std::vector<int> here;
+  for (int c : chips_) {
+    if (model_.simulates(c)) here.push_back(c);
+  }
+  model_.attached<Launcher>().open(here);
 }
 
 bool Communicator::coarse() const { return model_.chip_model() == system::ChipModel::kCoarse; }

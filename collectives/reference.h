@@ -48,9 +48,11 @@ std::uint64_t wrong_elements(core::DataType type, const Bytes& got, const Bytes&
 std::uint64_t check_bytes(const Spec& spec, int ranks);
 
 // Writes every rank's input into its chip's memory (as a host loader would, outside the
-// timing), window by window; returns the pattern. Needs functional mode.
+// timing), window by window; returns the pattern. Needs functional mode. Only ranks on chips
+// this process simulates (all of them, but in a parallel run).
 InputPattern load_inputs(Communicator& comm, const Spec& spec, std::uint64_t seed);
-// Reads every rank's output and counts wrong elements over all ranks.
+// Reads every rank's output and counts wrong elements over all ranks (those on chips this
+// process simulates).
 std::uint64_t check_outputs(Communicator& comm, const Spec& spec, Algorithm algorithm,
                             const InputPattern& inputs);
 

@@ -99,8 +99,8 @@ int run_parsed(CLI::App& app, const GlobalOptions& options,
     if (!command->subcommand->parsed()) continue;
     if (options.mpi && !command->runs_under_mpirun()) {
       throw UsageError(fmt::format(
-          "'{}' runs in one process; under mpirun only 'net' splits its system among processes "
-          "(run '{}' without mpirun, or with -np 1)",
+          "'{}' runs in one process; under mpirun only 'net' and 'collective' split their system "
+          "among processes, and 'sweep' its points (run '{}' without mpirun, or with -np 1)",
           command->subcommand->get_name(), command->subcommand->get_name()));
     }
     agree_on(options,

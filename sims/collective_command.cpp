@@ -20,9 +20,12 @@
 #include "hw/core/kernel.h"
 #include "hw/core/stats.h"
 #include "hw/core/trace.h"
+#include "hw/parallel/mpi_session.h"
+#include "hw/parallel/parallel_run.h"
 #include "sims/command.h"
 #include "sims/fabric_totals.h"
 #include "sims/memory_budget.h"
+#include "sims/parallel_split.h"
 #include "sims/progress.h"
 
 namespace podsim::sims {
@@ -77,7 +80,11 @@ class CollectiveRunner : public sc_core::sc_module {
     SC_THREAD(run);
   }
   const std::vector<Row>& rows() const { return rows_; }
+  std::vector<Row>& rows() { return rows_; }
   bool finished() const { return rows_.size() == specs_.size(); }
+  // When the last collective's end was known everywhere (the same in every process of a
+  // parallel run): what statistics are written up to.
+  core::TimePs ended_ps() const { return ended_ps_; }
 
  private:
   void run() {
@@ -91,6 +98,7 @@ class CollectiveRunner : public sc_core::sc_module {
       rows_.push_back(run_size(specs_[i]));
       progress_.update(static_cast<double>(i + 1) / static_cast<double>(specs_.size()));
     }
+    ended_ps_ = core::now_ps();
   }
 
   Row run_size(const collectives::Spec& spec) {
@@ -123,6 +131,7 @@ class CollectiveRunner : public sc_core::sc_module {
   Options options_;
   ProgressBar& progress_;
   std::vector<Row> rows_;
+  core::TimePs ended_ps_ = 0;
 };
 
 constexpr const char* kPlaceNames[] = {"out-of-place", "in-place"};
@@ -138,6 +147,7 @@ class CollectiveCommand : public Command {
   }
 
   bool simulates() const override { return true; }
+  bool runs_under_mpirun() const override { return true; }
 
   int run(const GlobalOptions& options) override {
     auto overrides = options.overrides;
@@ -155,21 +165,44 @@ class CollectiveCommand : public Command {
     auto specs = make_specs(ranks);
     if (!csv_file_.empty()) write_output_file(csv_file_, "");  // writable before the run
     if (!options.trace_file.empty()) core::trace_writer().open(options.trace_file);
+    std::optional<parallel::Partition> partition;
+    if (options.mpi) {
+      partition = split_for_mpi(options, topology);
+      // The hosts' notices cross between processes too (docs/parallel.md).
+      partition->lookahead_ps = std::min<core::TimePs>(
+          partition->lookahead_ps, static_cast<core::TimePs>(system.tuning.notice_latency.ps));
+    }
     const double cpu_before = cpu_seconds();
-    require_system_memory(topology.chips, 1, chips_ == system::ChipModel::kCoarse);
+    // Each process reads its own machine's free memory: the verdict must be common.
+    agree_on(options, [&] {
+      require_system_memory(topology.chips,
+                            partition ? parallel::MpiSession::processes_on_this_machine() : 1,
+                            chips_ == system::ChipModel::kCoarse);
+    });
     auto model_options = options.model_options(!timing_only_);
     model_options.chips = chips_;
     system::SystemModel model("system", system.config, std::move(topology), model_options);
+    std::optional<parallel::ParallelRun> parallel;
+    if (partition) {
+      parallel.emplace(*options.mpi, model, std::move(*partition));
+      if (options.mpi->rank() == 0) {
+        fmt::print("partition  {}\n", parallel->partition().describe());
+      }
+    }
     std::vector<int> chips(static_cast<std::size_t>(ranks));
     std::iota(chips.begin(), chips.end(), 0);
     collectives::Communicator comm(model, chips, system.tuning);
     validate(comm, specs);
-    ProgressBar progress("collective", !options.quiet);
+    ProgressBar progress("collective", !options.quiet && !parallel);
     CollectiveRunner runner(
         "collective", comm, specs,
         {warmup_, iters_, checks(), static_cast<Average>(average_), options.seed}, progress);
-    core::run_to_completion(options.lock_step);
+    run_simulation(options, parallel ? &*parallel : nullptr);
     const double cpu = cpu_seconds() - cpu_before;
+    if (parallel) {
+      gather_checks(*options.mpi, runner.rows());
+      if (!end_split_run(options, *parallel)) return 0;
+    }
     const std::vector<std::string> none;
     return report(options, system.config.name, model, ranks, runner, cpu,
                   chips_ == system::ChipModel::kCoarse
@@ -395,6 +428,14 @@ class CollectiveCommand : public Command {
         "or fewer ranks");
   }
 
+  // Each process checked the ranks on its own chips: the wrong elements, summed everywhere.
+  static void gather_checks(const parallel::MpiSession& mpi, std::vector<Row>& rows) {
+    std::vector<std::uint64_t> wrong;
+    for (const Row& r : rows) wrong.push_back(r.wrong);
+    mpi.sum(wrong);
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i].wrong = wrong[i];
+  }
+
   // One line of the table: a size's out-of-place and in-place results side by side.
   struct Line {
     const Row* result[2] = {nullptr, nullptr};  // out of place, in place
@@ -510,7 +551,7 @@ class CollectiveCommand : public Command {
     fmt::print("# simulated in {:.2f} s CPU: {} callbacks in {} activations, at most {} pending\n",
                cpu, queue.fired(), queue.activations(), queue.peak_pending());
     if (!options.stats_file.empty())
-      core::stats_registry().write(options.stats_file, core::now_ps());
+      core::stats_registry().write(options.stats_file, runner.ended_ps());
     if (!options.trace_file.empty()) core::trace_writer().close();
     if (!csv_file_.empty()) write_output_file(csv_file_, csv.str());
     if (!options.json_file.empty()) {

@@ -19,6 +19,7 @@
 #include "sims/fabric_totals.h"
 #include "sims/memory_budget.h"
 #include "sims/net_workload.h"
+#include "sims/parallel_split.h"
 #include "sims/progress.h"
 
 namespace podsim::sims {
@@ -85,7 +86,7 @@ class NetCommand : public Command {
       throw UsageError(e.what());
     }
     std::optional<parallel::Partition> partition;
-    if (options.mpi) partition = split(options, topology);
+    if (options.mpi) partition = split_for_mpi(options, topology);
     if (!options.trace_file.empty()) core::trace_writer().open(options.trace_file);
     const double cpu_before = cpu_seconds();
     // Each process reads its own machine's free memory: the verdict must be common.
@@ -107,23 +108,12 @@ class NetCommand : public Command {
         "net", model, plan_, std::move(flows), [&progress](double done) { progress.update(done); },
         local);
     const double cpu_elaborated = cpu_seconds();
-    if (parallel) {
-      parallel->run();
-    } else {
-      core::run_to_completion(options.lock_step);
-    }
+    run_simulation(options, parallel ? &*parallel : nullptr);
     workload.check_destinations();
     const double cpu_after = cpu_seconds();
     if (parallel) {
       gather_results(*options.mpi, workload);
-      parallel->gather_stats();
-      std::vector<std::uint64_t> frames{parallel->frames_sent()};
-      options.mpi->sum(frames);
-      if (options.mpi->rank() != 0) return 0;
-      fmt::print(
-          "parallel   {} windows, {} frames handed over, rank 0 spent {:.2f} s between "
-          "windows\n",
-          parallel->windows(), frames[0], parallel->exchange_seconds());
+      if (!end_split_run(options, *parallel)) return 0;
     }
     return report(options, model, workload, cpu_elaborated - cpu_before,
                   cpu_after - cpu_elaborated);
@@ -132,25 +122,6 @@ class NetCommand : public Command {
   bool runs_under_mpirun() const override { return true; }
 
  private:
-  static parallel::Partition split(const GlobalOptions& options, const system::Topology& t) {
-    if (options.network != system::NetworkMode::kPacket) {
-      throw UsageError(
-          "--network flow runs in one process (its solver sees every link); under mpirun use "
-          "--network packet");
-    }
-    if (!options.trace_file.empty()) {
-      throw UsageError("--trace: a run split among processes writes no trace; run without mpirun");
-    }
-    if (options.lock_step) {
-      throw UsageError("--lock-step: a run split among processes runs in windows; without mpirun");
-    }
-    try {
-      return parallel::partition_by_box(t, options.mpi->size());
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(fmt::format("mpirun -np {}: {}", options.mpi->size(), e.what()));
-    }
-  }
-
   NetPattern parse_pattern() const {
     if (pattern_ == "pair") return NetPattern::kPair;
     if (pattern_ == "incast") return NetPattern::kIncast;

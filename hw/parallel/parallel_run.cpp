@@ -1,6 +1,7 @@
 #include "hw/parallel/parallel_run.h"
 
 #include <chrono>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <tlm>
@@ -46,6 +47,8 @@ ParallelRun::ParallelRun(const MpiSession& mpi, system::SystemModel& model, Part
     throw std::invalid_argument("the cut cables' delay is too short to run in windows");
   }
   outgoing_.resize(static_cast<std::size_t>(mpi_.size()));
+  model_.set_simulated([this](int chip) { return owns_chip(chip); });
+  model_.notices().forward_to([this](const system::Notice& n) { notices_.push_back(n); });
   const auto& topo = model_.topology();
   for (int link : partition_.cut_links) {
     const auto& l = topo.links[static_cast<std::size_t>(link)];
@@ -59,7 +62,10 @@ ParallelRun::ParallelRun(const MpiSession& mpi, system::SystemModel& model, Part
   }
 }
 
-ParallelRun::~ParallelRun() = default;
+ParallelRun::~ParallelRun() {
+  model_.notices().forward_to(nullptr);
+  model_.set_simulated(nullptr);
+}
 
 core::TimePs ParallelRun::local_next() const {
   if (!sc_core::sc_pending_activity()) return kNever;
@@ -98,12 +104,38 @@ void ParallelRun::run() {
   quantum.set(quantum_before);
 }
 
+// Each process's buffer: the count of notices posted here, the notices, then the frames for it.
 void ParallelRun::exchange() {
-  const auto incoming = mpi_.exchange(outgoing_);
-  for (auto& buffer : outgoing_) buffer.clear();
+  std::vector<std::vector<char>> outgoing(outgoing_.size());
+  const std::uint64_t count = notices_.size();
+  for (std::size_t to = 0; to < outgoing.size(); ++to) {
+    auto& out = outgoing[to];
+    if (static_cast<int>(to) == part()) continue;
+    out.resize(sizeof count + count * sizeof(system::Notice));
+    std::memcpy(out.data(), &count, sizeof count);
+    if (count > 0)
+      std::memcpy(out.data() + sizeof count, notices_.data(), count * sizeof(system::Notice));
+    out.insert(out.end(), outgoing_[to].begin(), outgoing_[to].end());
+    outgoing_[to].clear();
+  }
+  notices_.clear();
+  const auto incoming = mpi_.exchange(outgoing);
   for (const auto& bytes : incoming) {
+    if (bytes.empty()) continue;  // from this process
+    std::uint64_t notices = 0;
+    if (bytes.size() < sizeof notices)
+      throw std::runtime_error("a window's hand-over is cut short");
+    std::memcpy(&notices, bytes.data(), sizeof notices);
+    const std::size_t frames_at = sizeof notices + notices * sizeof(system::Notice);
+    if (bytes.size() < frames_at) throw std::runtime_error("a window's notices are cut short");
+    for (std::uint64_t i = 0; i < notices; ++i) {
+      system::Notice n;
+      std::memcpy(&n, bytes.data() + sizeof notices + i * sizeof n, sizeof n);
+      model_.notices().deliver(n);
+    }
     decode_frames(
-        bytes.data(), bytes.size(), [this](std::uint32_t link, int side, fabric::Packet* p) {
+        bytes.data() + frames_at, bytes.size() - frames_at,
+        [this](std::uint32_t link, int side, fabric::Packet* p) {
           if (link >= model_.links()) {
             fabric::packet_pool().release(p);
             throw std::runtime_error("a frame from another process names no link of this system");

@@ -6,9 +6,12 @@
 // windows they exchange the frames sent and agree on the next window from the earliest pending
 // activity of any (conservative synchronisation without null messages, [N9]).
 // Captures: the frames' exact due times, so results and statistics are those of one process
-// (link arrivals run in a fixed order at their time: core::EventQueue::schedule_keyed); stats
-// gathered at rank 0. Ignores: software that spans parts (whatever posts work must post it only
-// on the chips of its own part), and flow mode (one solver sees every link).
+// (link arrivals run in a fixed order at their time: core::EventQueue::schedule_keyed); the
+// hosts' notices (system/host_notices.h), handed to every other process between windows like
+// frames (so the lookahead must not exceed their delay either); stats gathered at rank 0.
+// Ignores: software that spans parts but for its notices (whatever posts work must post it only
+// on the chips of its own part: SystemModel::simulates says which), and flow mode (one solver
+// sees every link).
 #pragma once
 
 #include <cstdint>
@@ -53,7 +56,8 @@ class ParallelRun {
   system::SystemModel& model_;
   Partition partition_;
   std::vector<std::unique_ptr<Outbound>> outbound_;
-  std::vector<std::vector<char>> outgoing_;  // by destination process
+  std::vector<std::vector<char>> outgoing_;  // frames, by destination process
+  std::vector<system::Notice> notices_;      // posted here this window, for every other process
   std::uint64_t windows_ = 0, frames_sent_ = 0;
   double exchange_seconds_ = 0;
 };

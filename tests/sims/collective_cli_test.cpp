@@ -458,6 +458,20 @@ TEST_F(CollectiveCli, PipelinedHierarchicalAllReduceOverlapsItsPhases) {
 
 // Across many boxes halving-doubling pays log2(boxes) latencies where the ring pays one per box:
 // on the pod's 16 boxes a small all-reduce ends sooner; both check out bit for bit.
+// A hierarchical all-reduce of one piece waits for the hosts' notices at its two phase
+// boundaries; the system file's collectives section reaches its phases (it once fell back to the
+// defaults there).
+TEST_F(CollectiveCli, HierarchicalPhasesWaitForTheHostsNotices) {
+  std::vector<std::string> args = {
+      "--system",      "hls2-pod128", "--ranks", "16",         "--algo",
+      "hierarchical",  "--sizes",     "1MiB",    "--pipeline", "1",
+      "--timing-only", "--network",   "flow",    "--place",    "out"};
+  const double by_default = collective(args)["rows"][0]["time_us"].get<double>();
+  args.insert(args.begin(), {"--set", "collectives.notice_latency=10us"});
+  const double slower = collective(args)["rows"][0]["time_us"].get<double>();
+  EXPECT_NEAR(slower - by_default, 2 * (10 - 2), 0.01) << slower << " against " << by_default;
+}
+
 TEST_F(CollectiveCli, HalvingDoublingAcrossTheBoxesChecksOutAndTakesFewerSteps) {
   const auto checked = collective({"--system", "hls2-pod128", "--ranks", "24", "--algo",
                                    "hierarchical", "--across", "hd", "--sizes", "1MiB"});

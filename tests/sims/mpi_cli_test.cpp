@@ -1,6 +1,6 @@
-// podsim under mpirun: `net` with the system split among 1, 2 and 3 processes gives the rows and
-// statistics of one process byte for byte, `sweep` shares its points among the processes, and
-// what cannot be split is refused.
+// podsim under mpirun: `net` and `collective` with the system split among 1, 2 and 3 processes
+// give the rows and statistics of one process byte for byte, `sweep` shares its points among the
+// processes, and what cannot be split is refused.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -32,27 +32,30 @@ class MpiCli : public ::testing::Test {
     return test::run_program(MPIRUN, mpi);
   }
 
-  Output net(int np, std::vector<std::string> args) {
-    const auto json = dir_ / ("net" + std::to_string(np) + ".json");
+  // podsim COMMAND ARGS with --json and --stats, alone (np 0) or under mpirun -np N; the JSON
+  // without the simulator's own figures (CPU time, callbacks), which are each process's.
+  Output simulate(int np, const std::string& command, std::vector<std::string> args) {
+    const auto json = dir_ / (command + std::to_string(np) + ".json");
     const auto stats = dir_ / ("stats" + std::to_string(np) + ".json");
     args.insert(args.end(), {"--json", json.string(), "--stats", stats.string()});
-    const auto r = run(np, "net", args);
+    const auto r = run(np, command, args);
     EXPECT_EQ(r.exit_status, 0) << r.out << r.err;
     if (np > 1) {
       EXPECT_THAT(r.out, HasSubstr(partition_line(np)));
     }
     Output o{nlohmann::json::parse(test::read_text(json)), test::read_text(stats)};
-    o.rows.erase("simulator");
+    for (const char* own : {"simulator", "cpu_seconds", "event_queue"}) o.rows.erase(own);
     return o;
   }
   static std::string partition_line(int np) {
     return "partition  " + std::to_string(np) + " processes";
   }
 
-  void expect_same_as_one_process(const std::vector<std::string>& args, std::vector<int> nps) {
-    const Output one = net(0, args);
+  void expect_same_as_one_process(const std::vector<std::string>& args, std::vector<int> nps,
+                                  const std::string& command = "net") {
+    const Output one = simulate(0, command, args);
     for (int np : nps) {
-      const Output split = net(np, args);
+      const Output split = simulate(np, command, args);
       EXPECT_EQ(split.rows, one.rows) << "-np " << np;
       EXPECT_TRUE(split.stats == one.stats) << "-np " << np << ": the statistics differ";
     }
@@ -80,6 +83,20 @@ TEST_F(MpiCli, PairLatencyAcrossProcesses) {
   expect_same_as_one_process({"--system", "hls2-pod128", "--pattern", "pair", "--from", "0", "--to",
                               "100", "--iters", "5", "--bytes", "4K"},
                              {2, 3});  // on 3, the middle process has nothing to do
+}
+
+// Collectives: ranks on several processes wait for each other only through the network and the
+// hosts' notices (a rank's end, a hierarchical all-reduce's phases); checked where each rank is.
+TEST_F(MpiCli, CollectivesAreTheSameOnOneTwoAndThreeProcesses) {
+  expect_same_as_one_process({"--system", "hls2-pod128", "--ranks", "24", "--algo", "hierarchical",
+                              "--sizes", "256KiB,1MiB", "-n", "2", "-w", "1"},
+                             {1, 2, 3}, "collective");
+  expect_same_as_one_process({"--system", "hls2-pod128", "--ranks", "24", "--algo", "ring",
+                              "--sizes", "64KiB", "--dtype", "bf16", "--chips", "coarse"},
+                             {3}, "collective");
+  expect_same_as_one_process({"--system", "hls2-pod128", "--ranks", "24", "--op", "all_to_all",
+                              "--sizes", "96KiB", "--timing-only"},
+                             {2}, "collective");
 }
 
 // A sweep's points shared among the processes: the rows of a sweep in one process, the bad point
@@ -137,9 +154,14 @@ TEST_F(MpiCli, TheFlowNetworkAndLockStepAreRefused) {
 }
 
 TEST_F(MpiCli, CommandsThatDoNotSplitAreRefused) {
-  const auto r = run(2, "collective", {"--system", "hls2-pod128", "-b", "1M", "-e", "1M"});
+  const auto r = run(2, "kernel", {"--system", "hls2-pod128", "--list"});
   EXPECT_EQ(r.exit_status, 2) << r.out << r.err;
-  EXPECT_THAT(r.err, HasSubstr("'collective' runs in one process; under mpirun only 'net'"));
+  EXPECT_THAT(r.err, HasSubstr("'kernel' runs in one process; under mpirun only 'net' and "
+                               "'collective' split their system"));
+  const auto trace =
+      run(2, "collective", {"--system", "hls2-pod128", "--trace", (dir_ / "t.json").string()});
+  EXPECT_EQ(trace.exit_status, 2) << trace.out << trace.err;
+  EXPECT_THAT(trace.err, HasSubstr("--trace: a run split among processes writes no trace"));
 }
 
 }  // namespace
