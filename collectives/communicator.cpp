@@ -466,12 +466,35 @@ std::shared_ptr<Handle> Communicator::new_handle(const Spec& spec, Algorithm alg
 }
 
 void Communicator::open() {
-  if (coarse()) return;
   std::vector<int> here;
   for (int c : chips_) {
     if (model_.simulates(c)) here.push_back(c);
   }
-  model_.attached<Launcher>().open(here);
+  std::string error;
+  if (!coarse()) {
+    try {
+      model_.attached<Launcher>().open(here);
+    } catch (const std::runtime_error& e) {
+      error = e.what();
+    }
+  }
+  // Every rank's host tells the others it is ready (or not): one point, after the last chip's
+  // set-up anywhere, from which the collectives start.
+  int left = size(), failed = 0;
+  sc_core::sc_event all_heard;
+  system::HostNotices& notices = model_.notices();
+  const std::uint64_t channel = notices.open([&](const system::Notice& n) {
+    failed += n.value == 0 ? 1 : 0;
+    if (--left == 0) core::notify_now(all_heard);
+  });
+  for (int c : here) notices.post(channel, c, error.empty() ? 1 : 0, tuning_.notice_latency.ps);
+  while (left > 0) sc_core::wait(all_heard);
+  notices.close(channel);
+  if (!error.empty()) throw std::runtime_error(error);
+  if (failed > 0) {
+    throw std::runtime_error(fmt::format(
+        "collectives: {} ranks' devices could not be opened (in another process)", failed));
+  }
 }
 
 bool Communicator::coarse() const { return model_.chip_model() == system::ChipModel::kCoarse; }

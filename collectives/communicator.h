@@ -123,8 +123,11 @@ class Communicator {
   std::uint64_t footprint(const Spec& spec) const;
 
   // From a thread: opens every rank's device and sets up its side of the collectives (as
-  // ncclCommInitRank does), so that the first collective's time is its own. Optional: a
-  // collective started first does it inside its own time.
+  // ncclCommInitRank does), so that the first collective's time is its own, and returns once
+  // every rank's host has heard (a host notice) that every rank is ready; in a parallel run each
+  // process sets up its own ranks, and all return at the same time. Throws std::runtime_error
+  // naming the chip when a device cannot be opened, on every process (the notice says so).
+  // Optional: a collective started first does the set-up inside its own time.
   void open();
 
   // Starts a collective now; the handle's `finished` event fires when every rank is done.

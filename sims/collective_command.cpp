@@ -171,6 +171,11 @@ class CollectiveCommand : public Command {
       // The hosts' notices cross between processes too (docs/parallel.md).
       partition->lookahead_ps = std::min<core::TimePs>(
           partition->lookahead_ps, static_cast<core::TimePs>(system.tuning.notice_latency.ps));
+      if (partition->lookahead_ps < 2) {
+        throw UsageError(fmt::format(
+            "collectives.notice_latency {}: a run split among processes needs at least 2ps",
+            core::to_string(system.tuning.notice_latency)));
+      }
     }
     const double cpu_before = cpu_seconds();
     // Each process reads its own machine's free memory: the verdict must be common.
@@ -199,15 +204,16 @@ class CollectiveCommand : public Command {
         {warmup_, iters_, checks(), static_cast<Average>(average_), options.seed}, progress);
     run_simulation(options, parallel ? &*parallel : nullptr);
     const double cpu = cpu_seconds() - cpu_before;
+    std::vector<std::string> failures;
+    if (chips_ == system::ChipModel::kDetailed) {
+      failures = model.attached<collectives::Launcher>().failures();
+    }
     if (parallel) {
       gather_checks(*options.mpi, runner.rows());
+      failures = gather_failures(*options.mpi, failures);
       if (!end_split_run(options, *parallel)) return 0;
     }
-    const std::vector<std::string> none;
-    return report(options, system.config.name, model, ranks, runner, cpu,
-                  chips_ == system::ChipModel::kCoarse
-                      ? none
-                      : model.attached<collectives::Launcher>().failures());
+    return report(options, system.config.name, model, ranks, runner, cpu, failures);
   }
 
  private:
@@ -436,6 +442,19 @@ class CollectiveCommand : public Command {
     for (std::size_t i = 0; i < rows.size(); ++i) rows[i].wrong = wrong[i];
   }
 
+  // Why ranks failed, from every process (each launcher knows its own ranks'), at rank 0.
+  static std::vector<std::string> gather_failures(const parallel::MpiSession& mpi,
+                                                  const std::vector<std::string>& mine) {
+    std::string joined;
+    for (const std::string& f : mine) joined += f + '\n';
+    std::vector<std::string> all;
+    for (const std::string& part : mpi.gather(joined)) {
+      std::istringstream lines(part);
+      for (std::string line; std::getline(lines, line);) all.push_back(line);
+    }
+    return all;
+  }
+
   // One line of the table: a size's out-of-place and in-place results side by side.
   struct Line {
     const Row* result[2] = {nullptr, nullptr};  // out of place, in place
@@ -551,7 +570,8 @@ class CollectiveCommand : public Command {
     fmt::print("# simulated in {:.2f} s CPU: {} callbacks in {} activations, at most {} pending\n",
                cpu, queue.fired(), queue.activations(), queue.peak_pending());
     if (!options.stats_file.empty())
-      core::stats_registry().write(options.stats_file, runner.ended_ps());
+      core::stats_registry().write(options.stats_file,
+                                   runner.finished() ? runner.ended_ps() : core::now_ps());
     if (!options.trace_file.empty()) core::trace_writer().close();
     if (!csv_file_.empty()) write_output_file(csv_file_, csv.str());
     if (!options.json_file.empty()) {

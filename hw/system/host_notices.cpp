@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <stdexcept>
+#include <utility>
 
 #include "hw/core/kernel.h"
 
@@ -72,8 +73,9 @@ void HostNotices::fire(std::uint32_t tag) {
 }
 
 void HostNotices::handle_due() {
-  for (std::size_t i = 0; i < due_.size(); ++i) {
-    const Notice n = due_[i];
+  // Taken first: a handler that throws leaves no notice behind to stop the next ones.
+  const std::vector<Notice> due = std::exchange(due_, {});
+  for (const Notice& n : due) {
     const auto it = channels_.find(n.channel);
     if (it == channels_.end()) {
       throw std::logic_error(
@@ -83,7 +85,6 @@ void HostNotices::handle_due() {
     const Handler handler = it->second;
     handler(n);
   }
-  due_.clear();
 }
 
 }  // namespace podsim::system

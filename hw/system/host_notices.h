@@ -5,8 +5,9 @@
 // processes (hw/parallel): a notice sent in one window of simulated time takes effect after it
 // ends, like a frame on a cut cable.
 // Captures: the delay and a fixed order among notices due at one time (by chip, then by each
-// chip's sequence), the same whether they were posted here or handed over from another
-// process. Ignores: the host network's bandwidth and contention (a notice is a few bytes).
+// chip's sequence number modulo 64), the same whether they were posted here or handed over from
+// another process, as long as no chip has more than 64 due at one time (software here posts one
+// per rank and collective). Ignores: the host network's bandwidth and contention (a notice is a few bytes).
 #pragma once
 
 #include <cstdint>
@@ -53,8 +54,7 @@ class HostNotices : public sc_core::sc_module, private core::Timed {
   std::uint64_t posted() const { return posted_; }
 
  private:
-  // A chip's notices due at one time keep distinct places as long as it sends fewer than this
-  // many at once.
+  // A chip's notices due at one time keep distinct places as long as it has at most this many.
   static constexpr std::uint64_t kKeysPerChip = 64;
   SC_HAS_PROCESS(HostNotices);
   void fire(std::uint32_t tag) override;

@@ -85,18 +85,29 @@ TEST_F(MpiCli, PairLatencyAcrossProcesses) {
                              {2, 3});  // on 3, the middle process has nothing to do
 }
 
-// Collectives: ranks on several processes wait for each other only through the network and the
-// hosts' notices (a rank's end, a hierarchical all-reduce's phases); checked where each rank is.
+// Collectives: the pod cut to three boxes, one per process on three, so every collective's ranks
+// span the processes; they wait for each other only through the network and the hosts' notices
+// (a rank's end, a hierarchical all-reduce's phases), and each process checks its own ranks.
 TEST_F(MpiCli, CollectivesAreTheSameOnOneTwoAndThreeProcesses) {
-  expect_same_as_one_process({"--system", "hls2-pod128", "--ranks", "24", "--algo", "hierarchical",
-                              "--sizes", "256KiB,1MiB", "-n", "2", "-w", "1"},
-                             {1, 2, 3}, "collective");
-  expect_same_as_one_process({"--system", "hls2-pod128", "--ranks", "24", "--algo", "ring",
-                              "--sizes", "64KiB", "--dtype", "bf16", "--chips", "coarse"},
-                             {3}, "collective");
-  expect_same_as_one_process({"--system", "hls2-pod128", "--ranks", "24", "--op", "all_to_all",
-                              "--sizes", "96KiB", "--timing-only"},
-                             {2}, "collective");
+  const std::vector<std::string> three_boxes = {
+      "--system", "hls2-pod128", "--set", "boxes=3", "--set", "network.leaf_down_ports=24"};
+  const auto with = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), three_boxes.begin(), three_boxes.end());
+    return args;
+  };
+  expect_same_as_one_process(
+      with({"--algo", "hierarchical", "--sizes", "256KiB,1MiB", "-n", "2", "-w", "1"}), {1, 2, 3},
+      "collective");
+  expect_same_as_one_process(
+      with({"--algo", "ring", "--sizes", "64KiB", "--dtype", "bf16", "--chips", "coarse"}), {3},
+      "collective");
+  expect_same_as_one_process(with({"--op", "all_to_all", "--sizes", "96KiB", "--timing-only"}), {2},
+                             "collective");
+  // A functional run checked piecewise: each process checks its own box's ranks, and the sums
+  // of their wrong elements make the row.
+  const Output split = simulate(3, "collective", with({"--algo", "mesh", "--sizes", "48KiB"}));
+  EXPECT_EQ(split.rows["out_of_bounds"], 0);
+  EXPECT_TRUE(split.rows["checked"].get<bool>());
 }
 
 // A sweep's points shared among the processes: the rows of a sweep in one process, the bad point
