@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 #include <tlm>
+#include <type_traits>
 
 #include "hw/core/event_queue.h"
 #include "hw/core/kernel.h"
@@ -13,8 +14,9 @@
 
 namespace podsim::parallel {
 namespace {
+static_assert(std::is_trivially_copyable<system::Notice>::value, "notices travel as bytes");
 constexpr core::TimePs kNever = std::numeric_limits<core::TimePs>::max();
-}
+}  // namespace
 
 // The side of a cut link whose frames leave this process.
 class ParallelRun::Outbound : public fabric::RemoteSide {
@@ -104,38 +106,39 @@ void ParallelRun::run() {
   quantum.set(quantum_before);
 }
 
-// Each process's buffer: the count of notices posted here, the notices, then the frames for it.
+// Each process's buffer: the frames for it, then the notices posted here and their count (at the
+// end, so the frames need not move).
 void ParallelRun::exchange() {
-  std::vector<std::vector<char>> outgoing(outgoing_.size());
   const std::uint64_t count = notices_.size();
-  for (std::size_t to = 0; to < outgoing.size(); ++to) {
-    auto& out = outgoing[to];
+  const auto* notices = reinterpret_cast<const char*>(notices_.data());
+  const auto* count_bytes = reinterpret_cast<const char*>(&count);
+  for (std::size_t to = 0; to < outgoing_.size(); ++to) {
     if (static_cast<int>(to) == part()) continue;
-    out.resize(sizeof count + count * sizeof(system::Notice));
-    std::memcpy(out.data(), &count, sizeof count);
-    if (count > 0)
-      std::memcpy(out.data() + sizeof count, notices_.data(), count * sizeof(system::Notice));
-    out.insert(out.end(), outgoing_[to].begin(), outgoing_[to].end());
-    outgoing_[to].clear();
+    auto& out = outgoing_[to];
+    out.insert(out.end(), notices, notices + count * sizeof(system::Notice));
+    out.insert(out.end(), count_bytes, count_bytes + sizeof count);
   }
   notices_.clear();
-  const auto incoming = mpi_.exchange(outgoing);
+  const auto incoming = mpi_.exchange(outgoing_);
+  for (auto& buffer : outgoing_) buffer.clear();
   for (const auto& bytes : incoming) {
     if (bytes.empty()) continue;  // from this process
-    std::uint64_t notices = 0;
-    if (bytes.size() < sizeof notices)
+    std::uint64_t arrived = 0;
+    if (bytes.size() < sizeof arrived)
       throw std::runtime_error("a window's hand-over is cut short");
-    std::memcpy(&notices, bytes.data(), sizeof notices);
-    const std::size_t frames_at = sizeof notices + notices * sizeof(system::Notice);
-    if (bytes.size() < frames_at) throw std::runtime_error("a window's notices are cut short");
-    for (std::uint64_t i = 0; i < notices; ++i) {
+    std::memcpy(&arrived, bytes.data() + bytes.size() - sizeof arrived, sizeof arrived);
+    const std::size_t notices_bytes = arrived * sizeof(system::Notice);
+    if (bytes.size() - sizeof arrived < notices_bytes) {
+      throw std::runtime_error("a window's notices are cut short");
+    }
+    const std::size_t frames_bytes = bytes.size() - sizeof arrived - notices_bytes;
+    for (std::uint64_t i = 0; i < arrived; ++i) {
       system::Notice n;
-      std::memcpy(&n, bytes.data() + sizeof notices + i * sizeof n, sizeof n);
+      std::memcpy(&n, bytes.data() + frames_bytes + i * sizeof n, sizeof n);
       model_.notices().deliver(n);
     }
     decode_frames(
-        bytes.data() + frames_at, bytes.size() - frames_at,
-        [this](std::uint32_t link, int side, fabric::Packet* p) {
+        bytes.data(), frames_bytes, [this](std::uint32_t link, int side, fabric::Packet* p) {
           if (link >= model_.links()) {
             fabric::packet_pool().release(p);
             throw std::runtime_error("a frame from another process names no link of this system");
