@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "collectives/job_order.h"
+#include "collectives/rank_notices.h"
 #include "hw/chip/chip.h"
 #include "hw/core/kernel.h"
 #include "hw/core/numeric.h"
@@ -142,8 +143,8 @@ void DirectLauncher::validate(const std::vector<int>& chips, const std::vector<P
 }
 
 void DirectLauncher::launch(std::vector<int> chips, std::vector<Program> programs,
-                            const PeerOf& peer_of, RankDone rank_done,
-                            core::TimePs start_delay_ps, core::TimePs notice_ps) {
+                            const PeerOf& peer_of, RankDone rank_done, core::TimePs start_delay_ps,
+                            core::TimePs notice_ps) {
   validate(chips, programs, peer_of, model_.chips());
   std::uint32_t slot = next_slot_;
   while (runs_[slot % kSlots]) {
@@ -159,9 +160,9 @@ void DirectLauncher::launch(std::vector<int> chips, std::vector<Program> program
   run->left = static_cast<int>(programs.size());
   run->notice_ps = notice_ps;
   Run* raw = run.get();  // alive until its last rank's notice has been handled
-  run->channel = model_.notices().open([this, raw](const system::Notice& n) {
-    rank_noticed(*raw, static_cast<int>(n.value / 2), n.value % 2 == 1, n.sent_ps);
-  });
+  run->channel = open_rank_channel(
+      model_.notices(),
+      [this, raw](int rank, bool ok, core::TimePs end) { rank_noticed(*raw, rank, ok, end); });
   run->ranks.resize(programs.size());
   for (std::size_t r = 0; r < programs.size(); ++r) {
     Run::Rank& rank = run->ranks[r];
@@ -326,8 +327,7 @@ void DirectLauncher::settle(Run& run, int rank) {
     Run::Rank& k = run.ranks[static_cast<std::size_t>(r)];
     if (k.finished || k.streams_left > 0 || k.open > 0 || k.arrivals_left > 0) continue;
     k.finished = true;
-    model_.notices().post(run.channel, k.chip,
-                          static_cast<std::uint32_t>(r) * 2 + (k.ok ? 1 : 0), run.notice_ps);
+    post_rank_end(model_.notices(), run.channel, k.chip, r, k.ok, run.notice_ps);
   }
 }
 

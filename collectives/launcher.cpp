@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "collectives/rank_notices.h"
 #include "driver/client.h"
 #include "driver/host_drivers.h"
 #include "driver/queue_map.h"
@@ -168,9 +169,9 @@ void Launcher::launch(std::vector<int> chips, std::shared_ptr<const CommandCompi
   run->rank_done = std::move(rank_done);
   run->notice_ps = notice_ps;
   Running* raw = run.get();  // alive until its last rank's notice has been handled
-  run->channel = model_.notices().open([this, raw](const system::Notice& n) {
-    finish(*raw, static_cast<int>(n.value / 2), n.value % 2 == 1, n.sent_ps);
-  });
+  run->channel = open_rank_channel(
+      model_.notices(),
+      [this, raw](int rank, bool ok, core::TimePs end) { finish(*raw, rank, ok, end); });
   pending_.push_back(std::move(run));
   start_waiting();
 }
@@ -264,8 +265,7 @@ void Launcher::run_rank(Running& run, int rank) {
     // counted: it is set up (and cleared) again before its next collective.
     chips_[static_cast<std::size_t>(chip)].ready = false;
   }
-  model_.notices().post(run.channel, chip, static_cast<std::uint32_t>(rank) * 2 + (ok ? 1 : 0),
-                        run.notice_ps);
+  post_rank_end(model_.notices(), run.channel, chip, rank, ok, run.notice_ps);
 }
 
 driver::File& Launcher::ready(int chip) {
