@@ -1,11 +1,15 @@
 #include "sims/forked_run.h"
 
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "hw/parallel/mpi_session.h"
@@ -50,6 +54,47 @@ pid_t start_forked_podsim(const std::vector<std::string>& args, const std::files
   }
   if (pid == 0) run_child(std::move(command), out, err);
   return pid;
+}
+
+ChildExit wait_forked_podsim(pid_t pid, const std::filesystem::path& err) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ChildExit e;
+  e.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (e.status != 0) e.error = last_line(err);
+  return e;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string last_line(const std::filesystem::path& path) {
+  std::istringstream in(read_file(path));
+  std::string line, last = "(nothing on stderr)";
+  while (std::getline(in, line)) {
+    if (!line.empty()) last = line;
+  }
+  return last;
+}
+
+ScratchDir::ScratchDir(const std::string& label) {
+  const char* base = std::getenv("TMPDIR");
+  std::string pattern =
+      (std::filesystem::path(base ? base : "/tmp") / ("podsim-" + label + "-XXXXXX")).string();
+  if (!::mkdtemp(pattern.data())) {
+    throw std::runtime_error("cannot make a temporary folder: " +
+                             std::string(std::strerror(errno)));
+  }
+  path_ = pattern;
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
 }
 
 }  // namespace podsim::sims

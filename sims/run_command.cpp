@@ -19,6 +19,7 @@
 #include "hw/system/host_side.h"
 #include "hw/system/system_model.h"
 #include "hw/system/topology.h"
+#include "sims/chip_software.h"
 #include "sims/command.h"
 #include "sims/memory_budget.h"
 #include "synapse/session.h"
@@ -27,10 +28,6 @@
 
 namespace podsim::sims {
 namespace {
-
-// Host physical memory the driver keeps for itself and what the application allocates from.
-constexpr driver::KernelMemory kDriverMemory{1ull << 30, 1ull << 30};
-constexpr synapse::HostRegion kApplicationMemory{4ull << 30, 4ull << 30};
 
 // What the engines and the HBM have done so far.
 struct Activity {
@@ -187,17 +184,7 @@ class RunCommand : public Command {
     configure(options);
     const std::string system_name = options.system_given ? options.system : "hls1";
     const auto system = collectives::load_system_file(system_name, options.overrides);
-    driver::DeviceProperties props;
-    try {
-      props = driver::DeviceProperties::of(system.config.chip);
-      const std::string unserved = driver::DeviceProperties::unserved(system.config.chip);
-      if (!unserved.empty()) throw std::invalid_argument(unserved);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(
-          fmt::format("run: {}: {}; the driver serves Gaudi1 and Gaudi2 chips (try --system "
-                      "hls1 or hls2)",
-                      system_name, e.what()));
-    }
+    const driver::DeviceProperties props = served_device(system, "run", system_name);
     require_memory(estimate_bytes(), fmt::format("podsim run {}", workload_),
                    "use a smaller workload (--layers, --batch, --hidden, --sequence)");
     if (!options.trace_file.empty()) core::trace_writer().open(options.trace_file);
@@ -206,15 +193,9 @@ class RunCommand : public Command {
                               system::build_topology(system.config, &system.tree),
                               options.model_options(true));
     Outcome o;
-    system::HostSide& host = model.host(0);
-    host.cpu().run([&](host::HostCpu& cpu) {
-      try {
-        run_steps(cpu, host, model.chip(0), props, options.quiet, o);
-      } catch (const std::exception& e) {
-        o.failure = e.what();
-      }
+    o.failure = run_with_runtime(model, props, [&](synapse::Runtime& runtime) {
+      run_steps(runtime, model.chip(0), options.quiet, o);
     });
-    sc_core::sc_start();
     const double cpu = cpu_seconds() - cpu_before;
     if (!o.failure.empty()) {
       fmt::print(stderr, "podsim: run failed: {}\n", o.failure);
@@ -255,13 +236,8 @@ class RunCommand : public Command {
   }
   bool mlp() const { return workload_ == "mlp"; }
 
-  // The probe, the driver, the runtime and the workload's steps, in the host CPU's program.
-  void run_steps(host::HostCpu& cpu, system::HostSide& host, chip::Chip& chip,
-                 const driver::DeviceProperties& props, bool quiet, Outcome& o) {
-    const driver::PciFunction pci =
-        driver::probe(cpu, host.bus(0), {host.window_base(0), host.window_size()});
-    driver::Device device(cpu, host.memory(), pci, props, kDriverMemory);
-    synapse::Runtime runtime(device, host.memory(), kApplicationMemory);
+  // The workload's steps, in the host CPU's program.
+  void run_steps(synapse::Runtime& runtime, chip::Chip& chip, bool quiet, Outcome& o) {
     synapse::Session session(runtime,
                              mode_ == "eager" ? synapse::Mode::kEager : synapse::Mode::kLazy);
     std::unique_ptr<Workload> w;

@@ -28,13 +28,6 @@ namespace {
 namespace fs = std::filesystem;
 using Rows = std::vector<nlohmann::ordered_json>;
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // What to draw: columns for x, y and the series, with defaults for collective rows.
 struct PlotChoice {
   std::string x, y = "busbw_gbps";
@@ -162,37 +155,9 @@ class PointRunner {
     return start_forked_podsim(args, file(index, "out"), file(index, "err"));
   }
 
-  static std::string last_line(const fs::path& path) {
-    std::istringstream in(read_file(path));
-    std::string line, last = "(nothing on stderr)";
-    while (std::getline(in, line)) {
-      if (!line.empty()) last = line;
-    }
-    return last;
-  }
-
   fs::path dir_;
   int jobs_;
   std::vector<std::string> pass_through_;
-};
-
-// A temporary folder, removed with everything in it when the sweep ends.
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string pattern = (fs::path(base ? base : "/tmp") / "podsim-sweep-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw UsageError("sweep: cannot make a temporary folder");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
 };
 
 void print_table(const Rows& rows, const SweepSpec& spec) {
@@ -268,7 +233,7 @@ class SweepCommand : public Command {
          i += static_cast<std::size_t>(ranks)) {
       mine.push_back(i);
     }
-    TempDir dir;
+    ScratchDir dir("sweep");
     PointRunner runner(dir.path(), jobs, pass_through(options, spec));
     std::vector<Outcome> outcomes;
     {

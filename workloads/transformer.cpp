@@ -380,65 +380,78 @@ void TransformerBlock::attention_backward(Value qkv, Value probs, Value dctx, Va
   }
 }
 
-double TransformerBlock::step() {
-  const Dtype t = c_.dtype;
-  const std::uint32_t h = c_.hidden, f = c_.ffn, tokens = c_.tokens();
-  const std::map<std::string, double> eps{{"eps", c_.eps}};
-  const auto layer_norm = [&](const std::string& name, Value x, Value& mean, Value& rstd) {
-    const Value y = s_.temporary(name + ".y", t, {h, tokens});
-    mean = s_.temporary(name + ".mean", Dtype::kF32, {tokens});
-    rstd = s_.temporary(name + ".rstd", Dtype::kF32, {tokens});
-    s_.kernel(name, request("layer_norm", t, {h, tokens}, eps),
-              {x, v_.at(name + ".gamma"), v_.at(name + ".beta"), y, mean, rstd});
-    return y;
-  };
-  const auto residual = [&](const std::string& name, Value a, Value b, Value* into = nullptr) {
-    const Value y = into ? *into : s_.temporary(name, t, {h, tokens});
-    s_.kernel(name, request("add", t, {h, tokens}), {a, b, y});
-    return y;
-  };
-  Value mean1, rstd1, mean2, rstd2;
-  const Value ln1 = layer_norm("ln1", v_.at("x"), mean1, rstd1);
-  const Value qkv = linear("qkv", ln1, v_.at("qkv.w"), v_.at("qkv.b"), h, 3 * h);
-  const Value probs = s_.temporary("probs", t, {c_.sequence, c_.sequence * c_.heads * c_.batch});
-  const Value ctx = s_.temporary("ctx", t, {h, tokens});
-  attention(qkv, ctx, probs);
-  const Value attn = linear("proj", ctx, v_.at("proj.w"), v_.at("proj.b"), h, h);
-  const Value x1 = residual("residual1", v_.at("x"), attn);
-  const Value ln2 = layer_norm("ln2", x1, mean2, rstd2);
-  const Value f1 = linear("fc1", ln2, v_.at("fc1.w"), v_.at("fc1.b"), h, f);
-  const Value a1 = s_.temporary("gelu", t, {f, tokens});
-  s_.kernel("gelu", request("gelu", t, {f, tokens}), {f1, a1});
-  const Value f2 = linear("fc2", a1, v_.at("fc2.w"), v_.at("fc2.b"), f, h);
-  Value out = v_.at("out");
-  residual("residual2", x1, f2, &out);
+TransformerBlock::Value TransformerBlock::layer_norm(const std::string& name, Value x, Value& mean,
+                                                     Value& rstd) {
+  const std::uint32_t h = c_.hidden, tokens = c_.tokens();
+  const Value y = s_.temporary(name + ".y", c_.dtype, {h, tokens});
+  mean = s_.temporary(name + ".mean", Dtype::kF32, {tokens});
+  rstd = s_.temporary(name + ".rstd", Dtype::kF32, {tokens});
+  s_.kernel(name, request("layer_norm", c_.dtype, {h, tokens}, {{"eps", c_.eps}}),
+            {x, v_.at(name + ".gamma"), v_.at(name + ".beta"), y, mean, rstd});
+  return y;
+}
 
-  const Value r = v_.at("r");
-  Value da1, dln2, dctx, dln1;
-  linear_backward("fc2", a1, v_.at("fc2.w"), r, &da1, f, h);
-  const Value df1 = s_.temporary("gelu_bwd", t, {f, tokens});
-  s_.kernel("gelu_bwd", request("gelu_bwd", t, {f, tokens}), {da1, f1, df1});
-  linear_backward("fc1", ln2, v_.at("fc1.w"), df1, &dln2, h, f);
-  const Value dx1_ln = s_.temporary("ln2_bwd.dx", t, {h, tokens});
-  s_.kernel("ln2_bwd", request("layer_norm_bwd", t, {h, tokens}),
-            {dln2, x1, mean2, rstd2, v_.at("ln2.gamma"), dx1_ln, v_.at("dln2.gamma"),
-             v_.at("dln2.beta")});
-  const Value dx1 = residual("residual2_bwd", r, dx1_ln);
-  linear_backward("proj", ctx, v_.at("proj.w"), dx1, &dctx, h, h);
-  const Value dqkv = s_.temporary("dqkv", t, {3 * h, tokens});
-  attention_backward(qkv, probs, dctx, dqkv);
-  linear_backward("qkv", ln1, v_.at("qkv.w"), dqkv, &dln1, h, 3 * h);
-  const Value dx_ln = s_.temporary("ln1_bwd.dx", t, {h, tokens});
-  s_.kernel("ln1_bwd", request("layer_norm_bwd", t, {h, tokens}),
-            {dln1, v_.at("x"), mean1, rstd1, v_.at("ln1.gamma"), dx_ln, v_.at("dln1.gamma"),
-             v_.at("dln1.beta")});
-  Value dx = v_.at("dx");
-  residual("residual1_bwd", dx1, dx_ln, &dx);
+TransformerBlock::Value TransformerBlock::residual(const std::string& name, Value a, Value b,
+                                                   const Value* into) {
+  const std::uint32_t h = c_.hidden, tokens = c_.tokens();
+  const Value y = into ? *into : s_.temporary(name, c_.dtype, {h, tokens});
+  s_.kernel(name, request("add", c_.dtype, {h, tokens}), {a, b, y});
+  return y;
+}
+
+double TransformerBlock::step(bool backward) {
+  const Saved saved = forward();
+  if (backward) this->backward(saved);
   s_.mark_step();
-  const std::vector<double> o = s_.read(out), rv = s_.read(r);
+  const std::vector<double> o = s_.read(v_.at("out")), rv = s_.read(v_.at("r"));
   double loss = 0;
   for (std::size_t i = 0; i < o.size(); ++i) loss += o[i] * rv[i];
   return loss;
+}
+
+TransformerBlock::Saved TransformerBlock::forward() {
+  const Dtype t = c_.dtype;
+  const std::uint32_t h = c_.hidden, f = c_.ffn, tokens = c_.tokens();
+  Saved v;
+  v.ln1 = layer_norm("ln1", v_.at("x"), v.mean1, v.rstd1);
+  v.qkv = linear("qkv", v.ln1, v_.at("qkv.w"), v_.at("qkv.b"), h, 3 * h);
+  v.probs = s_.temporary("probs", t, {c_.sequence, c_.sequence * c_.heads * c_.batch});
+  v.ctx = s_.temporary("ctx", t, {h, tokens});
+  attention(v.qkv, v.ctx, v.probs);
+  const Value attn = linear("proj", v.ctx, v_.at("proj.w"), v_.at("proj.b"), h, h);
+  v.x1 = residual("residual1", v_.at("x"), attn);
+  v.ln2 = layer_norm("ln2", v.x1, v.mean2, v.rstd2);
+  v.f1 = linear("fc1", v.ln2, v_.at("fc1.w"), v_.at("fc1.b"), h, f);
+  v.a1 = s_.temporary("gelu", t, {f, tokens});
+  s_.kernel("gelu", request("gelu", t, {f, tokens}), {v.f1, v.a1});
+  const Value f2 = linear("fc2", v.a1, v_.at("fc2.w"), v_.at("fc2.b"), f, h);
+  residual("residual2", v.x1, f2, &v_.at("out"));
+  return v;
+}
+
+void TransformerBlock::backward(const Saved& v) {
+  const Dtype t = c_.dtype;
+  const std::uint32_t h = c_.hidden, f = c_.ffn, tokens = c_.tokens();
+  const Value r = v_.at("r");
+  Value da1, dln2, dctx, dln1;
+  linear_backward("fc2", v.a1, v_.at("fc2.w"), r, &da1, f, h);
+  const Value df1 = s_.temporary("gelu_bwd", t, {f, tokens});
+  s_.kernel("gelu_bwd", request("gelu_bwd", t, {f, tokens}), {da1, v.f1, df1});
+  linear_backward("fc1", v.ln2, v_.at("fc1.w"), df1, &dln2, h, f);
+  const Value dx1_ln = s_.temporary("ln2_bwd.dx", t, {h, tokens});
+  s_.kernel("ln2_bwd", request("layer_norm_bwd", t, {h, tokens}),
+            {dln2, v.x1, v.mean2, v.rstd2, v_.at("ln2.gamma"), dx1_ln, v_.at("dln2.gamma"),
+             v_.at("dln2.beta")});
+  const Value dx1 = residual("residual2_bwd", r, dx1_ln);
+  linear_backward("proj", v.ctx, v_.at("proj.w"), dx1, &dctx, h, h);
+  const Value dqkv = s_.temporary("dqkv", t, {3 * h, tokens});
+  attention_backward(v.qkv, v.probs, dctx, dqkv);
+  linear_backward("qkv", v.ln1, v_.at("qkv.w"), dqkv, &dln1, h, 3 * h);
+  const Value dx_ln = s_.temporary("ln1_bwd.dx", t, {h, tokens});
+  s_.kernel("ln1_bwd", request("layer_norm_bwd", t, {h, tokens}),
+            {dln1, v_.at("x"), v.mean1, v.rstd1, v_.at("ln1.gamma"), dx_ln, v_.at("dln1.gamma"),
+             v_.at("dln1.beta")});
+  residual("residual1_bwd", dx1, dx_ln, &v_.at("dx"));
 }
 
 Tensors TransformerBlock::results() {

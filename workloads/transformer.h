@@ -41,8 +41,9 @@ Tensors transformer_reference(const TransformerConfig& c, const Tensors& inputs)
 class TransformerBlock {
  public:
   TransformerBlock(synapse::Session& session, const TransformerConfig& config);
-  // One forward and backward pass; returns the objective L.
-  double step();
+  // One forward and backward pass (forward only when `backward` is false, for timing the two
+  // apart); returns the objective L.
+  double step(bool backward = true);
   // The results of the last step, by name as transformer_reference gives them.
   Tensors results();
 
@@ -66,6 +67,15 @@ class TransformerBlock {
   HeadOperand ctx_part(std::uint32_t n) const;
   void attention(Value qkv, Value ctx, Value probs);
   void attention_backward(Value qkv, Value probs, Value dctx, Value dqkv);
+  // What the forward pass keeps for the backward.
+  struct Saved {
+    Value ln1, qkv, probs, ctx, x1, mean1, rstd1, ln2, mean2, rstd2, f1, a1;
+  };
+  Saved forward();
+  void backward(const Saved& saved);
+  Value layer_norm(const std::string& name, Value x, Value& mean, Value& rstd);
+  // a + b into `into` or a new temporary.
+  Value residual(const std::string& name, Value a, Value b, const Value* into = nullptr);
 
   synapse::Session& s_;
   TransformerConfig c_;

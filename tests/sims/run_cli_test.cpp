@@ -125,6 +125,10 @@ TEST_F(RunCli, BadArgumentsAreRefusedWithTheirReason) {
   EXPECT_EQ(r.exit_status, 2);
   EXPECT_THAT(r.err, HasSubstr("Gaudi2's queue ids name at most 10, 4 and 25"));
   EXPECT_THAT(r.err, HasSubstr("the driver serves Gaudi1 and Gaudi2 chips"));
+  // Regression: a chip without engines (the fat tree's RoCE hosts) failed its first CS.
+  r = fails({"--system", "fattree-k16"});
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_THAT(r.err, HasSubstr("roce-host has 0 TPCs and 0 MMEs: no engines to run graphs on"));
   r = fails({"--steps", "0"});
   EXPECT_EQ(r.exit_status, 2);
   EXPECT_THAT(r.err, HasSubstr("--steps must be at least 1"));

@@ -1,0 +1,26 @@
+// What the commands that run software on a chip through the driver share (`podsim run`,
+// `podsim train`'s profile): the driver's properties of the system's chip, refused with advice
+// when the driver does not serve it, and a program on chip 0's host with the device probed,
+// opened and a Synapse runtime over it, as an application runs.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "collectives/system_file.h"
+#include "driver/device.h"
+#include "hw/system/system_model.h"
+#include "synapse/runtime.h"
+
+namespace podsim::sims {
+
+// Throws UsageError naming `command` and `system_name` when the driver does not serve the chip.
+driver::DeviceProperties served_device(const collectives::LoadedSystemFile& system,
+                                       const std::string& command, const std::string& system_name);
+
+// Runs `program` on host 0's CPU with chip 0 opened and a runtime over it, and simulates until
+// everything is done; returns what the program threw (its message), or empty.
+std::string run_with_runtime(system::SystemModel& model, const driver::DeviceProperties& props,
+                             const std::function<void(synapse::Runtime&)>& program);
+
+}  // namespace podsim::sims

@@ -1,0 +1,438 @@
+// `podsim train`: synchronous data-parallel training steps of a model (training/model.h) on the
+// system's chips. The step's compute comes from a profile: each distinct layer run through
+// Synapse and the driver on one chip of the system's kind (training/profile.h), measured in a
+// child process (a SystemC kernel elaborates once per process) on a one-box copy of the system,
+// or read from a file `--profile-out` wrote. The gradients' all-reduces then run on the whole
+// system's modeled chips and fabric as the strategy issues them (training/data_parallel.h).
+// Prints the step's time, compute, communication and what is exposed, samples per second and
+// the efficiency against linear scaling.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <numeric>
+#include <optional>
+#include <sstream>
+
+#include "collectives/communicator.h"
+#include "hw/core/kernel.h"
+#include "hw/core/stats.h"
+#include "hw/core/trace.h"
+#include "hw/system/topology.h"
+#include "sims/chip_software.h"
+#include "sims/command.h"
+#include "sims/forked_run.h"
+#include "sims/memory_budget.h"
+#include "sims/progress.h"
+#include "sims/svg_plot.h"
+#include "training/data_parallel.h"
+#include "training/profile.h"
+
+namespace podsim::sims {
+namespace {
+
+double ms(core::TimePs t) { return static_cast<double>(t) * 1e-9; }
+
+// The system reduced to its first box, for measuring one chip's compute.
+system::SystemConfig one_box(system::SystemConfig config) {
+  config.boxes = 1;
+  config.network.kind = system::NetworkKind::kNone;
+  return config;
+}
+
+class TrainCommand : public Command {
+ public:
+  explicit TrainCommand(CLI::App& app) {
+    subcommand = app.add_subcommand(
+        "train", "synchronous data-parallel training steps of a model on the system's chips");
+    auto* c = subcommand;
+    c->add_option("--model", model_.name,
+                  fmt::format("{}", fmt::join(training::model_names(), ", ")))
+        ->capture_default_str();
+    c->add_option("--batch", model_.batch, "samples per worker per step (default: the model's)");
+    c->add_option("--layers", model_.layers, "transformer layers (default: the model's)");
+    c->add_option("--hidden", model_.hidden, "model width (default: the model's)");
+    c->add_option("--heads", model_.heads, "attention heads (default: the model's)");
+    c->add_option("--sequence", model_.sequence, "tokens per sample (default: the model's)");
+    c->add_option("--vocab", model_.vocab, "vocabulary (default: the model's)");
+    c->add_option("--strategy", strategy_,
+                  "hccl: bucketed all-reduces on the chips' RoCE ports, overlapping backward")
+        ->check(CLI::IsMember({"hccl"}))
+        ->capture_default_str();
+    c->add_option("--ranks", ranks_, "workers, one per chip from chip 0 (default: every chip)");
+    c->add_option("--steps", steps_, "steps; the first also broadcasts the parameters")
+        ->capture_default_str();
+    c->add_option("--bucket", bucket_text_,
+                  "gradient bucket cap (DDP's bucket_cap_mb), a size: 25MiB, 0 for one bucket")
+        ->capture_default_str();
+    c->add_option("--grad-dtype", grad_dtype_, "gradients' type on the wire: bf16 or fp32")
+        ->check(CLI::IsMember({"bf16", "fp32"}))
+        ->capture_default_str();
+    c->add_flag("--no-overlap", no_overlap_,
+                "all-reduces wait for the backward pass to end instead of overlapping it");
+    c->add_flag("--ideal-network", ideal_network_,
+                "communication takes no time (the compute-bound bound)");
+    c->add_option("--chips", chips_text_,
+                  "detailed (queues, sync managers, DMA engines) or coarse (engines timed by "
+                  "rate) for the collectives")
+        ->check(CLI::IsMember({"detailed", "coarse"}))
+        ->capture_default_str();
+    c->add_option("--profile", profile_in_,
+                  "read the step's compute profile from this file instead of measuring it");
+    c->add_option("--profile-out", profile_out_,
+                  "measure the compute profile on one chip, write it here and stop");
+    c->add_option("--scale", scale_,
+                  "a scaling study: the same job on the first N chips for each N, one process "
+                  "each, over one profile")
+        ->delimiter(',')
+        ->type_name("N,N,...");
+    c->add_option("--csv", csv_file_, "--scale: also write the points as CSV");
+    c->add_option("--plot", plot_file_,
+                  "--scale: draw samples/s against chips, with linear scaling, as SVG");
+  }
+
+  bool simulates() const override { return true; }
+
+  int run(const GlobalOptions& options) override {
+    const training::Model model = make_model();
+    const auto system = options.load_system();
+    if (!profile_out_.empty()) return measure(options, system, model);
+    check_options();
+    if (!scale_.empty()) return run_scale(options, model, system);
+    const training::StepProfile profile = load_profile(options, model);
+    auto topology = system::build_topology(system.config, &system.tree);
+    const int ranks = ranks_ > 0 ? ranks_ : topology.chips;
+    if (ranks < 1 || ranks > topology.chips) {
+      throw UsageError(
+          fmt::format("train: --ranks {}: {} has {} chips", ranks, options.system, topology.chips));
+    }
+    const bool coarse = chips_text_ == "coarse";
+    require_system_memory(topology.chips, 1, coarse);
+    if (!options.trace_file.empty()) core::trace_writer().open(options.trace_file);
+    const double cpu_before = cpu_seconds();
+    auto model_options = options.model_options(false);
+    model_options.chips = coarse ? system::ChipModel::kCoarse : system::ChipModel::kDetailed;
+    system::SystemModel sim("system", system.config, std::move(topology), model_options);
+    std::vector<int> chips(static_cast<std::size_t>(ranks));
+    std::iota(chips.begin(), chips.end(), 0);
+    collectives::Communicator comm(sim, chips, system.tuning);
+    const std::uint64_t grad_bytes = grad_dtype_ == "fp32" ? 4 : 2;
+    training::DataParallelOptions dp;
+    dp.bucket_bytes = bucket_bytes_;
+    dp.gradient_bytes = grad_bytes;
+    dp.parameters = model.parameters();
+    dp.overlap = !no_overlap_;
+    dp.ideal_network = ideal_network_;
+    dp.steps = steps_;
+    training::DataParallelRun run("train", comm,
+                                  training::step_timeline(model, profile.shapes, grad_bytes), dp);
+    sc_core::sc_start();
+    const double cpu = cpu_seconds() - cpu_before;
+    if (!options.stats_file.empty()) {
+      core::stats_registry().write(options.stats_file, core::now_ps());
+    }
+    if (!options.trace_file.empty()) core::trace_writer().close();
+    if (!run.failure().empty() || static_cast<int>(run.steps().size()) != steps_) {
+      fmt::print(stderr, "podsim: train failed: {}\n",
+                 run.failure().empty() ? "the steps did not finish" : run.failure());
+      return 1;
+    }
+    report(options, model, profile, sim, ranks, run, cpu);
+    return 0;
+  }
+
+ private:
+  training::Model make_model() const {
+    try {
+      return training::make_model(model_);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(fmt::format("train: {}", e.what()));
+    }
+  }
+
+  void check_options() {
+    if (steps_ < 1) throw UsageError("train: --steps must be at least 1");
+    bucket_bytes_ = bucket_text_ == "0" ? 0 : parse_size_option("--bucket", bucket_text_);
+    if (scale_.empty() && !(csv_file_.empty() && plot_file_.empty())) {
+      throw UsageError("train: --csv and --plot go with --scale");
+    }
+    for (int n : scale_) {
+      if (n < 1) throw UsageError(fmt::format("train: --scale {}: chips must be positive", n));
+    }
+    if (!scale_.empty() && ranks_ > 0) throw UsageError("train: --scale and --ranks: give one");
+  }
+
+  // The child's part: the profile on a one-box copy of the system, written to --profile-out.
+  int measure(const GlobalOptions& options, const collectives::LoadedSystemFile& system,
+              const training::Model& model) {
+    const driver::DeviceProperties props = served_device(system, "train", options.system);
+    write_output_file(profile_out_, "");  // writable before the run
+    const system::SystemConfig config = one_box(system.config);
+    system::SystemModel sim("system", config, system::build_topology(config),
+                            options.model_options(false));
+    ProgressBar progress("profile", !options.quiet);
+    training::StepProfile profile;
+    const std::string failure = run_with_runtime(sim, props, [&](synapse::Runtime& runtime) {
+      profile = training::measure_profile(runtime, model, config.chip.name, [&](int done, int all) {
+        progress.update(static_cast<double>(done) / all);
+      });
+    });
+    if (!failure.empty()) {
+      std::filesystem::remove(profile_out_);
+      fmt::print(stderr, "podsim: train: measuring the profile failed: {}\n", failure);
+      return 1;
+    }
+    write_output_file(profile_out_, profile.to_json().dump(2) + "\n");
+    return 0;
+  }
+
+  training::StepProfile load_profile(const GlobalOptions& options, const training::Model& model) {
+    std::string where = profile_in_;
+    std::string text;
+    if (!profile_in_.empty()) {
+      if (!std::filesystem::is_regular_file(profile_in_)) {
+        throw UsageError(fmt::format("train: --profile {}: no such file", profile_in_));
+      }
+      text = read_file(profile_in_);
+    } else {
+      where = "the measured profile";
+      text = measure_in_child(options);
+    }
+    try {
+      const auto j = nlohmann::json::parse(text);
+      training::StepProfile p = training::StepProfile::from_json(j, where);
+      p.check_matches(model, where);
+      return p;
+    } catch (const nlohmann::json::exception& e) {
+      throw UsageError(fmt::format("train: {}: not JSON: {}", where, e.what()));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(fmt::format("train: {}", e.what()));
+    }
+  }
+
+  // Runs `podsim train --profile-out` in a forked child and returns what it wrote.
+  std::string measure_in_child(const GlobalOptions& options) const {
+    const ScratchDir dir("train");
+    std::vector<std::string> args = global_args(options);
+    args.insert(args.end(), {"train", "--profile-out", (dir / "profile.json").string()});
+    add_model_args(args);
+    const ChildExit child = run_child(args, dir);
+    const std::string text = read_file(dir / "profile.json");
+    if (child.status != 0 || text.empty()) {
+      throw std::runtime_error(
+          fmt::format("measuring the compute profile failed: {}", child.error));
+    }
+    return text;
+  }
+
+  void add_model_args(std::vector<std::string>& args) const {
+    args.insert(args.end(), {"--model", model_.name});
+    const std::pair<const char*, std::uint32_t> shape[] = {
+        {"--batch", model_.batch}, {"--layers", model_.layers},     {"--hidden", model_.hidden},
+        {"--heads", model_.heads}, {"--sequence", model_.sequence}, {"--vocab", model_.vocab}};
+    for (const auto& [flag, value] : shape) {
+      if (value != 0) args.insert(args.end(), {flag, std::to_string(value)});
+    }
+  }
+
+  // Runs `podsim ARGS` in a forked child with its output in `dir`, and waits for it.
+  static ChildExit run_child(const std::vector<std::string>& args, const ScratchDir& dir) {
+    return wait_forked_podsim(start_forked_podsim(args, dir / "out.txt", dir / "err.txt"),
+                              dir / "err.txt");
+  }
+
+  // The global options a child repeats.
+  static std::vector<std::string> global_args(const GlobalOptions& options) {
+    std::vector<std::string> args = {"--system", options.system, "--seed",
+                                     std::to_string(options.seed), "-q"};
+    for (const std::string& o : options.overrides) args.insert(args.end(), {"--set", o});
+    if (options.network == system::NetworkMode::kFlow) {
+      args.insert(args.end(), {"--network", "flow"});
+    }
+    return args;
+  }
+
+  // --scale: the profile once, then each point in a child process of its own.
+  int run_scale(const GlobalOptions& options, const training::Model& model,
+                const collectives::LoadedSystemFile& system) {
+    const int chips = system::build_topology(system.config, &system.tree).chips;
+    for (int n : scale_) {
+      if (n > chips) {
+        throw UsageError(
+            fmt::format("train: --scale {}: {} has {} chips", n, options.system, chips));
+      }
+    }
+    for (const std::string& f : {csv_file_, plot_file_, options.json_file}) {
+      if (!f.empty()) write_output_file(f, "");  // writable before the run
+    }
+    const ScratchDir dir("scale");
+    const training::StepProfile profile = load_profile(options, model);
+    write_output_file((dir / "profile.json").string(), profile.to_json().dump(2) + "\n");
+    ProgressBar progress("train", !options.quiet);
+    std::vector<nlohmann::json> points;
+    std::vector<std::string> failed;
+    for (std::size_t i = 0; i < scale_.size(); ++i) {
+      std::vector<std::string> args = global_args(options);
+      args.push_back("train");
+      add_model_args(args);
+      add_job_args(args);
+      args.insert(args.end(),
+                  {"--ranks", std::to_string(scale_[i]), "--profile",
+                   (dir / "profile.json").string(), "--json", (dir / "point.json").string()});
+      const ChildExit child = run_child(args, dir);
+      if (child.status == 0) {
+        points.push_back(nlohmann::json::parse(read_file(dir / "point.json")));
+      } else {
+        failed.push_back(fmt::format("{} chips: {}", scale_[i], child.error));
+      }
+      progress.update(static_cast<double>(i + 1) / static_cast<double>(scale_.size()));
+    }
+    report_scale(options, model, profile, points);
+    for (const std::string& f : failed) fmt::print(stderr, "podsim: train failed at {}\n", f);
+    return failed.empty() ? 0 : 1;
+  }
+
+  // What the job's points share besides the model.
+  void add_job_args(std::vector<std::string>& args) const {
+    args.insert(args.end(), {"--strategy", strategy_, "--steps", std::to_string(steps_), "--bucket",
+                             bucket_text_, "--grad-dtype", grad_dtype_, "--chips", chips_text_});
+    if (no_overlap_) args.push_back("--no-overlap");
+    if (ideal_network_) args.push_back("--ideal-network");
+  }
+
+  void report_scale(const GlobalOptions& options, const training::Model& model,
+                    const training::StepProfile& profile,
+                    const std::vector<nlohmann::json>& points) const {
+    fmt::print("model      {}\n", model.description);
+    fmt::print("system     {} ({} chips), {} strategy{}\n", options.system, profile.chip, strategy_,
+               ideal_network_ ? ", ideal network" : "");
+    fmt::print("{:>6} {:>11} {:>12} {:>10} {:>11} {:>11} {:>9}\n", "chips", "step_ms", "samples/s",
+               "efficiency", "compute_ms", "exposed_ms", "wall_s");
+    std::ostringstream csv;
+    csv << "chips,step_ms,samples_per_s,efficiency,compute_ms,exposed_ms,wall_s\n";
+    PlotSeries measured{"podsim", {}}, linear{"linear scaling", {}};
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& p : points) {
+      const auto& last = p["steps"].back();
+      const int n = p["workers"].get<int>();
+      const double step = last["step_ps"].get<double>() * 1e-9;
+      const double rate = last["samples_per_s"].get<double>();
+      const double eff = last["efficiency"].get<double>();
+      const double compute = last["compute_ps"].get<double>() * 1e-9;
+      const double exposed = last["exposed_ps"].get<double>() * 1e-9;
+      const double wall = p["simulation_cpu_s"].get<double>();
+      fmt::print("{:>6} {:>11.3f} {:>12.1f} {:>9.1f}% {:>11.3f} {:>11.3f} {:>9.2f}\n", n, step,
+                 rate, 100 * eff, compute, exposed, wall);
+      csv << fmt::format("{},{:.6f},{:.3f},{:.6f},{:.6f},{:.6f},{:.2f}\n", n, step, rate, eff,
+                         compute, exposed, wall);
+      measured.points.emplace_back(n, rate);
+      linear.points.emplace_back(n, rate / eff);
+      rows.push_back({{"chips", n},
+                      {"step_ps", last["step_ps"]},
+                      {"samples_per_s", rate},
+                      {"efficiency", eff},
+                      {"compute_ps", last["compute_ps"]},
+                      {"exposed_ps", last["exposed_ps"]},
+                      {"simulation_cpu_s", wall}});
+    }
+    if (!csv_file_.empty()) write_output_file(csv_file_, csv.str());
+    if (!plot_file_.empty() && !points.empty()) {
+      PlotSpec spec;
+      spec.title = fmt::format("{} on {}, {}", model.name, options.system, strategy_);
+      spec.x_label = "chips";
+      spec.y_label = "samples/s";
+      spec.log_x = spec.log_y = true;
+      write_output_file(plot_file_, svg_plot(spec, {measured, linear}));
+    }
+    if (!options.json_file.empty()) {
+      const nlohmann::json j{{"model", model.name},          {"description", model.description},
+                             {"system", options.system},     {"strategy", strategy_},
+                             {"profile", profile.to_json()}, {"points", rows}};
+      write_output_file(options.json_file, j.dump(2) + "\n");
+    }
+  }
+
+  void report(const GlobalOptions& options, const training::Model& model,
+              const training::StepProfile& profile, system::SystemModel& sim, int ranks,
+              const training::DataParallelRun& run, double cpu) const {
+    const training::Timeline& t = run.timeline();
+    const double samples = static_cast<double>(model.batch) * ranks;
+    // Linear scaling: every worker at its compute's pace.
+    const double linear = samples / (static_cast<double>(t.compute_ps()) * 1e-12);
+    nlohmann::json steps_json = nlohmann::json::array();
+    fmt::print("model      {}\n", model.description);
+    fmt::print("system     {}, {} workers ({} chips{}, {} network)\n", options.system, ranks,
+               profile.chip, sim.chip_model() == system::ChipModel::kCoarse ? ", coarse" : "",
+               options.network == system::NetworkMode::kFlow ? "flow" : "packet");
+    fmt::print(
+        "compute    forward {:.3f} ms, backward {:.3f} ms, optimizer {:.3f} ms per step "
+        "(profile of one {} chip{})\n",
+        ms(t.forward_ps), ms(t.backward_ps - t.forward_ps), ms(t.optimizer_ps), profile.chip,
+        profile_in_.empty() ? "" : ", from " + profile_in_);
+    if (!profile.host_ops.empty()) {
+      fmt::print("compute    on the host CPU (the TPC library has no kernel): {}\n",
+                 fmt::join(profile.host_ops, ", "));
+    }
+    fmt::print("strategy   {}: {} bucket{} of at most {} ({} gradients){}{}\n", strategy_,
+               run.buckets().size(), run.buckets().size() == 1 ? "" : "s",
+               bucket_bytes_ == 0 ? "everything" : bucket_text_, grad_dtype_,
+               no_overlap_ ? ", after the backward pass" : ", overlapping the backward pass",
+               ideal_network_ ? ", ideal network" : "");
+    fmt::print("{:>5} {:>11} {:>11} {:>11} {:>11} {:>12} {:>10}\n", "step", "step_ms", "compute_ms",
+               "comm_ms", "exposed_ms", "samples/s", "efficiency");
+    for (std::size_t i = 0; i < run.steps().size(); ++i) {
+      const training::StepResult& s = run.steps()[i];
+      const core::TimePs exposed = s.step_ps() - t.compute_ps();
+      const double rate = samples / (static_cast<double>(s.step_ps()) * 1e-12);
+      fmt::print("{:>5} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>12.1f} {:>9.1f}%{}\n", i,
+                 ms(s.step_ps()), ms(t.compute_ps()), ms(s.comm_ps), ms(exposed), rate,
+                 100.0 * rate / linear,
+                 i == 0 ? fmt::format("  (with the {:.3f} ms broadcast)", ms(s.broadcast_ps)) : "");
+      steps_json.push_back({{"step", i},
+                            {"step_ps", s.step_ps()},
+                            {"compute_ps", t.compute_ps()},
+                            {"comm_ps", s.comm_ps},
+                            {"exposed_ps", exposed},
+                            {"broadcast_ps", s.broadcast_ps},
+                            {"samples_per_s", rate},
+                            {"efficiency", rate / linear}});
+    }
+    fmt::print("simulator  {:.2f} s CPU for the steps (profile not included)\n", cpu);
+    if (options.json_file.empty()) return;
+    nlohmann::json j{{"model", model.name},
+                     {"description", model.description},
+                     {"parameters", model.parameters()},
+                     {"batch_per_worker", model.batch},
+                     {"system", options.system},
+                     {"workers", ranks},
+                     {"strategy", strategy_},
+                     {"buckets", run.buckets().size()},
+                     {"overlap", !no_overlap_},
+                     {"ideal_network", ideal_network_},
+                     {"profile", profile.to_json()},
+                     {"steps", steps_json},
+                     {"simulation_cpu_s", cpu}};
+    write_output_file(options.json_file, j.dump(2) + "\n");
+  }
+
+  training::ModelRequest model_;
+  std::string strategy_ = "hccl";
+  int ranks_ = 0;
+  int steps_ = 2;
+  std::string bucket_text_ = "25MiB";
+  std::uint64_t bucket_bytes_ = 25ull << 20;
+  std::string grad_dtype_ = "bf16";
+  bool no_overlap_ = false;
+  bool ideal_network_ = false;
+  std::string chips_text_ = "detailed";
+  std::string profile_in_, profile_out_;
+  std::vector<int> scale_;
+  std::string csv_file_, plot_file_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> add_train_command(CLI::App& app) {
+  return std::make_unique<TrainCommand>(app);
+}
+
+}  // namespace podsim::sims

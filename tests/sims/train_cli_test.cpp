@@ -1,0 +1,148 @@
+// `podsim train` end to end: a small GPT-style model's data-parallel steps on an hls2 box, the
+// bounds scaling must keep (linear with an ideal network, compute plus communication without
+// overlap, never below either with it), the trace, profiles as files, and bad arguments.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/chrome_trace_check.h"
+#include "tests/support/test_support.h"
+
+namespace podsim {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::vector<std::string> kSmallModel = {
+    "--model", "gpt",        "--layers", "2",       "--hidden", "128",     "--heads",
+    "2",       "--sequence", "64",       "--vocab", "1024",     "--batch", "2"};
+
+class TrainCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::vector<std::string> args = {"--system", "hls2", "-q", "train"};
+    args.insert(args.end(), kSmallModel.begin(), kSmallModel.end());
+    args.insert(args.end(), {"--profile-out", profile_.string()});
+    const auto r = test::run_program(PODSIM_BINARY, args);
+    ASSERT_EQ(r.exit_status, 0) << r.out << r.err;
+  }
+  std::vector<std::string> args(std::vector<std::string> extra) const {
+    std::vector<std::string> a = {"--system", "hls2", "-q", "train"};
+    a.insert(a.end(), kSmallModel.begin(), kSmallModel.end());
+    a.insert(a.end(), {"--profile", profile_.string()});
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+  nlohmann::json train(std::vector<std::string> extra) {
+    const auto json = dir_ / "train.json";
+    extra.insert(extra.end(), {"--json", json.string()});
+    last_ = test::run_program(PODSIM_BINARY, args(extra));
+    EXPECT_EQ(last_.exit_status, 0) << last_.out << last_.err;
+    return nlohmann::json::parse(test::read_text(json));
+  }
+  static std::uint64_t ps(const nlohmann::json& j, const char* key, int step = 1) {
+    return j["steps"][step][key].get<std::uint64_t>();
+  }
+
+  test::TempDir dir_;
+  std::filesystem::path profile_ = dir_ / "profile.json";
+  test::RunResult last_;
+};
+
+TEST_F(TrainCli, WithAnIdealNetworkScalingIsLinear) {
+  const auto one = train({"--ideal-network", "--ranks", "1"});
+  const auto eight = train({"--ideal-network"});
+  EXPECT_EQ(ps(eight, "step_ps"), ps(eight, "compute_ps"));
+  EXPECT_EQ(ps(eight, "step_ps"), ps(one, "step_ps"));
+  EXPECT_DOUBLE_EQ(eight["steps"][1]["samples_per_s"].get<double>(),
+                   8 * one["steps"][1]["samples_per_s"].get<double>());
+  EXPECT_DOUBLE_EQ(eight["steps"][1]["efficiency"].get<double>(), 1.0);
+}
+
+TEST_F(TrainCli, WithoutOverlapTheStepIsComputePlusCommunication) {
+  const auto j = train({"--no-overlap", "--bucket", "64KiB"});
+  EXPECT_GE(j["buckets"].get<int>(), 3);
+  EXPECT_GT(ps(j, "comm_ps"), 0u);
+  EXPECT_EQ(ps(j, "step_ps"), ps(j, "compute_ps") + ps(j, "comm_ps"));
+}
+
+TEST_F(TrainCli, OverlapHidesCommunicationButNeverBeatsEitherSide) {
+  const auto serial = train({"--no-overlap", "--bucket", "64KiB"});
+  const auto j = train({"--bucket", "64KiB"});
+  EXPECT_GE(ps(j, "step_ps"), std::max(ps(j, "compute_ps"), ps(j, "comm_ps")));
+  EXPECT_LT(ps(j, "step_ps"), ps(serial, "step_ps"));
+  EXPECT_GT(ps(j, "exposed_ps"), 0u);  // the last bucket waits for the backward pass's end
+  // The first step broadcasts the parameters first.
+  EXPECT_GT(ps(j, "broadcast_ps", 0), 0u);
+  EXPECT_EQ(ps(j, "step_ps", 0), ps(j, "step_ps") + ps(j, "broadcast_ps", 0));
+}
+
+TEST_F(TrainCli, TheTraceShowsComputeBucketsAndCollectives) {
+  const auto trace = dir_ / "train.trace.json";
+  train({"--bucket", "64KiB", "--trace", trace.string()});
+  const std::string text = test::read_text(trace);
+  EXPECT_THAT(text, HasSubstr("\"forward\""));
+  EXPECT_THAT(text, HasSubstr("\"backward\""));
+  EXPECT_THAT(text, HasSubstr("\"optimizer\""));
+  EXPECT_THAT(text, HasSubstr("bucket 0 ready"));
+  EXPECT_THAT(text, HasSubstr("broadcast"));
+  EXPECT_THAT(text, HasSubstr("all_reduce"));
+}
+
+TEST_F(TrainCli, AMeasuredProfileGivesWhatItsFileGives) {
+  const auto json = dir_ / "measured.json";
+  std::vector<std::string> a = {"--system", "hls2", "-q", "train"};
+  a.insert(a.end(), kSmallModel.begin(), kSmallModel.end());
+  a.insert(a.end(), {"--json", json.string()});
+  const auto r = test::run_program(PODSIM_BINARY, a);
+  ASSERT_EQ(r.exit_status, 0) << r.out << r.err;
+  const auto measured = nlohmann::json::parse(test::read_text(json));
+  const auto from_file = train({});
+  EXPECT_EQ(measured["steps"], from_file["steps"]);
+  EXPECT_EQ(measured["profile"], from_file["profile"]);
+}
+
+TEST_F(TrainCli, AScalingStudyRunsEachPointAndWritesTableCsvAndPlot) {
+  const auto csv = dir_ / "scale.csv", svg = dir_ / "scale.svg", json = dir_ / "scale.json";
+  const auto r = test::run_program(
+      PODSIM_BINARY, args({"--scale", "1,2,8", "--bucket", "64KiB", "--csv", csv.string(), "--plot",
+                           svg.string(), "--json", json.string()}));
+  ASSERT_EQ(r.exit_status, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(test::read_text(json));
+  ASSERT_EQ(j["points"].size(), 3u);
+  EXPECT_EQ(j["points"][2]["chips"], 8);
+  // One chip has nothing to reduce but still runs its (one-rank) collectives.
+  EXPECT_LE(j["points"][2]["efficiency"].get<double>(), j["points"][0]["efficiency"].get<double>());
+  const std::string table = test::read_text(csv);
+  EXPECT_THAT(table, HasSubstr("chips,step_ms,samples_per_s,efficiency"));
+  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 4);
+  EXPECT_THAT(test::read_text(svg), HasSubstr("<svg"));
+  EXPECT_THAT(test::read_text(svg), HasSubstr("linear scaling"));
+  // The same point alone gives the same step.
+  const auto eight = train({"--bucket", "64KiB"});
+  EXPECT_EQ(j["points"][2]["step_ps"], eight["steps"][1]["step_ps"]);
+}
+
+TEST_F(TrainCli, BadArgumentsAreUsageErrors) {
+  const auto fails = [](std::vector<std::string> a, const std::string& message) {
+    const auto r = test::run_program(PODSIM_BINARY, a);
+    EXPECT_EQ(r.exit_status, 2) << r.out << r.err;
+    EXPECT_THAT(r.err, HasSubstr(message));
+  };
+  fails({"train", "--model", "resnet"}, "model 'resnet': not one of");
+  fails(args({"--ranks", "9"}), "--ranks 9: hls2 has 8 chips");
+  fails(args({"--bucket", "lots"}), "--bucket");
+  fails({"--system", "hls2", "train", "--model", "gpt", "--profile", profile_.string()},
+        "the profile was measured for other layer shapes");
+  fails({"--system", "hls2", "train", "--profile", (dir_ / "none.json").string()}, "no such file");
+  fails(args({"--scale", "8,16"}), "--scale 16: hls2 has 8 chips");
+  fails(args({"--csv", "x.csv"}), "--csv and --plot go with --scale");
+  fails({"--system", "fattree-k16", "train", "--model", "gpt", "--profile-out",
+         (dir_ / "p.json").string()},
+        "the driver serves Gaudi1 and Gaudi2");
+}
+
+}  // namespace
+}  // namespace podsim

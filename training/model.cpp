@@ -1,0 +1,109 @@
+#include "training/model.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace podsim::training {
+
+std::uint64_t LayerShape::parameters() const {
+  if (kind == LayerKind::kLmHead) {
+    return std::uint64_t{head.vocab} * head.hidden + extra_parameters;
+  }
+  const std::uint64_t h = transformer.hidden, f = transformer.ffn;
+  // qkv (3h x h + 3h), projection (h x h + h), the MLP (2 h f + f + h), two layer norms (4h).
+  return 4 * h * h + 2 * h * f + 9 * h + f + extra_parameters;
+}
+
+std::string LayerShape::key() const {
+  if (kind == LayerKind::kLmHead) {
+    return fmt::format("lm_head tokens {} hidden {} vocab {}", head.tokens, head.hidden,
+                       head.vocab);
+  }
+  const auto& t = transformer;
+  return fmt::format("transformer batch {} sequence {} hidden {} heads {} ffn {}", t.batch,
+                     t.sequence, t.hidden, t.heads, t.ffn);
+}
+
+std::uint64_t Model::parameters() const {
+  std::uint64_t n = 0;
+  for (int l : layers) n += shapes[static_cast<std::size_t>(l)].parameters();
+  return n;
+}
+
+std::vector<std::string> model_names() { return {"bert-large", "bert-large-512", "gpt"}; }
+
+namespace {
+
+struct Decoder {
+  std::string name, description;
+  std::uint32_t batch, layers, hidden, heads, sequence, vocab, positions, token_types;
+};
+
+// Sizes: BERT-Large as its paper gives it and the pretraining scripts run it (phase 1: sequence
+// 128, 64 per worker; phase 2: 512, 8 per worker) [T5]; the GPT-style default is GPT-2 medium
+// (24 layers, 1024 wide, 16 heads, 1024 tokens, 50257 words) [T6].
+Decoder preset(const std::string& name) {
+  if (name == "bert-large") {
+    return {name, "BERT-Large, pretraining phase 1", 64, 24, 1024, 16, 128, 30522, 512, 2};
+  }
+  if (name == "bert-large-512") {
+    return {name, "BERT-Large, pretraining phase 2", 8, 24, 1024, 16, 512, 30522, 512, 2};
+  }
+  if (name == "gpt") return {name, "GPT-style decoder", 8, 24, 1024, 16, 1024, 50257, 1024, 0};
+  throw std::invalid_argument(
+      fmt::format("model '{}': not one of {}", name, fmt::join(model_names(), ", ")));
+}
+
+void apply(std::uint32_t given, std::uint32_t& value) {
+  if (given != 0) value = given;
+}
+
+}  // namespace
+
+Model make_model(const ModelRequest& r) {
+  Decoder d = preset(r.name);
+  apply(r.batch, d.batch);
+  apply(r.layers, d.layers);
+  apply(r.hidden, d.hidden);
+  apply(r.heads, d.heads);
+  apply(r.sequence, d.sequence);
+  apply(r.vocab, d.vocab);
+  if (r.sequence != 0 && r.sequence > d.positions) d.positions = r.sequence;
+  if (d.layers < 1)
+    throw std::invalid_argument(fmt::format("model {}: at least one layer", d.name));
+  Model m;
+  m.name = d.name;
+  m.batch = d.batch;
+  LayerShape layer;
+  layer.transformer.batch = d.batch;
+  layer.transformer.sequence = d.sequence;
+  layer.transformer.hidden = d.hidden;
+  layer.transformer.heads = d.heads;
+  layer.transformer.ffn = 4 * d.hidden;
+  const std::string problem = layer.transformer.problem();
+  if (!problem.empty()) throw std::invalid_argument(fmt::format("model {}: {}", d.name, problem));
+  LayerShape first = layer;  // the position (and token type) tables' gradients come with it
+  first.extra_parameters = std::uint64_t{d.positions + d.token_types} * d.hidden;
+  LayerShape head;
+  head.kind = LayerKind::kLmHead;
+  head.head.tokens = d.batch * d.sequence;
+  head.head.hidden = d.hidden;
+  head.head.vocab = d.vocab;
+  const std::string head_problem = head.head.problem();
+  if (!head_problem.empty()) {
+    throw std::invalid_argument(fmt::format("model {}: {}", d.name, head_problem));
+  }
+  m.shapes = {first, layer, head};
+  m.layers.push_back(0);
+  for (std::uint32_t i = 1; i < d.layers; ++i) m.layers.push_back(1);
+  m.layers.push_back(2);
+  m.description = fmt::format(
+      "{}: {} layers, hidden {}, {} heads, sequence {}, vocabulary {}, {} per worker, {:.1f} M "
+      "parameters",
+      d.description, d.layers, d.hidden, d.heads, d.sequence, d.vocab, d.batch,
+      static_cast<double>(m.parameters()) * 1e-6);
+  return m;
+}
+
+}  // namespace podsim::training

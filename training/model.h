@@ -1,0 +1,54 @@
+// The models a training study runs, as the layers one data-parallel replica computes: transformer
+// layers (workloads/transformer.h) and a language model's head (workloads/lm_head.h), each
+// with its parameter count, so that its gradient's size and (from a profile, profile.h) its
+// compute time are known. Presets: BERT-Large (phase 1, sequence 128, and phase 2, 512) and a
+// GPT-style decoder whose layers, width, heads and sequence are the user's.
+// Captures: the layers' shapes and order, the parameters of each (the embedding tables tied to
+// the head, the position table with the first layer), the per-worker batch.
+// Ignores: BERT's pooler and its masked-LM transform, dropout, the embedding lookup's compute.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "workloads/lm_head.h"
+#include "workloads/transformer.h"
+
+namespace podsim::training {
+
+enum class LayerKind { kTransformer, kLmHead };
+
+// One distinct layer shape: the unit the profile simulates once.
+struct LayerShape {
+  LayerKind kind = LayerKind::kTransformer;
+  workloads::TransformerConfig transformer;  // kTransformer
+  workloads::LmHeadConfig head;              // kLmHead
+  std::uint64_t extra_parameters = 0;        // parameters without compute of their own (tables)
+  // Parameters whose gradient this layer yields.
+  std::uint64_t parameters() const;
+  // A short name, unique per shape ("transformer h1024 ...").
+  std::string key() const;
+};
+
+struct Model {
+  std::string name, description;
+  std::uint32_t batch = 1;         // samples per worker per step
+  std::vector<LayerShape> shapes;  // distinct
+  std::vector<int> layers;         // forward order, each an index into shapes
+  std::uint64_t parameters() const;
+};
+
+// What the user asks for: a preset and what to change of it (0: the preset's).
+struct ModelRequest {
+  std::string name = "bert-large";
+  std::uint32_t batch = 0, layers = 0, hidden = 0, heads = 0, sequence = 0, vocab = 0;
+};
+
+// The preset names, for help texts and errors.
+std::vector<std::string> model_names();
+// Throws std::invalid_argument naming what is wrong (an unknown model, a shape the layers
+// cannot take).
+Model make_model(const ModelRequest& request);
+
+}  // namespace podsim::training

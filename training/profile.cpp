@@ -1,0 +1,152 @@
+#include "training/profile.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <stdexcept>
+
+#include "synapse/session.h"
+#include "workloads/values.h"
+
+namespace podsim::training {
+namespace {
+
+using tpc::Dtype;
+
+// Device time of `launches` (which record and end a step on `session`).
+template <class F>
+core::TimePs device_time(synapse::Session& session, F&& launches) {
+  const core::TimePs before = session.stats().device_time;
+  launches();
+  return session.stats().device_time - before;
+}
+
+// The forward and the backward pass of a layer shape; `step(backward)` runs one.
+template <class Layer>
+LayerTiming time_passes(synapse::Session& session, Layer& layer) {
+  layer.step(false);  // compiles and uploads both recipes, so what is timed is the launch
+  layer.step(true);
+  LayerTiming t;
+  t.forward_ps = device_time(session, [&] { layer.step(false); });
+  const core::TimePs both = device_time(session, [&] { layer.step(true); });
+  t.backward_ps = both > t.forward_ps ? both - t.forward_ps : 0;
+  return t;
+}
+
+// AdamW over `parameters` fp32 master weights from a bf16 gradient, the bf16 weights written
+// back: what a mixed-precision optimizer step does per parameter.
+core::TimePs optimizer_time(synapse::Session& s, std::uint64_t parameters) {
+  if (parameters > 0xffffffffull) {
+    throw std::invalid_argument(
+        fmt::format("a layer of {} parameters: at most 2^32 per layer", parameters));
+  }
+  const std::vector<std::uint32_t> shape{static_cast<std::uint32_t>(parameters)};
+  const auto w = s.persistent("opt.w", Dtype::kF32, shape);
+  const auto m = s.persistent("opt.m", Dtype::kF32, shape);
+  const auto v = s.persistent("opt.v", Dtype::kF32, shape);
+  const auto g = s.persistent("opt.g", Dtype::kBf16, shape);
+  const auto weights = s.persistent("opt.weights", Dtype::kBf16, shape);
+  const auto update = [&] {
+    const auto g32 = s.temporary("opt.g32", Dtype::kF32, shape);
+    tpc::KernelRequest up = workloads::request("cast", Dtype::kBf16, shape);
+    up.to = Dtype::kF32;
+    s.kernel("opt.cast_up", up, {g, g32});
+    s.kernel("opt.adam",
+             workloads::request("adam", Dtype::kF32, shape,
+                                {{"lr", 1e-4},
+                                 {"beta1", 0.9},
+                                 {"beta2", 0.999},
+                                 {"eps", 1e-6},
+                                 {"weight_decay", 0.01},
+                                 {"step", 1}}),
+             {w, g32, m, v});
+    tpc::KernelRequest down = workloads::request("cast", Dtype::kF32, shape);
+    down.to = Dtype::kBf16;
+    s.kernel("opt.cast_down", down, {w, weights});
+    s.mark_step();
+  };
+  update();  // compiles and uploads
+  return device_time(s, update);
+}
+
+LayerTiming measure_shape(synapse::Runtime& runtime, const LayerShape& shape,
+                          std::set<std::string>& host_ops) {
+  synapse::Session session(runtime, synapse::Mode::kLazy);
+  LayerTiming t;
+  if (shape.kind == LayerKind::kTransformer) {
+    workloads::TransformerBlock layer(session, shape.transformer);
+    t = time_passes(session, layer);
+  } else {
+    workloads::LmHead head(session, shape.head);
+    t = time_passes(session, head);
+  }
+  t.optimizer_ps = optimizer_time(session, shape.parameters());
+  host_ops.insert(session.stats().host_op_kernels.begin(), session.stats().host_op_kernels.end());
+  return t;
+}
+
+}  // namespace
+
+StepProfile measure_profile(synapse::Runtime& runtime, const Model& model, const std::string& chip,
+                            const std::function<void(int, int)>& progress) {
+  StepProfile p;
+  p.chip = chip;
+  // Shapes that differ only in parameters without compute (tables) share the passes' timing;
+  // the optimizer's is per parameter count.
+  std::map<std::pair<std::string, std::uint64_t>, LayerTiming> measured;
+  const int total = static_cast<int>(model.shapes.size());
+  for (int i = 0; i < total; ++i) {
+    const LayerShape& shape = model.shapes[static_cast<std::size_t>(i)];
+    const auto key = std::make_pair(shape.key(), shape.parameters());
+    auto it = measured.find(key);
+    if (it == measured.end())
+      it = measured.emplace(key, measure_shape(runtime, shape, p.host_ops)).first;
+    p.keys.push_back(shape.key());
+    p.shapes.push_back(it->second);
+    if (progress) progress(i + 1, total);
+  }
+  return p;
+}
+
+nlohmann::json StepProfile::to_json() const {
+  nlohmann::json shapes_json = nlohmann::json::array();
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    shapes_json.push_back({{"shape", keys[i]},
+                           {"forward_ps", shapes[i].forward_ps},
+                           {"backward_ps", shapes[i].backward_ps},
+                           {"optimizer_ps", shapes[i].optimizer_ps}});
+  }
+  return {{"chip", chip}, {"shapes", shapes_json}, {"host_ops", host_ops}};
+}
+
+StepProfile StepProfile::from_json(const nlohmann::json& j, const std::string& where) {
+  StepProfile p;
+  try {
+    p.chip = j.at("chip").get<std::string>();
+    for (const auto& s : j.at("shapes")) {
+      p.keys.push_back(s.at("shape").get<std::string>());
+      LayerTiming t;
+      t.forward_ps = s.at("forward_ps").get<core::TimePs>();
+      t.backward_ps = s.at("backward_ps").get<core::TimePs>();
+      t.optimizer_ps = s.at("optimizer_ps").get<core::TimePs>();
+      p.shapes.push_back(t);
+    }
+    if (j.contains("host_ops")) p.host_ops = j.at("host_ops").get<std::set<std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(fmt::format("{}: not a training profile: {}", where, e.what()));
+  }
+  return p;
+}
+
+void StepProfile::check_matches(const Model& model, const std::string& where) const {
+  bool same = keys.size() == model.shapes.size();
+  for (std::size_t i = 0; same && i < keys.size(); ++i) same = keys[i] == model.shapes[i].key();
+  if (!same) {
+    throw std::invalid_argument(fmt::format(
+        "{}: the profile was measured for other layer shapes than {}'s (it has '{}'); measure "
+        "it again for this model and batch",
+        where, model.name, keys.empty() ? "" : keys.front()));
+  }
+}
+
+}  // namespace podsim::training

@@ -1,0 +1,44 @@
+// A training step's compute on one chip, measured by running it: each distinct layer shape of a
+// model (model.h) built as Synapse graphs (workloads/) and launched through the runtime and the
+// driver on the modeled chip, once forward alone and once forward and backward (recipes compiled
+// and uploaded in a warm-up first), and the optimizer's update of the layer's parameters (fp32
+// master weights: the bf16 gradient cast up, AdamW, the weights cast down [T7]). Data-parallel
+// replicas do the same work, so one replica's profile stands for every worker's (a test holds
+// this against running every replica).
+// Captures: the device time of each launch as the chip's engines, queues and memory give it.
+// Ignores: the host's time between launches (a lazy-mode framework queues the next step's
+// graphs ahead), the embedding lookup (model.h).
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "synapse/runtime.h"
+#include "training/model.h"
+#include "training/timeline.h"
+
+namespace podsim::training {
+
+struct StepProfile {
+  std::string chip;                 // the chip it was measured on
+  std::vector<std::string> keys;    // per shape: LayerShape::key()
+  std::vector<LayerTiming> shapes;  // per shape of the model, in its order
+  // Operations the TPC library has no kernel for, which ran on the host CPU (session.h), by name.
+  std::set<std::string> host_ops;
+
+  nlohmann::json to_json() const;
+  // Throws std::invalid_argument naming `where` and what is missing or wrong.
+  static StepProfile from_json(const nlohmann::json& j, const std::string& where);
+  // Throws std::invalid_argument when this profile was not measured for `model`'s shapes.
+  void check_matches(const Model& model, const std::string& where) const;
+};
+
+// From a host CPU's program (SystemC thread): runs each distinct shape of `model` on the chip
+// behind `runtime` (named `chip` in the profile); `progress(done, total)` after each.
+StepProfile measure_profile(synapse::Runtime& runtime, const Model& model, const std::string& chip,
+                            const std::function<void(int, int)>& progress = {});
+
+}  // namespace podsim::training
