@@ -34,8 +34,16 @@ host::HostCpu& HostDrivers::cpu(int chip) { return model_.host(chip / per_box())
 host::HostMemory& HostDrivers::memory(int chip) { return model_.host(chip / per_box()).memory(); }
 
 HostDrivers::Region HostDrivers::application_memory(int chip) const {
-  const auto local = static_cast<std::uint64_t>(chip % per_box());
-  return {kApplicationFirst + local * kApplicationPerChip, kApplicationPerChip};
+  return application_region(chip % per_box());
+}
+
+KernelMemory HostDrivers::kernel_region(int local) {
+  return {kKernelFirst + static_cast<std::uint64_t>(local) * kKernelPerChip, kKernelPerChip};
+}
+
+HostDrivers::Region HostDrivers::application_region(int local) {
+  return {kApplicationFirst + static_cast<std::uint64_t>(local) * kApplicationPerChip,
+          kApplicationPerChip};
 }
 
 File& HostDrivers::file(int chip) {
@@ -56,10 +64,9 @@ File& HostDrivers::file(int chip) {
     }
     const PciFunction pci =
         probe(host.cpu(), host.bus(local), {host.window_base(local), host.window_size()});
-    const KernelMemory kernel{kKernelFirst + static_cast<std::uint64_t>(local) * kKernelPerChip,
-                              kKernelPerChip};
     e.device = std::make_unique<Device>(host.cpu(), host.memory(), pci,
-                                        DeviceProperties::of(model_.chip(chip).config()), kernel);
+                                        DeviceProperties::of(model_.chip(chip).config()),
+                                        kernel_region(local));
     if (const int rc = e.device->open(false, e.file); rc != 0) {
       throw std::runtime_error(fmt::format("chip {}: opening its device failed ({})", chip, rc));
     }

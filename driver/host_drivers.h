@@ -38,6 +38,10 @@ class HostDrivers {
     std::uint64_t base = 0, size = 0;
   };
   Region application_memory(int chip) const;
+  // The layout every box host's memory follows, by the chip's place in its box: the driver's
+  // buffers and the application's, for programs that open a chip's device themselves.
+  static KernelMemory kernel_region(int local);
+  static Region application_region(int local);
 
  private:
   struct Entry {

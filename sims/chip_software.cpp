@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "driver/host_drivers.h"
 #include "driver/pci_probe.h"
 #include "hw/system/host_side.h"
 #include "sims/command.h"
@@ -9,9 +10,12 @@
 namespace podsim::sims {
 namespace {
 
-// Host physical memory the driver keeps for itself and what the application allocates from.
-constexpr driver::KernelMemory kDriverMemory{1ull << 30, 1ull << 30};
-constexpr synapse::HostRegion kApplicationMemory{4ull << 30, 4ull << 30};
+// Host physical memory each chip's driver keeps for itself and its application allocates from:
+// the layout the collectives' drivers use too (driver/host_drivers.h).
+synapse::HostRegion application_memory(int chip) {
+  const auto r = driver::HostDrivers::application_region(chip);
+  return {r.base, r.size};
+}
 
 }  // namespace
 
@@ -38,21 +42,36 @@ driver::DeviceProperties served_device(const collectives::LoadedSystemFile& syst
 
 std::string run_with_runtime(system::SystemModel& model, const driver::DeviceProperties& props,
                              const std::function<void(synapse::Runtime&)>& program) {
-  std::string failure;
-  system::HostSide& host = model.host(0);
-  host.cpu().run([&](host::HostCpu& cpu) {
-    try {
-      const driver::PciFunction pci =
-          driver::probe(cpu, host.bus(0), {host.window_base(0), host.window_size()});
-      driver::Device device(cpu, host.memory(), pci, props, kDriverMemory);
-      synapse::Runtime runtime(device, host.memory(), kApplicationMemory);
-      program(runtime);
-    } catch (const std::exception& e) {
-      failure = e.what();
-    }
-  });
+  return run_with_runtimes(model, props, {0},
+                           [&](synapse::Runtime& runtime, int) { program(runtime); });
+}
+
+std::string run_with_runtimes(system::SystemModel& model, const driver::DeviceProperties& props,
+                              const std::vector<int>& chips,
+                              const std::function<void(synapse::Runtime&, int)>& program) {
+  std::vector<std::string> failures(chips.size());
+  const int per_box = model.config().box.chips;
+  for (std::size_t i = 0; i < chips.size(); ++i) {
+    const int chip = chips[i], local = chip % per_box;
+    system::HostSide& host = model.host(chip / per_box);
+    host.cpu().run([&, i, chip, local](host::HostCpu& cpu) {
+      try {
+        const driver::PciFunction pci =
+            driver::probe(cpu, host.bus(local), {host.window_base(local), host.window_size()});
+        driver::Device device(cpu, host.memory(), pci, props,
+                              driver::HostDrivers::kernel_region(local));
+        synapse::Runtime runtime(device, host.memory(), application_memory(local));
+        program(runtime, chip);
+      } catch (const std::exception& e) {
+        failures[i] = e.what();
+      }
+    });
+  }
   sc_core::sc_start();
-  return failure;
+  for (const std::string& f : failures) {
+    if (!f.empty()) return f;
+  }
+  return {};
 }
 
 }  // namespace podsim::sims

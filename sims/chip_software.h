@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "collectives/system_file.h"
 #include "driver/device.h"
@@ -22,5 +23,10 @@ driver::DeviceProperties served_device(const collectives::LoadedSystemFile& syst
 // everything is done; returns what the program threw (its message), or empty.
 std::string run_with_runtime(system::SystemModel& model, const driver::DeviceProperties& props,
                              const std::function<void(synapse::Runtime&)>& program);
+// The same for each of `chips` at once, each in a program of its own on its box's host CPU;
+// `program(runtime, chip)`. Returns the first failure's message, or empty.
+std::string run_with_runtimes(system::SystemModel& model, const driver::DeviceProperties& props,
+                              const std::vector<int>& chips,
+                              const std::function<void(synapse::Runtime&, int)>& program);
 
 }  // namespace podsim::sims

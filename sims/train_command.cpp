@@ -24,6 +24,7 @@
 #include "sims/memory_budget.h"
 #include "sims/progress.h"
 #include "sims/svg_plot.h"
+#include "training/cluster.h"
 #include "training/data_parallel.h"
 #include "training/profile.h"
 
@@ -55,10 +56,21 @@ class TrainCommand : public Command {
     c->add_option("--sequence", model_.sequence, "tokens per sample (default: the model's)");
     c->add_option("--vocab", model_.vocab, "vocabulary (default: the model's)");
     c->add_option("--strategy", strategy_,
-                  "hccl: bucketed all-reduces on the chips' RoCE ports, overlapping backward")
-        ->check(CLI::IsMember({"hccl"}))
+                  "hccl: bucketed all-reduces on the chips' RoCE ports, overlapping backward; "
+                  "horovod: tensor fusion cycles, ring all-reduces")
+        ->check(CLI::IsMember({"hccl", "horovod"}))
+        ->capture_default_str();
+    c->add_option("--fusion", fusion_text_, "horovod: fusion threshold, a size")
+        ->capture_default_str();
+    c->add_option("--cycle-time", cycle_text_, "horovod: fusion cycle time, a duration")
         ->capture_default_str();
     c->add_option("--ranks", ranks_, "workers, one per chip from chip 0 (default: every chip)");
+    c->add_option("--tf-config", tf_config_,
+                  "the workers as TensorFlow's TF_CONFIG (JSON text or a file): one per chip, "
+                  "each host a box");
+    c->add_option("--hosts", hosts_, "the workers as an mpirun host list: host1:8,host2:8");
+    c->add_option("--num-nodes", num_nodes_, "Lightning's num_nodes (with --devices): boxes");
+    c->add_option("--devices", devices_, "Lightning's devices per node (with --num-nodes)");
     c->add_option("--steps", steps_, "steps; the first also broadcasts the parameters")
         ->capture_default_str();
     c->add_option("--bucket", bucket_text_,
@@ -67,6 +79,9 @@ class TrainCommand : public Command {
     c->add_option("--grad-dtype", grad_dtype_, "gradients' type on the wire: bf16 or fp32")
         ->check(CLI::IsMember({"bf16", "fp32"}))
         ->capture_default_str();
+    c->add_flag("--no-broadcast", no_broadcast_,
+                "skip the first step's broadcast of the parameters (every worker restored the "
+                "same checkpoint)");
     c->add_flag("--no-overlap", no_overlap_,
                 "all-reduces wait for the backward pass to end instead of overlapping it");
     c->add_flag("--ideal-network", ideal_network_,
@@ -79,7 +94,11 @@ class TrainCommand : public Command {
     c->add_option("--profile", profile_in_,
                   "read the step's compute profile from this file instead of measuring it");
     c->add_option("--profile-out", profile_out_,
-                  "measure the compute profile on one chip, write it here and stop");
+                  "measure the compute profile, write it here and stop");
+    c->add_option("--profile-replicas", profile_replicas_,
+                  "replicas measured at once for the profile, on one box's chips: they share its "
+                  "host and PCIe tree (BERT-Large: +1.2%), at that many times the cost")
+        ->capture_default_str();
     c->add_option("--scale", scale_,
                   "a scaling study: the same job on the first N chips for each N, one process "
                   "each, over one profile")
@@ -100,11 +119,7 @@ class TrainCommand : public Command {
     if (!scale_.empty()) return run_scale(options, model, system);
     const training::StepProfile profile = load_profile(options, model);
     auto topology = system::build_topology(system.config, &system.tree);
-    const int ranks = ranks_ > 0 ? ranks_ : topology.chips;
-    if (ranks < 1 || ranks > topology.chips) {
-      throw UsageError(
-          fmt::format("train: --ranks {}: {} has {} chips", ranks, options.system, topology.chips));
-    }
+    const training::Placement placement = place(options, system.config, topology.chips);
     const bool coarse = chips_text_ == "coarse";
     require_system_memory(topology.chips, 1, coarse);
     if (!options.trace_file.empty()) core::trace_writer().open(options.trace_file);
@@ -112,15 +127,17 @@ class TrainCommand : public Command {
     auto model_options = options.model_options(false);
     model_options.chips = coarse ? system::ChipModel::kCoarse : system::ChipModel::kDetailed;
     system::SystemModel sim("system", system.config, std::move(topology), model_options);
-    std::vector<int> chips(static_cast<std::size_t>(ranks));
-    std::iota(chips.begin(), chips.end(), 0);
-    collectives::Communicator comm(sim, chips, system.tuning);
+    collectives::Communicator comm(sim, placement.chips, system.tuning);
     const std::uint64_t grad_bytes = grad_dtype_ == "fp32" ? 4 : 2;
     training::DataParallelOptions dp;
+    dp.strategy = strategy_ == "horovod" ? training::Strategy::kHorovod : training::Strategy::kHccl;
     dp.bucket_bytes = bucket_bytes_;
+    dp.fusion_bytes = fusion_bytes_;
+    dp.cycle_ps = cycle_ps_;
     dp.gradient_bytes = grad_bytes;
     dp.parameters = model.parameters();
     dp.overlap = !no_overlap_;
+    dp.broadcast = !no_broadcast_;
     dp.ideal_network = ideal_network_;
     dp.steps = steps_;
     training::DataParallelRun run("train", comm,
@@ -136,7 +153,7 @@ class TrainCommand : public Command {
                  run.failure().empty() ? "the steps did not finish" : run.failure());
       return 1;
     }
-    report(options, model, profile, sim, ranks, run, cpu);
+    report(options, model, profile, sim, placement, run, cpu);
     return 0;
   }
 
@@ -158,7 +175,51 @@ class TrainCommand : public Command {
     for (int n : scale_) {
       if (n < 1) throw UsageError(fmt::format("train: --scale {}: chips must be positive", n));
     }
-    if (!scale_.empty() && ranks_ > 0) throw UsageError("train: --scale and --ranks: give one");
+    const int placements = (ranks_ > 0) + !tf_config_.empty() + !hosts_.empty() +
+                           (num_nodes_ > 0 || devices_ > 0) + !scale_.empty();
+    if (placements > 1) {
+      throw UsageError(
+          "train: --ranks, --tf-config, --hosts, --num-nodes/--devices and --scale each say "
+          "where the workers run: give one");
+    }
+    if ((num_nodes_ > 0) != (devices_ > 0)) {
+      throw UsageError("train: --num-nodes and --devices go together");
+    }
+    fusion_bytes_ = parse_size_option("--fusion", fusion_text_);
+    std::string error;
+    const auto cycle = core::parse_duration(cycle_text_, &error);
+    if (!cycle || cycle->ps <= 0) {
+      throw UsageError(fmt::format("train: --cycle-time {}: {}", cycle_text_,
+                                   error.empty() ? "must be positive" : error));
+    }
+    cycle_ps_ = static_cast<core::TimePs>(cycle->ps);
+  }
+
+  // The chips the workers run on, from whichever description the user gave.
+  training::Placement place(const GlobalOptions& options, const system::SystemConfig& config,
+                            int chips) const {
+    const training::BoxShape shape{config.boxes, config.box.chips};
+    try {
+      if (!tf_config_.empty()) {
+        const bool file = std::filesystem::is_regular_file(tf_config_);
+        return training::place_tf_config(file ? read_file(tf_config_) : tf_config_, shape);
+      }
+      if (!hosts_.empty()) return training::place_host_list(hosts_, shape);
+      if (num_nodes_ > 0) return training::place_nodes(num_nodes_, devices_, shape);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(fmt::format("train: {} ({}: {} boxes of {} chips)", e.what(), options.system,
+                                   shape.boxes, shape.per_box));
+    }
+    const int ranks = ranks_ > 0 ? ranks_ : chips;
+    if (ranks < 1 || ranks > chips) {
+      throw UsageError(
+          fmt::format("train: --ranks {}: {} has {} chips", ranks, options.system, chips));
+    }
+    training::Placement p;
+    for (int r = 0; r < ranks; ++r) p.chips.push_back(r);
+    p.description =
+        fmt::format("{} worker{} on chips 0-{}", ranks, ranks == 1 ? "" : "s", ranks - 1);
+    return p;
   }
 
   // The child's part: the profile on a one-box copy of the system, written to --profile-out.
@@ -169,19 +230,31 @@ class TrainCommand : public Command {
     const system::SystemConfig config = one_box(system.config);
     system::SystemModel sim("system", config, system::build_topology(config),
                             options.model_options(false));
+    const int replicas = profile_replicas_;
+    if (replicas < 1 || replicas > config.box.chips) {
+      throw UsageError(fmt::format("train: --profile-replicas {}: a box of {} has {} chips",
+                                   replicas, options.system, config.box.chips));
+    }
     ProgressBar progress("profile", !options.quiet);
-    training::StepProfile profile;
-    const std::string failure = run_with_runtime(sim, props, [&](synapse::Runtime& runtime) {
-      profile = training::measure_profile(runtime, model, config.chip.name, [&](int done, int all) {
-        progress.update(static_cast<double>(done) / all);
-      });
-    });
+    std::vector<int> chips(static_cast<std::size_t>(replicas));
+    std::iota(chips.begin(), chips.end(), 0);
+    std::vector<training::StepProfile> measured(chips.size());
+    training::ReplicaBarrier barrier(replicas);
+    const std::string failure =
+        run_with_runtimes(sim, props, chips, [&](synapse::Runtime& runtime, int chip) {
+          measured[static_cast<std::size_t>(chip)] = training::measure_profile(
+              runtime, model, config.chip.name,
+              [&](int done, int all) {
+                if (chip == 0) progress.update(static_cast<double>(done) / all);
+              },
+              &barrier);
+        });
     if (!failure.empty()) {
       std::filesystem::remove(profile_out_);
       fmt::print(stderr, "podsim: train: measuring the profile failed: {}\n", failure);
       return 1;
     }
-    write_output_file(profile_out_, profile.to_json().dump(2) + "\n");
+    write_output_file(profile_out_, training::slowest_replica(measured).to_json().dump(2) + "\n");
     return 0;
   }
 
@@ -214,6 +287,7 @@ class TrainCommand : public Command {
     const ScratchDir dir("train");
     std::vector<std::string> args = global_args(options);
     args.insert(args.end(), {"train", "--profile-out", (dir / "profile.json").string()});
+    args.insert(args.end(), {"--profile-replicas", std::to_string(profile_replicas_)});
     add_model_args(args);
     const ChildExit child = run_child(args, dir);
     const std::string text = read_file(dir / "profile.json");
@@ -296,6 +370,7 @@ class TrainCommand : public Command {
     args.insert(args.end(), {"--strategy", strategy_, "--steps", std::to_string(steps_), "--bucket",
                              bucket_text_, "--grad-dtype", grad_dtype_, "--chips", chips_text_});
     if (no_overlap_) args.push_back("--no-overlap");
+    if (no_broadcast_) args.push_back("--no-broadcast");
     if (ideal_network_) args.push_back("--ideal-network");
   }
 
@@ -352,8 +427,10 @@ class TrainCommand : public Command {
   }
 
   void report(const GlobalOptions& options, const training::Model& model,
-              const training::StepProfile& profile, system::SystemModel& sim, int ranks,
-              const training::DataParallelRun& run, double cpu) const {
+              const training::StepProfile& profile, system::SystemModel& sim,
+              const training::Placement& placement, const training::DataParallelRun& run,
+              double cpu) const {
+    const int ranks = static_cast<int>(placement.chips.size());
     const training::Timeline& t = run.timeline();
     const double samples = static_cast<double>(model.batch) * ranks;
     // Linear scaling: every worker at its compute's pace.
@@ -363,18 +440,27 @@ class TrainCommand : public Command {
     fmt::print("system     {}, {} workers ({} chips{}, {} network)\n", options.system, ranks,
                profile.chip, sim.chip_model() == system::ChipModel::kCoarse ? ", coarse" : "",
                options.network == system::NetworkMode::kFlow ? "flow" : "packet");
+    fmt::print("placement  {}\n", placement.description);
     fmt::print(
         "compute    forward {:.3f} ms, backward {:.3f} ms, optimizer {:.3f} ms per step "
-        "(profile of one {} chip{})\n",
-        ms(t.forward_ps), ms(t.backward_ps - t.forward_ps), ms(t.optimizer_ps), profile.chip,
+        "(the slowest of {} {} chip{} measured at once{})\n",
+        ms(t.forward_ps), ms(t.backward_ps - t.forward_ps), ms(t.optimizer_ps), profile.replicas,
+        profile.chip, profile.replicas == 1 ? "" : "s",
         profile_in_.empty() ? "" : ", from " + profile_in_);
     if (!profile.host_ops.empty()) {
       fmt::print("compute    on the host CPU (the TPC library has no kernel): {}\n",
                  fmt::join(profile.host_ops, ", "));
     }
-    fmt::print("strategy   {}: {} bucket{} of at most {} ({} gradients){}{}\n", strategy_,
-               run.buckets().size(), run.buckets().size() == 1 ? "" : "s",
-               bucket_bytes_ == 0 ? "everything" : bucket_text_, grad_dtype_,
+    const std::string how =
+        strategy_ == "horovod"
+            ? fmt::format(
+                  "tensor fusion up to {} every {}, ring all-reduces, learning rate "
+                  "scaled by {}",
+                  fusion_text_, cycle_text_, ranks)
+            : fmt::format("{} bucket{} of at most {}", run.buckets().size(),
+                          run.buckets().size() == 1 ? "" : "s",
+                          bucket_bytes_ == 0 ? "everything" : bucket_text_);
+    fmt::print("strategy   {}: {} ({} gradients){}{}\n", strategy_, how, grad_dtype_,
                no_overlap_ ? ", after the backward pass" : ", overlapping the backward pass",
                ideal_network_ ? ", ideal network" : "");
     fmt::print("{:>5} {:>11} {:>11} {:>11} {:>11} {:>12} {:>10}\n", "step", "step_ms", "compute_ms",
@@ -391,6 +477,8 @@ class TrainCommand : public Command {
                             {"step_ps", s.step_ps()},
                             {"compute_ps", t.compute_ps()},
                             {"comm_ps", s.comm_ps},
+                            {"all_reduces", s.all_reduces},
+                            {"fusion_cycles", s.cycles},
                             {"exposed_ps", exposed},
                             {"broadcast_ps", s.broadcast_ps},
                             {"samples_per_s", rate},
@@ -404,6 +492,8 @@ class TrainCommand : public Command {
                      {"batch_per_worker", model.batch},
                      {"system", options.system},
                      {"workers", ranks},
+                     {"chips", placement.chips},
+                     {"placement", placement.description},
                      {"strategy", strategy_},
                      {"buckets", run.buckets().size()},
                      {"overlap", !no_overlap_},
@@ -419,12 +509,19 @@ class TrainCommand : public Command {
   int ranks_ = 0;
   int steps_ = 2;
   std::string bucket_text_ = "25MiB";
+  std::string fusion_text_ = "64MiB", cycle_text_ = "5ms";
+  std::uint64_t fusion_bytes_ = 64ull << 20;
+  core::TimePs cycle_ps_ = 5'000'000'000;
+  std::string tf_config_, hosts_;
+  int num_nodes_ = 0, devices_ = 0;
   std::uint64_t bucket_bytes_ = 25ull << 20;
   std::string grad_dtype_ = "bf16";
   bool no_overlap_ = false;
+  bool no_broadcast_ = false;
   bool ideal_network_ = false;
   std::string chips_text_ = "detailed";
   std::string profile_in_, profile_out_;
+  int profile_replicas_ = 1;
   std::vector<int> scale_;
   std::string csv_file_, plot_file_;
 };

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 
@@ -13,9 +14,15 @@ namespace {
 
 using tpc::Dtype;
 
-// Device time of `launches` (which record and end a step on `session`).
+void line_up(ReplicaBarrier* barrier) {
+  if (barrier) barrier->arrive_and_wait();
+}
+
+// Device time of `launches` (which record and end a step on `session`), started with the other
+// replicas'.
 template <class F>
-core::TimePs device_time(synapse::Session& session, F&& launches) {
+core::TimePs device_time(synapse::Session& session, ReplicaBarrier* barrier, F&& launches) {
+  line_up(barrier);
   const core::TimePs before = session.stats().device_time;
   launches();
   return session.stats().device_time - before;
@@ -23,19 +30,21 @@ core::TimePs device_time(synapse::Session& session, F&& launches) {
 
 // The forward and the backward pass of a layer shape; `step(backward)` runs one.
 template <class Layer>
-LayerTiming time_passes(synapse::Session& session, Layer& layer) {
+LayerTiming time_passes(synapse::Session& session, Layer& layer, ReplicaBarrier* barrier) {
+  line_up(barrier);
   layer.step(false);  // compiles and uploads both recipes, so what is timed is the launch
   layer.step(true);
   LayerTiming t;
-  t.forward_ps = device_time(session, [&] { layer.step(false); });
-  const core::TimePs both = device_time(session, [&] { layer.step(true); });
+  t.forward_ps = device_time(session, barrier, [&] { layer.step(false); });
+  const core::TimePs both = device_time(session, barrier, [&] { layer.step(true); });
   t.backward_ps = both > t.forward_ps ? both - t.forward_ps : 0;
   return t;
 }
 
 // AdamW over `parameters` fp32 master weights from a bf16 gradient, the bf16 weights written
 // back: what a mixed-precision optimizer step does per parameter.
-core::TimePs optimizer_time(synapse::Session& s, std::uint64_t parameters) {
+core::TimePs optimizer_time(synapse::Session& s, std::uint64_t parameters,
+                            ReplicaBarrier* barrier) {
   if (parameters > 0xffffffffull) {
     throw std::invalid_argument(
         fmt::format("a layer of {} parameters: at most 2^32 per layer", parameters));
@@ -65,22 +74,23 @@ core::TimePs optimizer_time(synapse::Session& s, std::uint64_t parameters) {
     s.kernel("opt.cast_down", down, {w, weights});
     s.mark_step();
   };
+  line_up(barrier);
   update();  // compiles and uploads
-  return device_time(s, update);
+  return device_time(s, barrier, update);
 }
 
 LayerTiming measure_shape(synapse::Runtime& runtime, const LayerShape& shape,
-                          std::set<std::string>& host_ops) {
+                          std::set<std::string>& host_ops, ReplicaBarrier* barrier) {
   synapse::Session session(runtime, synapse::Mode::kLazy);
   LayerTiming t;
   if (shape.kind == LayerKind::kTransformer) {
     workloads::TransformerBlock layer(session, shape.transformer);
-    t = time_passes(session, layer);
+    t = time_passes(session, layer, barrier);
   } else {
     workloads::LmHead head(session, shape.head);
-    t = time_passes(session, head);
+    t = time_passes(session, head, barrier);
   }
-  t.optimizer_ps = optimizer_time(session, shape.parameters());
+  t.optimizer_ps = optimizer_time(session, shape.parameters(), barrier);
   host_ops.insert(session.stats().host_op_kernels.begin(), session.stats().host_op_kernels.end());
   return t;
 }
@@ -88,7 +98,8 @@ LayerTiming measure_shape(synapse::Runtime& runtime, const LayerShape& shape,
 }  // namespace
 
 StepProfile measure_profile(synapse::Runtime& runtime, const Model& model, const std::string& chip,
-                            const std::function<void(int, int)>& progress) {
+                            const std::function<void(int, int)>& progress,
+                            ReplicaBarrier* barrier) {
   StepProfile p;
   p.chip = chip;
   // Shapes that differ only in parameters without compute (tables) share the passes' timing;
@@ -100,11 +111,35 @@ StepProfile measure_profile(synapse::Runtime& runtime, const Model& model, const
     const auto key = std::make_pair(shape.key(), shape.parameters());
     auto it = measured.find(key);
     if (it == measured.end())
-      it = measured.emplace(key, measure_shape(runtime, shape, p.host_ops)).first;
+      it = measured.emplace(key, measure_shape(runtime, shape, p.host_ops, barrier)).first;
     p.keys.push_back(shape.key());
     p.shapes.push_back(it->second);
     if (progress) progress(i + 1, total);
   }
+  return p;
+}
+
+void ReplicaBarrier::arrive_and_wait() {
+  if (++arrived_ == replicas_) {
+    arrived_ = 0;
+    all_arrived_.notify(sc_core::SC_ZERO_TIME);
+  }
+  sc_core::wait(all_arrived_);
+}
+
+StepProfile slowest_replica(const std::vector<StepProfile>& replicas) {
+  if (replicas.empty()) throw std::invalid_argument("no replicas' profiles");
+  StepProfile p = replicas.front();
+  for (const StepProfile& r : replicas) {
+    if (r.keys != p.keys) throw std::invalid_argument("replicas measured different models");
+    for (std::size_t s = 0; s < p.shapes.size(); ++s) {
+      p.shapes[s].forward_ps = std::max(p.shapes[s].forward_ps, r.shapes[s].forward_ps);
+      p.shapes[s].backward_ps = std::max(p.shapes[s].backward_ps, r.shapes[s].backward_ps);
+      p.shapes[s].optimizer_ps = std::max(p.shapes[s].optimizer_ps, r.shapes[s].optimizer_ps);
+    }
+    p.host_ops.insert(r.host_ops.begin(), r.host_ops.end());
+  }
+  p.replicas = static_cast<int>(replicas.size());
   return p;
 }
 
@@ -116,7 +151,7 @@ nlohmann::json StepProfile::to_json() const {
                            {"backward_ps", shapes[i].backward_ps},
                            {"optimizer_ps", shapes[i].optimizer_ps}});
   }
-  return {{"chip", chip}, {"shapes", shapes_json}, {"host_ops", host_ops}};
+  return {{"chip", chip}, {"replicas", replicas}, {"shapes", shapes_json}, {"host_ops", host_ops}};
 }
 
 StepProfile StepProfile::from_json(const nlohmann::json& j, const std::string& where) {
@@ -131,6 +166,7 @@ StepProfile StepProfile::from_json(const nlohmann::json& j, const std::string& w
       t.optimizer_ps = s.at("optimizer_ps").get<core::TimePs>();
       p.shapes.push_back(t);
     }
+    p.replicas = j.value("replicas", 1);
     if (j.contains("host_ops")) p.host_ops = j.at("host_ops").get<std::set<std::string>>();
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(fmt::format("{}: not a training profile: {}", where, e.what()));

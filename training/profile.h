@@ -2,9 +2,10 @@
 // model (model.h) built as Synapse graphs (workloads/) and launched through the runtime and the
 // driver on the modeled chip, once forward alone and once forward and backward (recipes compiled
 // and uploaded in a warm-up first), and the optimizer's update of the layer's parameters (fp32
-// master weights: the bf16 gradient cast up, AdamW, the weights cast down [T7]). Data-parallel
-// replicas do the same work, so one replica's profile stands for every worker's (a test holds
-// this against running every replica).
+// master weights: the bf16 gradient cast up, AdamW, the weights cast down [T7]). The replicas of
+// one box are measured at once, since they share the box's host, its PCIe tree and its CPU
+// (host-side operations, submissions); data-parallel replicas do the same work, so one box's
+// profile stands for every box's (a test holds this against running two boxes).
 // Captures: the device time of each launch as the chip's engines, queues and memory give it.
 // Ignores: the host's time between launches (a lazy-mode framework queues the next step's
 // graphs ahead), the embedding lookup (model.h).
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <systemc>
 #include <vector>
 
 #include "synapse/runtime.h"
@@ -24,6 +26,7 @@ namespace podsim::training {
 
 struct StepProfile {
   std::string chip;                 // the chip it was measured on
+  int replicas = 1;                 // measured at once on this many chips of one box
   std::vector<std::string> keys;    // per shape: LayerShape::key()
   std::vector<LayerTiming> shapes;  // per shape of the model, in its order
   // Operations the TPC library has no kernel for, which ran on the host CPU (session.h), by name.
@@ -36,9 +39,28 @@ struct StepProfile {
   void check_matches(const Model& model, const std::string& where) const;
 };
 
+// The profile of replicas measured at once: per shape, the slowest replica's times (a
+// synchronous step waits for it). Throws std::invalid_argument on none or unlike profiles.
+StepProfile slowest_replica(const std::vector<StepProfile>& replicas);
+
+// Lines the replicas measured at once up before each launch, as synchronous data-parallel steps
+// start together: the replicas then contend for the box's host the same way every time.
+class ReplicaBarrier {
+ public:
+  explicit ReplicaBarrier(int replicas) : replicas_(replicas) {}
+  // From each replica's program: returns once every replica has arrived.
+  void arrive_and_wait();
+
+ private:
+  int replicas_, arrived_ = 0;
+  sc_core::sc_event all_arrived_;
+};
+
 // From a host CPU's program (SystemC thread): runs each distinct shape of `model` on the chip
-// behind `runtime` (named `chip` in the profile); `progress(done, total)` after each.
+// behind `runtime` (named `chip` in the profile); `progress(done, total)` after each. With a
+// barrier, every launch waits for the other replicas' same launch.
 StepProfile measure_profile(synapse::Runtime& runtime, const Model& model, const std::string& chip,
-                            const std::function<void(int, int)>& progress = {});
+                            const std::function<void(int, int)>& progress = {},
+                            ReplicaBarrier* barrier = nullptr);
 
 }  // namespace podsim::training

@@ -12,7 +12,7 @@ using ::testing::HasSubstr;
 
 TEST(BenchArgs, AFlagWithoutItsValueIsAUsageError) {
   for (const char* bench : {COLLECTIVE_SCALE_BINARY, NET_RATE_BINARY, COMPUTE_BINARY,
-                            FUNCTIONAL_COST_BINARY, PARALLEL_SCALE_BINARY}) {
+                            FUNCTIONAL_COST_BINARY, PARALLEL_SCALE_BINARY, TRAINING_SCALE_BINARY}) {
     for (const char* flag : {"--help", "--json"}) {
       const auto r = test::run_program(bench, {flag});
       EXPECT_EQ(r.exit_status, 2) << bench << " " << flag;
@@ -49,6 +49,12 @@ TEST(BenchArgs, ABadProcessCountIsNamed) {
     EXPECT_EQ(r.exit_status, 2) << processes;
     EXPECT_THAT(r.err, HasSubstr("--processes")) << processes;
   }
+}
+
+TEST(BenchArgs, ABadPointListIsNamed) {
+  const auto r = test::run_program(TRAINING_SCALE_BINARY, {"--points", "8,lots"});
+  EXPECT_EQ(r.exit_status, 2);
+  EXPECT_THAT(r.err, HasSubstr("--points 8,lots"));
 }
 
 }  // namespace

@@ -28,17 +28,18 @@ class TrainCli : public ::testing::Test {
     const auto r = test::run_program(PODSIM_BINARY, args);
     ASSERT_EQ(r.exit_status, 0) << r.out << r.err;
   }
-  std::vector<std::string> args(std::vector<std::string> extra) const {
-    std::vector<std::string> a = {"--system", "hls2", "-q", "train"};
+  std::vector<std::string> args(std::vector<std::string> extra,
+                                const std::string& system = "hls2") const {
+    std::vector<std::string> a = {"--system", system, "-q", "train"};
     a.insert(a.end(), kSmallModel.begin(), kSmallModel.end());
     a.insert(a.end(), {"--profile", profile_.string()});
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
-  nlohmann::json train(std::vector<std::string> extra) {
+  nlohmann::json train(std::vector<std::string> extra, const std::string& system = "hls2") {
     const auto json = dir_ / "train.json";
     extra.insert(extra.end(), {"--json", json.string()});
-    last_ = test::run_program(PODSIM_BINARY, args(extra));
+    last_ = test::run_program(PODSIM_BINARY, args(extra, system));
     EXPECT_EQ(last_.exit_status, 0) << last_.out << last_.err;
     return nlohmann::json::parse(test::read_text(json));
   }
@@ -91,6 +92,23 @@ TEST_F(TrainCli, TheTraceShowsComputeBucketsAndCollectives) {
   EXPECT_THAT(text, HasSubstr("all_reduce"));
 }
 
+TEST_F(TrainCli, TheProfileKeepsTheSlowestOfABoxsReplicas) {
+  const auto alone = nlohmann::json::parse(test::read_text(profile_));
+  EXPECT_EQ(alone["replicas"], 1);
+  const auto box = dir_ / "box.json";
+  std::vector<std::string> a = {"--system", "hls2", "-q", "train"};
+  a.insert(a.end(), kSmallModel.begin(), kSmallModel.end());
+  a.insert(a.end(), {"--profile-out", box.string(), "--profile-replicas", "8"});
+  ASSERT_EQ(test::run_program(PODSIM_BINARY, a).exit_status, 0);
+  const auto j = nlohmann::json::parse(test::read_text(box));
+  EXPECT_EQ(j["replicas"], 8);
+  // Eight replicas share the box's host: none is faster than one chip alone.
+  for (std::size_t s = 0; s < j["shapes"].size(); ++s) {
+    EXPECT_GE(j["shapes"][s]["forward_ps"].get<double>(),
+              alone["shapes"][s]["forward_ps"].get<double>());
+  }
+}
+
 TEST_F(TrainCli, AMeasuredProfileGivesWhatItsFileGives) {
   const auto json = dir_ / "measured.json";
   std::vector<std::string> a = {"--system", "hls2", "-q", "train"};
@@ -125,6 +143,34 @@ TEST_F(TrainCli, AScalingStudyRunsEachPointAndWritesTableCsvAndPlot) {
   EXPECT_EQ(j["points"][2]["step_ps"], eight["steps"][1]["step_ps"]);
 }
 
+// Horovod's background loop takes what became ready in each cycle and fuses it: with a cycle
+// longer than the backward pass, one cycle reduces everything in one fused buffer.
+TEST_F(TrainCli, HorovodFusesWhatEachCycleFinds) {
+  const auto one_cycle = train({"--strategy", "horovod", "--cycle-time", "1s"});
+  EXPECT_EQ(one_cycle["steps"][1]["fusion_cycles"], 1);
+  EXPECT_EQ(one_cycle["steps"][1]["all_reduces"], 1);
+  // A fusion threshold below each gradient's size: one all-reduce per gradient.
+  const auto small = train({"--strategy", "horovod", "--cycle-time", "1s", "--fusion", "1KiB"});
+  EXPECT_EQ(small["steps"][1]["all_reduces"], 3);  // two layers' and the head's gradients
+  // Short cycles follow the backward pass: several cycles, the step no shorter than compute.
+  const auto j = train({"--strategy", "horovod", "--cycle-time", "20us"});
+  EXPECT_GT(j["steps"][1]["fusion_cycles"].get<int>(), 1);
+  EXPECT_GE(ps(j, "step_ps"), ps(j, "compute_ps"));
+  const auto trace = dir_ / "horovod.json";
+  train({"--strategy", "horovod", "--cycle-time", "20us", "--trace", trace.string()});
+  EXPECT_THAT(test::read_text(trace), HasSubstr("fusion cycle 0:"));
+}
+
+TEST_F(TrainCli, ClusterDescriptionsPlaceTheWorkers) {
+  auto j = train({"--hosts", "a:2,b:2"}, "hls2-pod128");
+  EXPECT_EQ(j["chips"], (std::vector<int>{0, 1, 8, 9}));
+  EXPECT_THAT(last_.out, HasSubstr("placement  4 workers: a -> box 0 chips 0-1, b -> box 1"));
+  j = train({"--num-nodes", "2", "--devices", "8"}, "hls2-pod128");
+  EXPECT_EQ(j["workers"], 16);
+  j = train({"--tf-config", R"({"cluster":{"worker":["x:1","x:2","x:3"]},"task":{"index":0}})"});
+  EXPECT_EQ(j["chips"], (std::vector<int>{0, 1, 2}));
+}
+
 TEST_F(TrainCli, BadArgumentsAreUsageErrors) {
   const auto fails = [](std::vector<std::string> a, const std::string& message) {
     const auto r = test::run_program(PODSIM_BINARY, a);
@@ -139,6 +185,22 @@ TEST_F(TrainCli, BadArgumentsAreUsageErrors) {
   fails({"--system", "hls2", "train", "--profile", (dir_ / "none.json").string()}, "no such file");
   fails(args({"--scale", "8,16"}), "--scale 16: hls2 has 8 chips");
   fails(args({"--csv", "x.csv"}), "--csv and --plot go with --scale");
+  fails(args({"--tf-config", R"({"cluster":{"worker":["a:1"]},"task":{"index":3}})"}),
+        "TF_CONFIG: task index 3 out of range: the cluster has 1 worker");
+  fails(args({"--hosts", "a:9"}), "host a has 9 workers; a box has 8 chips");
+  fails(args({"--hosts", "a:2", "--ranks", "2"}), "give one");
+  fails(args({"--num-nodes", "2"}), "--num-nodes and --devices go together");
+  fails(args({"--cycle-time", "0s"}), "--cycle-time 0s");
+  std::vector<std::string> too_many = {"--system",
+                                       "hls2",
+                                       "train",
+                                       "--model",
+                                       "gpt",
+                                       "--profile-out",
+                                       (dir_ / "p.json").string(),
+                                       "--profile-replicas",
+                                       "9"};
+  fails(too_many, "--profile-replicas 9: a box of hls2 has 8 chips");
   fails({"--system", "fattree-k16", "train", "--model", "gpt", "--profile-out",
          (dir_ / "p.json").string()},
         "the driver serves Gaudi1 and Gaudi2");

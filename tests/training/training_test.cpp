@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/training/small_gpt.h"
+#include "training/cluster.h"
 #include "training/model.h"
 #include "training/profile.h"
 #include "training/timeline.h"
@@ -59,17 +61,7 @@ TEST(Model, BadRequestsNameTheProblem) {
   EXPECT_THROW(make_model(r), std::invalid_argument);
 }
 
-Model three_layers() {
-  ModelRequest r;
-  r.name = "gpt";
-  r.layers = 2;
-  r.hidden = 64;
-  r.heads = 2;
-  r.sequence = 16;
-  r.vocab = 100;
-  r.batch = 2;
-  return make_model(r);
-}
+Model three_layers() { return test::small_gpt(64, 16, 100); }
 
 TEST(Timeline, GradientsAreReadyAsTheBackwardPassReachesTheirLayer) {
   const Model m = three_layers();
@@ -126,6 +118,56 @@ TEST(Profile, RoundTripsThroughJsonAndRefusesAnotherModel) {
     EXPECT_THAT(e.what(), HasSubstr("p.json: the profile was measured for other layer shapes"));
   }
   EXPECT_THROW(StepProfile::from_json(nlohmann::json{{"chip", 1}}, "x"), std::invalid_argument);
+}
+
+const BoxShape kFourBoxes{4, 8};
+
+TEST(Cluster, TfConfigWorkersShareTheirHostsBox) {
+  const Placement p = place_tf_config(
+      R"({"cluster": {"worker": ["a:2222", "a:2223", "b:2222"]},
+          "task": {"type": "worker", "index": 2}})",
+      kFourBoxes);
+  EXPECT_EQ(p.chips, (std::vector<int>{0, 1, 8}));
+  EXPECT_EQ(p.description, "3 workers: a -> box 0 chips 0-1, b -> box 1 chip 8");
+}
+
+TEST(Cluster, TfConfigErrorsSayWhatIsWrong) {
+  const auto fails = [](const std::string& text, const std::string& message) {
+    try {
+      place_tf_config(text, kFourBoxes);
+      ADD_FAILURE() << text;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_THAT(e.what(), HasSubstr(message));
+    }
+  };
+  fails(R"({"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", "index": 2}})",
+        "task index 2 out of range: the cluster has 2 workers");
+  fails(R"({"cluster": {"worker": []}})", "cluster.worker must be a list");
+  fails("{", "not JSON");
+  fails(R"({"cluster": {"worker": ["a:1","b:1","c:1","d:1","e:1"]}})",
+        "5 hosts, but the system has 4 boxes");
+  fails(R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "ps", "index": 0}})",
+        "task type 'ps'");
+}
+
+TEST(Cluster, HostListsGiveSlotsPerBox) {
+  EXPECT_EQ(place_host_list("h1:2,h2:3", kFourBoxes).chips, (std::vector<int>{0, 1, 8, 9, 10}));
+  EXPECT_EQ(place_host_list("h1,h2", kFourBoxes).chips.size(), 16u);  // a box's chips each
+  try {
+    place_host_list("h1:9", kFourBoxes);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("host h1 has 9 workers; a box has 8 chips"));
+  }
+  EXPECT_THROW(place_host_list("h1:x", kFourBoxes), std::invalid_argument);
+  EXPECT_THROW(place_host_list("h1,,h2", kFourBoxes), std::invalid_argument);
+}
+
+TEST(Cluster, NodesTimesDevices) {
+  const Placement p = place_nodes(2, 4, kFourBoxes);
+  EXPECT_EQ(p.chips, (std::vector<int>{0, 1, 2, 3, 8, 9, 10, 11}));
+  EXPECT_THROW(place_nodes(5, 1, kFourBoxes), std::invalid_argument);
+  EXPECT_THROW(place_nodes(1, 0, kFourBoxes), std::invalid_argument);
 }
 
 }  // namespace

@@ -1,0 +1,81 @@
+// Replaying one replica's compute profile for every worker is exact: every chip of a box,
+// measuring the same step at the same time through its own driver and runtime (sharing the
+// host's PCIe tree and memory), takes what one chip alone takes.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <systemc>
+
+#include "collectives/system_file.h"
+#include "hw/core/kernel.h"
+#include "hw/system/system_model.h"
+#include "hw/system/topology.h"
+#include "sims/chip_software.h"
+#include "tests/training/small_gpt.h"
+#include "training/profile.h"
+
+namespace podsim::training {
+namespace {
+
+// Within 2%: the second box's launches are lined up with the first box's second round, so they
+// start at other moments than the first box's did alone (other phases of the clocks, of refresh,
+// of the host's queues); on launches of tens of microseconds that moves them by up to 1%.
+void expect_same(const StepProfile& got, const StepProfile& want, int chip) {
+  ASSERT_EQ(got.shapes.size(), want.shapes.size()) << "chip " << chip;
+  const auto near = [&](core::TimePs a, core::TimePs b, const char* what) {
+    EXPECT_NEAR(static_cast<double>(a), static_cast<double>(b), 2e-2 * static_cast<double>(b))
+        << what << " of chip " << chip;
+  };
+  for (std::size_t s = 0; s < got.shapes.size(); ++s) {
+    near(got.shapes[s].forward_ps, want.shapes[s].forward_ps, "forward");
+    near(got.shapes[s].backward_ps, want.shapes[s].backward_ps, "backward");
+    near(got.shapes[s].optimizer_ps, want.shapes[s].optimizer_ps, "optimizer");
+  }
+}
+
+// One box's replicas measured alone, then a second box's while the first measures again: each
+// chip of the second box takes what its place in the first took alone, so one box's profile
+// stands for every box's.
+TEST(Replay, EveryBoxTakesWhatOneBoxAloneTakes) {
+  const auto system =
+      collectives::load_system_file("hls2-pod128", {"boxes=2", "network.leaf_down_ports=16"});
+  system::SystemModel sim("system", system.config, system::build_topology(system.config),
+                          system::ModelOptions{1, false});
+  const Model model = test::small_gpt();
+  constexpr int kPerBox = 8;
+  std::vector<int> chips(2 * kPerBox);
+  std::iota(chips.begin(), chips.end(), 0);
+  std::vector<StepProfile> alone(kPerBox), together(chips.size());
+  ReplicaBarrier box_alone(kPerBox), boxes(2 * kPerBox);
+  int alone_left = kPerBox;
+  sc_core::sc_event alone_done;
+  const std::string failure =
+      sims::run_with_runtimes(sim, sims::served_device(system, "test", "hls2-pod128"), chips,
+                              [&](synapse::Runtime& runtime, int chip) {
+                                if (chip < kPerBox) {
+                                  alone[static_cast<std::size_t>(chip)] =
+                                      measure_profile(runtime, model, "gaudi2", {}, &box_alone);
+                                  if (--alone_left == 0) alone_done.notify(sc_core::SC_ZERO_TIME);
+                                }
+                                if (alone_left > 0) sc_core::wait(alone_done);
+                                together[static_cast<std::size_t>(chip)] =
+                                    measure_profile(runtime, model, "gaudi2", {}, &boxes);
+                              });
+  ASSERT_EQ(failure, "");
+  for (int chip = kPerBox; chip < 2 * kPerBox; ++chip) {
+    expect_same(together[static_cast<std::size_t>(chip)],
+                alone[static_cast<std::size_t>(chip % kPerBox)], chip);
+  }
+  // The replicas of one box do slow each other down (they share its host): the profile keeps
+  // the slowest.
+  const StepProfile box = slowest_replica(alone);
+  EXPECT_EQ(box.replicas, kPerBox);
+  for (const StepProfile& p : alone) {
+    for (std::size_t s = 0; s < p.shapes.size(); ++s) {
+      EXPECT_LE(p.shapes[s].backward_ps, box.shapes[s].backward_ps);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace podsim::training

@@ -1,0 +1,29 @@
+// Jobs described the way users launch them, mapped onto a system's chips: a TensorFlow
+// TF_CONFIG (one worker per device, as HPUStrategy runs), an mpirun-style host list
+// ("host1:8,host2:8": slots per host) or Lightning's num_nodes x devices. Each host (node) is
+// one box of the system, in order of first appearance; its workers take the box's chips in
+// order. Plain C++.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace podsim::training {
+
+struct Placement {
+  std::vector<int> chips;   // rank r runs on chips[r]
+  std::string description;  // how: "host1 -> box 0 chips 0-7, ..."
+};
+
+// The system's shape the job is placed on.
+struct BoxShape {
+  int boxes = 1, per_box = 8;
+};
+
+// Each throws std::invalid_argument naming what is wrong: malformed text, a task index out of
+// range, more hosts than boxes, more workers on a host than its box has chips.
+Placement place_tf_config(const std::string& json_text, const BoxShape& shape);
+Placement place_host_list(const std::string& hosts, const BoxShape& shape);
+Placement place_nodes(int num_nodes, int devices, const BoxShape& shape);
+
+}  // namespace podsim::training
