@@ -20,6 +20,7 @@
 #include "hw/system/topology.h"
 #include "sims/chip_software.h"
 #include "sims/command.h"
+#include "sims/fabric_totals.h"
 #include "sims/forked_run.h"
 #include "sims/memory_budget.h"
 #include "sims/progress.h"
@@ -153,7 +154,7 @@ class TrainCommand : public Command {
                  run.failure().empty() ? "the steps did not finish" : run.failure());
       return 1;
     }
-    report(options, model, profile, sim, placement, run, cpu);
+    report(options, model, profile, sim, placement, run, cpu, fabric_totals(sim));
     return 0;
   }
 
@@ -254,7 +255,9 @@ class TrainCommand : public Command {
       fmt::print(stderr, "podsim: train: measuring the profile failed: {}\n", failure);
       return 1;
     }
-    write_output_file(profile_out_, training::slowest_replica(measured).to_json().dump(2) + "\n");
+    const std::string text = training::slowest_replica(measured).to_json().dump(2) + "\n";
+    write_output_file(profile_out_, text);
+    if (!options.json_file.empty()) write_output_file(options.json_file, text);
     return 0;
   }
 
@@ -383,7 +386,7 @@ class TrainCommand : public Command {
     fmt::print("{:>6} {:>11} {:>12} {:>10} {:>11} {:>11} {:>9}\n", "chips", "step_ms", "samples/s",
                "efficiency", "compute_ms", "exposed_ms", "wall_s");
     std::ostringstream csv;
-    csv << "chips,step_ms,samples_per_s,efficiency,compute_ms,exposed_ms,wall_s\n";
+    csv << "chips,step_ms,samples_per_s,efficiency,compute_ms,exposed_ms,busiest_link,wall_s\n";
     PlotSeries measured{"podsim", {}}, linear{"linear scaling", {}};
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& p : points) {
@@ -395,10 +398,11 @@ class TrainCommand : public Command {
       const double compute = last["compute_ps"].get<double>() * 1e-9;
       const double exposed = last["exposed_ps"].get<double>() * 1e-9;
       const double wall = p["simulation_cpu_s"].get<double>();
-      fmt::print("{:>6} {:>11.3f} {:>12.1f} {:>9.1f}% {:>11.3f} {:>11.3f} {:>9.2f}\n", n, step,
-                 rate, 100 * eff, compute, exposed, wall);
-      csv << fmt::format("{},{:.6f},{:.3f},{:.6f},{:.6f},{:.6f},{:.2f}\n", n, step, rate, eff,
-                         compute, exposed, wall);
+      const double link = p["busiest_link_utilisation"].get<double>();
+      fmt::print("{:>6} {:>11.3f} {:>12.1f} {:>9.1f}% {:>11.3f} {:>11.3f} {:>11.1f}% {:>9.2f}\n", n,
+                 step, rate, 100 * eff, compute, exposed, 100 * link, wall);
+      csv << fmt::format("{},{:.6f},{:.3f},{:.6f},{:.6f},{:.6f},{:.6f},{:.2f}\n", n, step, rate,
+                         eff, compute, exposed, link, wall);
       measured.points.emplace_back(n, rate);
       linear.points.emplace_back(n, rate / eff);
       rows.push_back({{"chips", n},
@@ -407,6 +411,7 @@ class TrainCommand : public Command {
                       {"efficiency", eff},
                       {"compute_ps", last["compute_ps"]},
                       {"exposed_ps", last["exposed_ps"]},
+                      {"busiest_link_utilisation", link},
                       {"simulation_cpu_s", wall}});
     }
     if (!csv_file_.empty()) write_output_file(csv_file_, csv.str());
@@ -429,7 +434,7 @@ class TrainCommand : public Command {
   void report(const GlobalOptions& options, const training::Model& model,
               const training::StepProfile& profile, system::SystemModel& sim,
               const training::Placement& placement, const training::DataParallelRun& run,
-              double cpu) const {
+              double cpu, const FabricTotals& fabric) const {
     const int ranks = static_cast<int>(placement.chips.size());
     const training::Timeline& t = run.timeline();
     const double samples = static_cast<double>(model.batch) * ranks;
@@ -484,6 +489,20 @@ class TrainCommand : public Command {
                             {"samples_per_s", rate},
                             {"efficiency", rate / linear}});
     }
+    // The busiest direction of a switch-to-switch link, over the whole run.
+    const double run_seconds = static_cast<double>(core::now_ps()) * 1e-12;
+    const double busiest =
+        fabric.uplink_max_bytes > 0 && run_seconds > 0
+            ? fabric.uplink_max_bytes * 8 /
+                  (static_cast<double>(sim.config().uplink_rate().bits_per_second) * run_seconds)
+            : 0.0;
+    if (busiest > 0) {
+      fmt::print(
+          "fabric     busiest switch-to-switch link: {:.1f} MB per direction, {:.1f}% of its line "
+          "rate over the run; {:.2f}x the mean link's load\n",
+          fabric.uplink_max_bytes * 1e-6, 100 * busiest,
+          fabric.uplink_max_bytes / fabric.uplink_mean_bytes);
+    }
     fmt::print("simulator  {:.2f} s CPU for the steps (profile not included)\n", cpu);
     if (options.json_file.empty()) return;
     nlohmann::json j{{"model", model.name},
@@ -500,6 +519,8 @@ class TrainCommand : public Command {
                      {"ideal_network", ideal_network_},
                      {"profile", profile.to_json()},
                      {"steps", steps_json},
+                     {"fabric", fabric.to_json()},
+                     {"busiest_link_utilisation", busiest},
                      {"simulation_cpu_s", cpu}};
     write_output_file(options.json_file, j.dump(2) + "\n");
   }

@@ -125,6 +125,10 @@ struct SystemConfig {
   }
 
   int chips() const { return boxes * box.chips; }
+  // The rate of switch-to-switch links: the network's uplink rate, or the NICs' port speed.
+  core::Bandwidth uplink_rate() const {
+    return network.uplink_rate.bits_per_second > 0 ? network.uplink_rate : chip.nic.port_speed;
+  }
 
   // NIC ports a chip needs for its box wiring.
   int scale_up_ports_per_chip() const {

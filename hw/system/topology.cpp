@@ -104,10 +104,7 @@ class Builder {
     }
   }
 
-  core::Bandwidth uplink_rate() const {
-    return s_.network.uplink_rate.bits_per_second > 0 ? s_.network.uplink_rate
-                                                      : s_.chip.nic.port_speed;
-  }
+  core::Bandwidth uplink_rate() const { return s_.uplink_rate(); }
 
   int add_switch(const std::string& name, int ports, int tier) {
     ++t_.switches;

@@ -171,6 +171,15 @@ TEST_F(TrainCli, ClusterDescriptionsPlaceTheWorkers) {
   EXPECT_EQ(j["chips"], (std::vector<int>{0, 1, 2}));
 }
 
+// Sixteen nodes over two racks meet across the spines: the busiest switch-to-switch link
+// carried part of the step, and says how much of its line rate.
+TEST_F(TrainCli, TheBusiestLinkIsReported) {
+  const auto j = train({"--num-nodes", "16", "--devices", "1", "--chips", "coarse"}, "hls2-rack8x");
+  EXPECT_GT(j["busiest_link_utilisation"].get<double>(), 0);
+  EXPECT_LT(j["busiest_link_utilisation"].get<double>(), 1);
+  EXPECT_THAT(last_.out, HasSubstr("busiest switch-to-switch link"));
+}
+
 TEST_F(TrainCli, BadArgumentsAreUsageErrors) {
   const auto fails = [](std::vector<std::string> a, const std::string& message) {
     const auto r = test::run_program(PODSIM_BINARY, a);
