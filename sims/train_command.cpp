@@ -10,7 +10,6 @@
 
 #include <filesystem>
 #include <numeric>
-#include <optional>
 #include <sstream>
 
 #include "collectives/communicator.h"
