@@ -351,7 +351,13 @@ void Launcher::set_up(int chip, ChipState& s, driver::File& file) {
   driver::Client client(file, fmt::format("collectives: chip {}", chip));
   const chip::Chip& c = model_.chip(chip);
   if (s.mirror_va == 0) {
-    const driver::HostDrivers::Region app = drivers_.application_memory(chip);
+    const driver::HostDrivers::Region app = drivers_.collectives_memory(chip);
+    if (round_up(s.region_bytes, kPage) > app.size) {
+      throw std::runtime_error(fmt::format(
+          "collectives: chip {}: an arena of {} bytes has no room for its mirror in the {} bytes "
+          "of host memory the collectives have",
+          chip, s.region_bytes, app.size));
+    }
     s.mirror = app.base;
     s.mirror_va = client.map_host(s.mirror, round_up(s.region_bytes, kPage));
   }

@@ -12,6 +12,13 @@ namespace {
 constexpr std::uint64_t kGiB = 1ull << 30;
 constexpr std::uint64_t kKernelFirst = 64 * kGiB, kKernelPerChip = 2 * kGiB;
 constexpr std::uint64_t kApplicationFirst = 128 * kGiB, kApplicationPerChip = 16 * kGiB;
+// Of each chip's application memory: the collectives' share first (their mirror is the size of
+// the SRAM arena, tens of MiB), the runtime's the rest.
+constexpr std::uint64_t kCollectivesPerChip = kGiB / 4;
+
+std::uint64_t application_base(int local) {
+  return kApplicationFirst + static_cast<std::uint64_t>(local) * kApplicationPerChip;
+}
 
 }  // namespace
 
@@ -33,17 +40,20 @@ host::HostCpu& HostDrivers::cpu(int chip) { return model_.host(chip / per_box())
 
 host::HostMemory& HostDrivers::memory(int chip) { return model_.host(chip / per_box()).memory(); }
 
-HostDrivers::Region HostDrivers::application_memory(int chip) const {
-  return application_region(chip % per_box());
+HostDrivers::Region HostDrivers::collectives_memory(int chip) const {
+  return {application_base(chip % per_box()), kCollectivesPerChip};
+}
+
+HostDrivers::Region HostDrivers::runtime_memory(int chip) const {
+  return runtime_region(chip % per_box());
 }
 
 KernelMemory HostDrivers::kernel_region(int local) {
   return {kKernelFirst + static_cast<std::uint64_t>(local) * kKernelPerChip, kKernelPerChip};
 }
 
-HostDrivers::Region HostDrivers::application_region(int local) {
-  return {kApplicationFirst + static_cast<std::uint64_t>(local) * kApplicationPerChip,
-          kApplicationPerChip};
+HostDrivers::Region HostDrivers::runtime_region(int local) {
+  return {application_base(local) + kCollectivesPerChip, kApplicationPerChip - kCollectivesPerChip};
 }
 
 File& HostDrivers::file(int chip) {
@@ -54,7 +64,7 @@ File& HostDrivers::file(int chip) {
   try {
     system::HostSide& host = model_.host(chip / per_box());
     const int local = chip % per_box();
-    const Region app = application_memory(chip);
+    const Region app = runtime_memory(chip);
     if (per_box() * kKernelPerChip > kApplicationFirst - kKernelFirst ||
         app.base + app.size > host.memory().backing().size()) {
       throw std::runtime_error(fmt::format(

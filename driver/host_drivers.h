@@ -33,15 +33,18 @@ class HostDrivers {
   // From a program of cpu(chip): the application's open compute node of `chip`'s device, probed
   // and opened at the first call. Throws std::runtime_error when the probe or the open fails.
   File& file(int chip);
-  // Host physical memory of `chip`'s box the application may use for `chip`'s buffers.
+  // Host physical memory of `chip`'s box the application may use for `chip`'s buffers, split
+  // between its libraries so that they can share the device: the collectives' (the mirror of
+  // their command images) and the runtime's (pinned buffers).
   struct Region {
     std::uint64_t base = 0, size = 0;
   };
-  Region application_memory(int chip) const;
+  Region collectives_memory(int chip) const;
+  Region runtime_memory(int chip) const;
   // The layout every box host's memory follows, by the chip's place in its box: the driver's
-  // buffers and the application's, for programs that open a chip's device themselves.
+  // buffers and the runtime's, for programs that open a chip's device themselves.
   static KernelMemory kernel_region(int local);
-  static Region application_region(int local);
+  static Region runtime_region(int local);
 
  private:
   struct Entry {

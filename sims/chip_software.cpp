@@ -13,7 +13,7 @@ namespace {
 // Host physical memory each chip's driver keeps for itself and its application allocates from:
 // the layout the collectives' drivers use too (driver/host_drivers.h).
 synapse::HostRegion application_memory(int chip) {
-  const auto r = driver::HostDrivers::application_region(chip);
+  const auto r = driver::HostDrivers::runtime_region(chip);
   return {r.base, r.size};
 }
 

@@ -5,10 +5,14 @@
 // or read from a file `--profile-out` wrote. The gradients' all-reduces then run on the whole
 // system's modeled chips and fabric as the strategy issues them (training/data_parallel.h).
 // Prints the step's time, compute, communication and what is exposed, samples per second and
-// the efficiency against linear scaling.
+// the efficiency against linear scaling. --functional instead trains the MNIST net for real
+// (training/functional.h) and compares the replicas with one chip on their whole batch.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <memory>
 #include <numeric>
 #include <sstream>
 
@@ -26,6 +30,7 @@
 #include "sims/svg_plot.h"
 #include "training/cluster.h"
 #include "training/data_parallel.h"
+#include "training/functional.h"
 #include "training/profile.h"
 
 namespace podsim::sims {
@@ -99,6 +104,10 @@ class TrainCommand : public Command {
                   "replicas measured at once for the profile, on one box's chips: they share its "
                   "host and PCIe tree (BERT-Large: +1.2%), at that many times the cost")
         ->capture_default_str();
+    c->add_flag("--functional", functional_,
+                "train the mnist model for real: the workers on their chips, the gradients "
+                "averaged by the collectives; and one chip beside them on the whole batch, to "
+                "compare");
     c->add_option("--scale", scale_,
                   "a scaling study: the same job on the first N chips for each N, one process "
                   "each, over one profile")
@@ -116,6 +125,7 @@ class TrainCommand : public Command {
     const auto system = options.load_system();
     if (!profile_out_.empty()) return measure(options, system, model);
     check_options();
+    if (functional_) return run_functional(options, system, model);
     if (!scale_.empty()) return run_scale(options, model, system);
     const training::StepProfile profile = load_profile(options, model);
     auto topology = system::build_topology(system.config, &system.tree);
@@ -220,6 +230,112 @@ class TrainCommand : public Command {
     p.description =
         fmt::format("{} worker{} on chips 0-{}", ranks, ranks == 1 ? "" : "s", ranks - 1);
     return p;
+  }
+
+  // --functional: the workers' replicas and a one-chip run of their whole batch beside them
+  // (on the first chip no worker uses, if any), both trained for real in one simulation.
+  int run_functional(const GlobalOptions& options, const collectives::LoadedSystemFile& system,
+                     const training::Model& model) {
+    if (model.name != "mnist") {
+      throw UsageError(fmt::format(
+          "train --functional: {} is too large to train in functional mode here; it trains "
+          "the mnist model",
+          model.name));
+    }
+    if (!scale_.empty() || ideal_network_ || no_overlap_ || !profile_in_.empty())
+      throw UsageError(
+          "train --functional: --scale, --ideal-network, --no-overlap and "
+          "--profile are for timing runs");
+    served_device(system, "train", options.system);
+    auto topology = system::build_topology(system.config, &system.tree);
+    const int chips = topology.chips;
+    const training::Placement placement = place(options, system.config, chips);
+    require_system_memory(chips, 1, false);
+    for (const std::string& f : {options.json_file}) {
+      if (!f.empty()) write_output_file(f, "");  // writable before the run
+    }
+    training::FunctionalOptions o;
+    o.strategy = strategy_ == "horovod" ? training::Strategy::kHorovod : training::Strategy::kHccl;
+    o.replicas = static_cast<int>(placement.chips.size());
+    o.batch = model.batch;
+    o.steps = steps_;
+    o.bucket_bytes = bucket_bytes_ == 0 ? ~0ull : bucket_bytes_;
+    o.fusion_bytes = fusion_bytes_;
+    o.broadcast = !no_broadcast_;
+    o.seed = options.seed;
+    system::SystemModel sim("system", system.config, std::move(topology),
+                            options.model_options(true));
+    training::FunctionalRun run(sim, o, placement.chips);
+    std::unique_ptr<training::FunctionalRun> single;
+    int free_chip = 0;
+    while (free_chip < chips &&
+           std::count(placement.chips.begin(), placement.chips.end(), free_chip) > 0) {
+      ++free_chip;
+    }
+    if (free_chip < chips) {
+      training::FunctionalOptions one = o;
+      one.replicas = 1;
+      one.batch = o.batch * static_cast<std::uint32_t>(o.replicas);
+      single = std::make_unique<training::FunctionalRun>(sim, one, std::vector<int>{free_chip});
+    }
+    sc_core::sc_start();
+    if (!run.failure().empty() || (single && !single->failure().empty())) {
+      fmt::print(stderr, "podsim: train --functional failed: {}\n",
+                 run.failure().empty() ? single->failure() : run.failure());
+      return 1;
+    }
+    report_functional(options, model, placement, o, run.result(),
+                      single ? &single->result() : nullptr, free_chip);
+    return 0;
+  }
+
+  void report_functional(const GlobalOptions& options, const training::Model& model,
+                         const training::Placement& placement, const training::FunctionalOptions& o,
+                         const training::FunctionalResult& r,
+                         const training::FunctionalResult* single, int single_chip) const {
+    fmt::print("model      {}\n", model.description);
+    fmt::print("placement  {}; functional: replicas really train, gradients really averaged\n",
+               placement.description);
+    fmt::print("strategy   {}: {} all-reduce{} per step{}\n", strategy_, r.all_reduces,
+               r.all_reduces == 1 ? "" : "s",
+               o.broadcast ? ", rank 0's parameters broadcast first" : "");
+    if (single) {
+      fmt::print("compare    chip {} alone on the global batch of {}\n", single_chip,
+                 o.batch * static_cast<std::uint32_t>(o.replicas));
+    }
+    fmt::print("{:>5} {:>14} {:>14}\n", "step", "loss", single ? "one_chip_loss" : "");
+    nlohmann::json steps = nlohmann::json::array();
+    for (std::size_t s = 0; s < r.losses.size(); ++s) {
+      if (single) {
+        fmt::print("{:>5} {:>14.6f} {:>14.6f}\n", s, r.losses[s], single->losses[s]);
+      } else {
+        fmt::print("{:>5} {:>14.6f}\n", s, r.losses[s]);
+      }
+      steps.push_back({{"step", s}, {"loss", r.losses[s]}});
+      if (single) steps.back()["one_chip_loss"] = single->losses[s];
+    }
+    bool identical = true;
+    for (const auto& p : r.parameters) identical = identical && p == r.parameters.front();
+    fmt::print("replicas   {}\n",
+               identical ? "end with identical parameters" : "end with DIFFERENT parameters");
+    nlohmann::json j{{"model", model.name},    {"strategy", strategy_},
+                     {"replicas", o.replicas}, {"steps", steps},
+                     {"identical", identical}, {"all_reduces", r.all_reduces}};
+    if (single) {
+      double worst = 0, scale = 0;
+      const auto& a = r.parameters.front();
+      const auto& b = single->parameters.front();
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        worst = std::max(worst, std::abs(a[i] - b[i]));
+        scale = std::max(scale, std::abs(b[i] - single->initial[i]));
+      }
+      fmt::print(
+          "one chip   the replicas' parameters differ from its by {:.2g} of its largest "
+          "update (bf16 weights: a few hundredths)\n",
+          worst / scale);
+      j["difference_from_one_chip"] = worst / scale;
+    }
+    if (!options.json_file.empty()) write_output_file(options.json_file, j.dump(2) + "\n");
   }
 
   // The child's part: the profile on a one-box copy of the system, written to --profile-out.
@@ -543,6 +659,7 @@ class TrainCommand : public Command {
   std::string profile_in_, profile_out_;
   int profile_replicas_ = 1;
   std::vector<int> scale_;
+  bool functional_ = false;
   std::string csv_file_, plot_file_;
 };
 

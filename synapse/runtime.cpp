@@ -88,11 +88,21 @@ void wait_for(std::vector<Packet>& out, std::uint32_t monitor, std::uint32_t sob
 }  // namespace
 
 Runtime::Runtime(driver::Device& device, host::HostMemory& memory, HostRegion region)
-    : device_(device), memory_(memory), host_(region.base, region.size) {
-  if (const int rc = device.open(false, file_); rc != 0) {
+    : memory_(memory), host_(region.base, region.size) {
+  if (const int rc = device.open(false, owned_file_); rc != 0) {
     throw RuntimeError(fmt::format("synapse: acquiring the device: {} ({})", std::strerror(-rc),
                                    rc == -EBUSY ? "another process holds it" : "open failed"));
   }
+  file_ = owned_file_.get();
+  set_up();
+}
+
+Runtime::Runtime(driver::File& file, host::HostMemory& memory, HostRegion region)
+    : memory_(memory), file_(&file), host_(region.base, region.size) {
+  set_up();
+}
+
+void Runtime::set_up() {
   hl_info_hw_ip_info ip{};
   hl_info_args args{};
   args.op = HL_INFO_HW_IP_INFO;

@@ -67,6 +67,9 @@ class Runtime {
   // Opens `device`'s compute node (exclusive, as a process acquiring the device). Throws
   // RuntimeError when the driver refuses, naming its errno.
   Runtime(driver::Device& device, host::HostMemory& memory, HostRegion region);
+  // Over a compute node the application already holds open, shared with its other libraries (as
+  // HCCL shares SynapseAI's device); the file stays the caller's.
+  Runtime(driver::File& file, host::HostMemory& memory, HostRegion region);
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
@@ -141,9 +144,12 @@ class Runtime {
   std::vector<std::uint8_t> completion(const Recipe& recipe, std::uint32_t monitor,
                                        std::uint32_t queue) const;
 
-  driver::Device& device_;
+  // Queries the device and sets up the allocators and the upload stream, once file_ is open.
+  void set_up();
+
   host::HostMemory& memory_;
-  std::unique_ptr<driver::File> file_;
+  std::unique_ptr<driver::File> owned_file_;  // when the runtime opened the device itself
+  driver::File* file_ = nullptr;
   Target target_;
   core::RangeAllocator host_, dram_;
   std::map<std::uint64_t, HostBuffer> host_buffers_;       // by host address

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "synapse/host_ops.h"
 
@@ -52,13 +53,26 @@ Session::Value Session::temporary(const std::string& name, Dtype dtype,
   return Value{static_cast<int>(slots_.size() - 1)};
 }
 
-Session::Slot& Session::slot(Value v) {
+Session::Slot& Session::slot(Value v) { return const_cast<Slot&>(std::as_const(*this).slot(v)); }
+
+const Session::Slot& Session::slot(Value v) const {
   if (v.id < 0 || static_cast<std::size_t>(v.id) >= slots_.size())
     throw std::invalid_argument(fmt::format("session: value {} does not exist", v.id));
   if (slots_[static_cast<std::size_t>(v.id)].tensor.name.empty())
     throw std::invalid_argument(
         fmt::format("session: value {} was a temporary of an ended step", v.id));
   return slots_[static_cast<std::size_t>(v.id)];
+}
+
+const Tensor& Session::tensor(Value v) const { return slot(v).tensor; }
+
+std::uint64_t Session::address(Value v) const {
+  const Slot& s = slot(v);
+  if (s.temporary) {
+    throw std::invalid_argument(fmt::format(
+        "session: {} is a temporary; only persistent tensors have a fixed address", s.tensor.name));
+  }
+  return s.address;
 }
 
 void Session::gemm(const std::string& name, Value a, Value b, Value c, mme::GemmDesc gemm,
@@ -69,6 +83,17 @@ void Session::gemm(const std::string& name, Value a, Value b, Value c, mme::Gemm
   op.gemm = gemm;
   op.accumulate = accumulate;
   op.offsets = offsets;
+  op.operands = {a.id, b.id, c.id};
+  record(std::move(op));
+}
+
+void Session::convolution(const std::string& name, mme::MmeOp mme_op, const mme::ConvDesc& conv,
+                          Value a, Value b, Value c) {
+  Op op;
+  op.name = name;
+  op.mme = true;
+  op.mme_op = mme_op;
+  op.conv = conv;
   op.operands = {a.id, b.id, c.id};
   record(std::move(op));
 }
@@ -98,6 +123,14 @@ void Session::kernel(const std::string& name, const tpc::KernelRequest& request,
       }
     }
   }
+  record(std::move(op));
+}
+
+void Session::copy(const std::string& name, Value src, Value dst) {
+  Op op;
+  op.name = name;
+  op.copy = true;
+  op.operands = {src.id, dst.id};
   record(std::move(op));
 }
 
@@ -142,7 +175,11 @@ Graph Session::graph_of(const std::vector<Op>& ops, std::vector<std::uint64_t>* 
   for (const Op& op : ops) {
     std::vector<TensorId> operands;
     for (int id : op.operands) operands.push_back(tensor(id));
-    if (op.mme) {
+    if (op.copy) {
+      g.copy(op.name, operands[0], operands[1]);
+    } else if (op.mme && op.mme_op != mme::MmeOp::kGemm) {
+      g.convolution(op.name, op.mme_op, op.conv, operands[0], operands[1], operands[2]);
+    } else if (op.mme) {
       g.gemm(op.name, operands[0], operands[1], operands[2], op.gemm, op.accumulate, op.offsets);
     } else {
       g.kernel(op.name, op.request, operands);

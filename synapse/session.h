@@ -50,8 +50,18 @@ class Session {
   // TPC library lacks but host_ops.h has runs on the host CPU (counted in stats()).
   void gemm(const std::string& name, Value a, Value b, Value c, mme::GemmDesc gemm,
             bool accumulate = false, std::array<std::uint64_t, 3> offsets = {});
+  void convolution(const std::string& name, mme::MmeOp op, const mme::ConvDesc& conv, Value a,
+                   Value b, Value c);
   void kernel(const std::string& name, const tpc::KernelRequest& request,
               const std::vector<Value>& tensors);
+  // dst = src on a DMA engine (both of one size in bytes).
+  void copy(const std::string& name, Value src, Value dst);
+
+  // What a value is: its name, type and shape.
+  const Tensor& tensor(Value v) const;
+  // Where a persistent value lives in device memory, for the libraries beside the session (a
+  // collective on it, a copy into a bucket). Throws std::invalid_argument for a temporary.
+  std::uint64_t address(Value v) const;
 
   // Host values of a persistent tensor, converted to and from its type. A read runs what is
   // recorded first.
@@ -71,14 +81,17 @@ class Session {
   };
   struct Op {
     std::string name;
-    bool mme = false, host = false;
+    bool mme = false, host = false, copy = false;
+    mme::MmeOp mme_op = mme::MmeOp::kGemm;
     mme::GemmDesc gemm;
+    mme::ConvDesc conv;
     bool accumulate = false;
     std::array<std::uint64_t, 3> offsets{};
     tpc::KernelRequest request;
     std::vector<int> operands;
   };
   Slot& slot(Value v);
+  const Slot& slot(Value v) const;
   void record(Op op);
   // Runs `ops`: device operations as graphs between the host operations.
   void run(const std::vector<Op>& ops);

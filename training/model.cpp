@@ -7,6 +7,7 @@
 namespace podsim::training {
 
 std::uint64_t LayerShape::parameters() const {
+  if (kind == LayerKind::kConv) return conv.parameters() + extra_parameters;
   if (kind == LayerKind::kLmHead) {
     return std::uint64_t{head.vocab} * head.hidden + extra_parameters;
   }
@@ -16,6 +17,7 @@ std::uint64_t LayerShape::parameters() const {
 }
 
 std::string LayerShape::key() const {
+  if (kind == LayerKind::kConv) return conv.key() + (input_gradient ? "" : " (no input gradient)");
   if (kind == LayerKind::kLmHead) {
     return fmt::format("lm_head tokens {} hidden {} vocab {}", head.tokens, head.hidden,
                        head.vocab);
@@ -31,7 +33,9 @@ std::uint64_t Model::parameters() const {
   return n;
 }
 
-std::vector<std::string> model_names() { return {"bert-large", "bert-large-512", "gpt"}; }
+std::vector<std::string> model_names() {
+  return {"bert-large", "bert-large-512", "gpt", "resnet50", "mnist"};
+}
 
 namespace {
 
@@ -59,9 +63,51 @@ void apply(std::uint32_t given, std::uint32_t& value) {
   if (given != 0) value = given;
 }
 
+// A convolutional network's units as layer shapes, alike units sharing one.
+Model conv_model(const ModelRequest& r) {
+  Model m;
+  m.name = r.name;
+  for (const auto& [option, value] : {std::pair<const char*, std::uint32_t>{"layers", r.layers},
+                                      {"hidden", r.hidden},
+                                      {"heads", r.heads},
+                                      {"sequence", r.sequence},
+                                      {"vocab", r.vocab}}) {
+    if (value != 0) {
+      throw std::invalid_argument(
+          fmt::format("model {}: --{} is for the transformer models; a convolutional network "
+                      "takes only --batch",
+                      r.name, option));
+    }
+  }
+  const bool resnet = r.name == "resnet50";
+  // Per-device batches: 256 in Habana's ResNet-50 references [T9], 64 in Graphcore's MNIST
+  // example [T4].
+  m.batch = r.batch != 0 ? r.batch : resnet ? 256 : 64;
+  const auto units = resnet ? workloads::resnet50_units(m.batch, tpc::Dtype::kBf16)
+                            : workloads::mnist_units(m.batch, tpc::Dtype::kBf16);
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    LayerShape s;
+    s.kind = LayerKind::kConv;
+    s.conv = units[i];
+    s.input_gradient = i > 0;
+    const std::string problem = s.conv.problem();
+    if (!problem.empty()) throw std::invalid_argument(fmt::format("model {}: {}", m.name, problem));
+    std::size_t index = 0;
+    while (index < m.shapes.size() && m.shapes[index].key() != s.key()) ++index;
+    if (index == m.shapes.size()) m.shapes.push_back(s);
+    m.layers.push_back(static_cast<int>(index));
+  }
+  m.description = fmt::format("{}: {} units, {} per worker, {:.3f} M parameters",
+                              resnet ? "ResNet-50 v1.5 (224x224 images, 1000 classes)"
+                                     : "MNIST convolutional net (28x28 images, 10 classes)",
+                              units.size(), m.batch, static_cast<double>(m.parameters()) * 1e-6);
+  return m;
+}
+
 }  // namespace
 
 Model make_model(const ModelRequest& r) {
+  if (r.name == "resnet50" || r.name == "mnist") return conv_model(r);
   Decoder d = preset(r.name);
   apply(r.batch, d.batch);
   apply(r.layers, d.layers);

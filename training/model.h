@@ -1,8 +1,9 @@
 // The models a training study runs, as the layers one data-parallel replica computes: transformer
-// layers (workloads/transformer.h) and a language model's head (workloads/lm_head.h), each
-// with its parameter count, so that its gradient's size and (from a profile, profile.h) its
-// compute time are known. Presets: BERT-Large (phase 1, sequence 128, and phase 2, 512) and a
-// GPT-style decoder whose layers, width, heads and sequence are the user's.
+// layers (workloads/transformer.h) and a language model's head (workloads/lm_head.h), or a
+// convolutional network's units (workloads/convnet.h), each with its parameter count, so that
+// its gradient's size and (from a profile, profile.h) its compute time are known. Presets:
+// BERT-Large (phase 1, sequence 128, and phase 2, 512), a GPT-style decoder whose layers, width,
+// heads and sequence are the user's, ResNet-50 and the MNIST net of Graphcore's guide.
 // Captures: the layers' shapes and order, the parameters of each (the embedding tables tied to
 // the head, the position table with the first layer), the per-worker batch.
 // Ignores: BERT's pooler and its masked-LM transform, dropout, the embedding lookup's compute.
@@ -12,18 +13,21 @@
 #include <string>
 #include <vector>
 
+#include "workloads/convnet.h"
 #include "workloads/lm_head.h"
 #include "workloads/transformer.h"
 
 namespace podsim::training {
 
-enum class LayerKind { kTransformer, kLmHead };
+enum class LayerKind { kTransformer, kLmHead, kConv };
 
 // One distinct layer shape: the unit the profile simulates once.
 struct LayerShape {
   LayerKind kind = LayerKind::kTransformer;
   workloads::TransformerConfig transformer;  // kTransformer
   workloads::LmHeadConfig head;              // kLmHead
+  workloads::ConvUnitConfig conv;            // kConv
+  bool input_gradient = true;                // kConv: false for a network's first unit
   std::uint64_t extra_parameters = 0;        // parameters without compute of their own (tables)
   // Parameters whose gradient this layer yields.
   std::uint64_t parameters() const;

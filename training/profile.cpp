@@ -86,6 +86,9 @@ LayerTiming measure_shape(synapse::Runtime& runtime, const LayerShape& shape,
   if (shape.kind == LayerKind::kTransformer) {
     workloads::TransformerBlock layer(session, shape.transformer);
     t = time_passes(session, layer, barrier);
+  } else if (shape.kind == LayerKind::kConv) {
+    workloads::ConvUnitStep unit(session, shape.conv, false, shape.input_gradient);
+    t = time_passes(session, unit, barrier);
   } else {
     workloads::LmHead head(session, shape.head);
     t = time_passes(session, head, barrier);

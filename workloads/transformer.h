@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "synapse/session.h"
+#include "workloads/values.h"
 
 namespace podsim::workloads {
 
@@ -34,7 +35,6 @@ struct TransformerConfig {
 // The layer's parameters, input and r, by name (type-rounded), and its results by name: "out",
 // "loss" (one value; "loss_scale": the sum of its terms' magnitudes, the scale its rounding
 // error has) and the gradients "d<parameter>" and "dx".
-using Tensors = std::map<std::string, std::vector<double>>;
 Tensors transformer_inputs(const TransformerConfig& c);
 Tensors transformer_reference(const TransformerConfig& c, const Tensors& inputs);
 

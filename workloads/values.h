@@ -11,6 +11,9 @@
 
 namespace podsim::workloads {
 
+// Values by name, in a tensor's memory order: a workload's inputs, results and references.
+using Tensors = std::map<std::string, std::vector<double>>;
+
 // `v` as a tensor of type `t` holds it (round to nearest even).
 inline double rounded(double v, tpc::Dtype t) {
   std::vector<std::uint8_t> b(8);

@@ -217,3 +217,42 @@ TEST_F(TrainCli, BadArgumentsAreUsageErrors) {
 
 }  // namespace
 }  // namespace podsim
+
+namespace podsim {
+namespace {
+
+// --functional: the MNIST net trained for real on 4 chips of an hls1 box, and on a fifth alone
+// with their whole batch.
+TEST(TrainFunctionalCli, ReplicasTrainForRealAndEndWhereOneChipEnds) {
+  test::TempDir dir;
+  const auto json = dir / "train.json";
+  const auto r = test::run_program(
+      PODSIM_BINARY, {"--system", "hls1", "-q", "train", "--model", "mnist", "--functional",
+                      "--ranks", "4", "--steps", "2", "--batch", "8", "--json", json.string()});
+  ASSERT_EQ(r.exit_status, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("end with identical parameters"));
+  EXPECT_THAT(r.out, HasSubstr("chip 4 alone on the global batch of 32"));
+  const auto j = nlohmann::json::parse(test::read_text(json));
+  EXPECT_TRUE(j["identical"].get<bool>());
+  EXPECT_LT(j["difference_from_one_chip"].get<double>(), 0.1);
+  ASSERT_EQ(j["steps"].size(), 2u);
+  for (const auto& s : j["steps"]) {
+    EXPECT_NEAR(s["loss"].get<double>(), s["one_chip_loss"].get<double>(),
+                0.02 * s["one_chip_loss"].get<double>());
+  }
+}
+
+TEST(TrainFunctionalCli, OnlyTheMnistNetTrainsFunctionally) {
+  const auto gpt = test::run_program(
+      PODSIM_BINARY, {"--system", "hls1", "train", "--model", "gpt", "--functional"});
+  EXPECT_EQ(gpt.exit_status, 2);
+  EXPECT_THAT(gpt.err, HasSubstr("gpt is too large to train in functional mode"));
+  const auto timing = test::run_program(
+      PODSIM_BINARY,
+      {"--system", "hls1", "train", "--model", "mnist", "--functional", "--ideal-network"});
+  EXPECT_EQ(timing.exit_status, 2);
+  EXPECT_THAT(timing.err, HasSubstr("are for timing runs"));
+}
+
+}  // namespace
+}  // namespace podsim

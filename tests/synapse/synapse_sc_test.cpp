@@ -11,14 +11,16 @@
 #include "synapse/compiler.h"
 #include "synapse/runtime.h"
 #include "synapse/session.h"
-#include "tests/driver/with_device.h"
+#include "tests/synapse/runtime_bench.h"
 #include "workloads/mlp.h"
 #include "workloads/transformer.h"
 
 namespace podsim::synapse {
 namespace {
 
-constexpr HostRegion kHost{4ull << 30, 1ull << 30};
+using test::Bench;
+using test::kHost;
+using test::with_runtime;
 
 std::vector<float> random_values(std::size_t n, std::uint32_t seed) {
   std::mt19937 gen(seed);
@@ -49,28 +51,6 @@ std::vector<float> to_host(Runtime& rt, StreamId d2h, std::uint64_t dev, std::si
   rt.host_read(host, v.data(), bytes);
   rt.host_free(host);
   return v;
-}
-
-// Runs `body` with a runtime on chip 0 of an hls1 box, its copy streams made.
-struct Bench {
-  Runtime& rt;
-  StreamId h2d, d2h, compute;
-};
-void with_runtime(const std::function<void(Bench&)>& body) {
-  driver::test::with_device([&](driver::Device& device, host::HostCpu&, system::SystemModel& m) {
-    Runtime rt(device, m.host(0).memory(), kHost);
-    Bench b{rt, rt.create_stream(StreamKind::kHostToDevice),
-            rt.create_stream(StreamKind::kDeviceToHost), rt.create_stream(StreamKind::kCompute)};
-    try {
-      body(b);
-    } catch (...) {
-      for (const auto& e : m.chip(0).errors())
-        ADD_FAILURE() << "chip error: " << e.block << ": " << e.detail;
-      throw;
-    }
-    for (const auto& e : m.chip(0).errors())
-      ADD_FAILURE() << "chip error: " << e.block << ": " << e.detail;
-  });
 }
 
 // y = relu(x w + b) in f32: an MME GEMM, then two TPC kernels, the intermediate in the
@@ -382,15 +362,7 @@ void expect_transformer_matches_cpu(Mode mode, Dtype dtype, double tolerance) {
     EXPECT_NEAR(loss, want.at("loss")[0], tolerance * want.at("loss_scale")[0]);
     const workloads::Tensors got = block.results();
     EXPECT_EQ(got.size(), 14u);  // out, dx and twelve parameter gradients
-    for (const auto& [name, values] : got) {
-      const std::vector<double>& w = want.at(name);
-      ASSERT_EQ(values.size(), w.size()) << name;
-      double scale = 0, worst = 0;
-      for (double v : w) scale = std::max(scale, std::abs(v));
-      for (std::size_t i = 0; i < w.size(); ++i)
-        worst = std::max(worst, std::abs(values[i] - w[i]));
-      EXPECT_LE(worst, tolerance * scale) << name << " (largest " << scale << ")";
-    }
+    test::expect_results_match(got, want, tolerance);
     EXPECT_EQ(session.stats().host_op_kernels, std::set<std::string>{"softmax_bwd"});
     EXPECT_EQ(session.stats().host_ops, 1u);
   });

@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <numeric>
+
 #include "hw/tpc/kernels/functional.h"
 #include "hw/tpc/kernels/library.h"
 
@@ -26,6 +28,29 @@ const Shapes kMatrixShapes = {{1, 1},   {1, 5},   {5, 1},   {7, 3},   {63, 2},  
                               {65, 3},  {100, 7}, {127, 2}, {128, 3}, {129, 129}, {200, 9},
                               {255, 4}, {256, 2}, {257, 3}, {31, 33}, {300, 11},  {2, 300},
                               {17, 64}, {64, 17}, {513, 5}};
+// Pooling's x [C, W, H, N] for each window: C around the 64-lane vectors and the four vectors a
+// point covers, N around the four batch elements a point may cover instead, edges the windows
+// do not reach, inputs no larger than one window.
+const Shapes kStemPoolShapes = {{64, 16, 16, 2}, {1, 1, 1, 1},   {65, 5, 6, 3}, {130, 7, 4, 1},
+                                {3, 2, 9, 5},    {256, 4, 4, 2}, {300, 3, 5, 1}};
+const Shapes kMnistPoolShapes = {{32, 26, 26, 2}, {20, 11, 11, 3}, {1, 2, 2, 1},  {70, 3, 5, 4},
+                                 {64, 26, 11, 1}, {129, 4, 7, 2},  {7, 11, 26, 5}};
+const Shapes kGlobalPoolShapes = {{2048, 7, 7, 2}, {64, 7, 7, 3},  {1, 7, 7, 1}, {100, 7, 7, 5},
+                                  {257, 7, 7, 4},  {512, 7, 7, 1}, {3, 7, 7, 9}};
+const Shapes kOddPoolShapes = {{5, 7, 6, 2},   {64, 4, 3, 1}, {66, 9, 5, 3}, {1, 2, 2, 1},
+                               {200, 8, 8, 2}, {2, 5, 1, 6},  {130, 3, 4, 4}};
+using Params = std::map<std::string, double>;
+// ResNet-50's stem, MNIST's 2 x 2, ResNet-50's global average pool, and windows whose axes
+// differ in every parameter: overlapping along both, and with strides beyond the window (inputs
+// no window covers).
+const Params kStemPool = {{"window_h", 3}, {"window_w", 3}, {"stride_h", 2},
+                          {"stride_w", 2}, {"pad_h", 1},    {"pad_w", 1}};
+const Params kMnistPool = {{"window_h", 2}, {"window_w", 2}, {"stride_h", 2}, {"stride_w", 2}};
+const Params kGlobalPool = {{"window_h", 7}, {"window_w", 7}};
+const Params kOddPool = {{"window_h", 3}, {"window_w", 4}, {"stride_h", 1},
+                         {"stride_w", 3}, {"pad_h", 2},    {"pad_w", 1}};
+const Params kGappedPool = {{"window_h", 2}, {"window_w", 1}, {"stride_h", 3},
+                            {"stride_w", 2}, {"pad_h", 1},    {"pad_w", 0}};
 
 struct Case {
   std::string kernel;
@@ -53,6 +78,13 @@ std::vector<Case> cases() {
   out.push_back({"reduce_max", &kRowShapes, {{"dim", 1}}});
   out.push_back({"transpose", &kMatrixShapes, {}});
   out.push_back({"embedding", &kMatrixShapes, {{"indices", 37}}});
+  for (const char* k : {"max_pool", "max_pool_bwd", "avg_pool", "avg_pool_bwd"}) {
+    out.push_back({k, &kStemPoolShapes, kStemPool});
+    out.push_back({k, &kMnistPoolShapes, kMnistPool});
+    out.push_back({k, &kGlobalPoolShapes, kGlobalPool});
+    out.push_back({k, &kOddPoolShapes, kOddPool});
+    out.push_back({k, &kOddPoolShapes, kGappedPool});
+  }
   return out;
 }
 
@@ -61,6 +93,14 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   for (const auto& [k, v] : info.param.params)
     name += "_" + k + std::to_string(static_cast<int>(v));
   return name;
+}
+
+// Fills the outputs with NaN (all ones), so that an element a kernel does not write fails.
+void poison_outputs(const KernelPlan& plan, std::vector<std::vector<std::uint8_t>>& buffers) {
+  for (std::size_t b = 0; b < plan.buffers.size(); ++b) {
+    if (plan.buffers[b].role == BufferSpec::Role::kOutput)
+      std::fill(buffers[b].begin(), buffers[b].end(), 0xFF);
+  }
 }
 
 class KernelLibrary : public ::testing::TestWithParam<Case> {};
@@ -76,6 +116,7 @@ TEST_P(KernelLibrary, MatchesItsCpuReferenceOnEveryShapeAndType) {
         const KernelPlan plan = plan_kernel(request);
         auto got = make_buffers(plan, 42 + runs);
         auto want = got;
+        poison_outputs(plan, got);
         run_functional(plan, got, 3);
         run_reference(plan, want);
         for (std::size_t b = 0; b < plan.buffers.size(); ++b) {
@@ -140,6 +181,185 @@ TEST(KernelLibrary, BadRequestsAreRefusedWithTheReason) {
             "kernel 'cast' has no conversion from i32 to bf16");
   EXPECT_EQ(error({"reduce_sum", Dtype::kF32, std::nullopt, {4, 4}, {{"dim", 2}}}),
             "kernel 'reduce_sum': dim = 2 (0 or 1)");
+}
+
+// Runs a request on three functional cores with the named inputs' values (other inputs zero),
+// requires the reference to agree, and returns the named output.
+std::vector<double> run_with(const KernelRequest& request,
+                             const std::map<std::string, std::vector<double>>& inputs,
+                             const std::string& output) {
+  const KernelPlan plan = plan_kernel(request);
+  std::vector<std::vector<std::uint8_t>> buffers;
+  std::optional<std::size_t> out;
+  for (const BufferSpec& b : plan.buffers) {
+    buffers.emplace_back(b.bytes(), 0);
+    if (b.name == output) out = buffers.size() - 1;
+    const auto it = inputs.find(b.name);
+    if (it == inputs.end()) continue;
+    EXPECT_EQ(it->second.size(), b.elements()) << b.name;
+    for (std::size_t i = 0; i < it->second.size() && i < b.elements(); ++i)
+      write_element(buffers.back(), b.dtype, i, it->second[i]);
+  }
+  EXPECT_TRUE(out) << "no buffer " << output;
+  if (!out) return {};
+  auto want = buffers;
+  poison_outputs(plan, buffers);
+  run_functional(plan, buffers, 3);
+  run_reference(plan, want);
+  EXPECT_EQ(compare_buffer(plan, static_cast<int>(*out), buffers[*out], want[*out]), std::nullopt)
+      << request.kernel;
+  std::vector<double> got(plan.buffers[*out].elements());
+  for (std::size_t i = 0; i < got.size(); ++i)
+    got[i] = read_element(buffers[*out], plan.buffers[*out].dtype, i);
+  return got;
+}
+
+// x [1, 4, 4, 1] = -(1 + w + 4 h): negative, so a padding of 0 would win a max.
+std::vector<double> ramp_4x4() {
+  std::vector<double> x(16);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = -1.0 - static_cast<double>(i);
+  return x;
+}
+
+TEST(KernelLibrary, PoolingGivesHandComputedValues) {
+  const std::vector<std::uint32_t> shape = {1, 4, 4, 1};
+  // y and dy [1, Q, P, 1] are listed q + Q p; dx as x, w + 4 h.
+  EXPECT_THAT(
+      run_with({"max_pool", Dtype::kF32, std::nullopt, shape, {}}, {{"x", ramp_4x4()}}, "y"),
+      ::testing::ElementsAre(-1, -3, -9, -11));
+  EXPECT_THAT(
+      run_with({"max_pool", Dtype::kF32, std::nullopt, shape, kStemPool}, {{"x", ramp_4x4()}}, "y"),
+      ::testing::ElementsAre(-1, -2, -5, -6));
+  EXPECT_THAT(
+      run_with({"avg_pool", Dtype::kF32, std::nullopt, shape, {}}, {{"x", ramp_4x4()}}, "y"),
+      ::testing::ElementsAre(-3.5, -5.5, -11.5, -13.5));
+  // count_include_pad: the corner window holds four inputs and divides by nine.
+  EXPECT_THAT(
+      run_with({"avg_pool", Dtype::kF32, std::nullopt, shape, kStemPool}, {{"x", ramp_4x4()}}, "y"),
+      ::testing::Pointwise(::testing::FloatEq(),
+                           std::vector<float>{-14.f / 9, -30.f / 9, -57.f / 9, -11.f}));
+  const std::vector<double> dy = {1, 2, 3, 4};
+  EXPECT_THAT(
+      run_with({"avg_pool_bwd", Dtype::kF32, std::nullopt, shape, kStemPool}, {{"dy", dy}}, "dx"),
+      ::testing::Pointwise(::testing::FloatEq(),
+                           std::vector<float>{1.f / 9, 3.f / 9, 2.f / 9, 2.f / 9,   //
+                                              4.f / 9, 10.f / 9, 6.f / 9, 6.f / 9,  //
+                                              3.f / 9, 7.f / 9, 4.f / 9, 4.f / 9,   //
+                                              3.f / 9, 7.f / 9, 4.f / 9, 4.f / 9}));
+  EXPECT_THAT(run_with({"max_pool_bwd", Dtype::kF32, std::nullopt, shape, kStemPool},
+                       {{"x", ramp_4x4()}, {"y", {-1, -2, -5, -6}}, {"dy", dy}}, "dx"),
+              ::testing::ElementsAre(1, 2, 0, 0, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0));
+}
+
+// Each window's gradient goes to exactly one input: the first of the window's maxima in row
+// major order. Inputs of all one value make every place a maximum; were ties shared, the inputs
+// inside several windows would collect several gradients, and the others would not stay zero.
+// Overlapping windows (a gather after an index pass) and windows apart (one pass over cells).
+TEST(KernelLibrary, MaxPoolBwdGivesEachWindowsGradientToItsFirstMaximumOnly) {
+  const Params overlapping = {{"window_h", 3}, {"window_w", 3}, {"stride_h", 1}, {"stride_w", 1}};
+  for (Dtype t : {Dtype::kF32, Dtype::kBf16}) {
+    for (const Params& params : {overlapping, kStemPool, kMnistPool}) {
+      const auto get = [&params](const char* name) {
+        return params.count(name) ? static_cast<int>(params.at(name)) : 0;
+      };
+      // 70 channels and 5 batch elements: two vectors along C, units along C and N.
+      const std::uint32_t c = 70, n = 5;
+      const std::vector<double> x(c * 16 * n, 1.5);
+      std::vector<double> dy(c * 4 * n), want(x.size(), 0.0);
+      for (std::uint32_t b = 0; b < n; ++b)
+        for (std::uint32_t k = 0; k < 4; ++k)
+          for (std::uint32_t ch = 0; ch < c; ++ch) {
+            const double g = 1 + k + 4 * b + (ch % 3);
+            dy[ch + c * (k + 4 * b)] = g;
+            // A window's first place inside x: its origin, or the first past the padding.
+            const int q = static_cast<int>(k % 2), p = static_cast<int>(k / 2);
+            const auto w =
+                static_cast<std::uint32_t>(std::max(0, q * get("stride_w") - get("pad_w")));
+            const auto h =
+                static_cast<std::uint32_t>(std::max(0, p * get("stride_h") - get("pad_h")));
+            want[ch + c * (w + 4 * (h + 4 * b))] = g;
+          }
+      const KernelRequest forward{"max_pool", t, std::nullopt, {c, 4, 4, n}, params};
+      const std::vector<double> y = run_with(forward, {{"x", x}}, "y");
+      KernelRequest backward = forward;
+      backward.kernel = "max_pool_bwd";
+      EXPECT_EQ(run_with(backward, {{"x", x}, {"y", y}, {"dy", dy}}, "dx"), want)
+          << info(t).name << " stride " << get("stride_h") << " pad " << get("pad_h");
+    }
+  }
+  // Maxima at (w, h) = (1, 0) and (0, 1): row major picks the first row's.
+  EXPECT_THAT(run_with({"max_pool_bwd", Dtype::kF32, std::nullopt, {1, 2, 2, 1}, {}},
+                       {{"x", {0, 5, 5, 1}}, {"y", {5}}, {"dy", {7}}}, "dx"),
+              ::testing::ElementsAre(0, 7, 0, 0));
+}
+
+// Through max_pool's own output, the gradient is conserved: every window hands its dy to one
+// input, padding never takes it. Inputs of few values make ties common.
+TEST(KernelLibrary, MaxPoolBwdOfMaxPoolsOutputHandsOnEveryWindowsGradient) {
+  const std::pair<std::vector<std::uint32_t>, Params> cases[] = {{{64, 16, 16, 2}, kStemPool},
+                                                                 {{32, 26, 26, 2}, kMnistPool}};
+  for (const auto& [shape, params] : cases) {
+    for (Dtype t : {Dtype::kF32, Dtype::kBf16}) {
+      const KernelRequest forward{"max_pool", t, std::nullopt, shape, params};
+      KernelPlan plan = plan_kernel(forward);
+      plan.buffers[0].fill = {Fill::kIntegers, -2, 2};
+      auto buffers = make_buffers(plan, 11);
+      run_functional(plan, buffers, 3);
+      const auto contents = [&](std::size_t b) {
+        std::vector<double> v(plan.buffers[b].elements());
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = read_element(buffers[b], t, i);
+        return v;
+      };
+      // Small integers: the sums below are exact.
+      std::vector<double> dy(plan.buffers[1].elements());
+      for (std::size_t i = 0; i < dy.size(); ++i) dy[i] = 1 + static_cast<double>(i % 7);
+      KernelRequest backward = forward;
+      backward.kernel = "max_pool_bwd";
+      const std::vector<double> dx =
+          run_with(backward, {{"x", contents(0)}, {"y", contents(1)}, {"dy", dy}}, "dx");
+      EXPECT_EQ(std::accumulate(dx.begin(), dx.end(), 0.0),
+                std::accumulate(dy.begin(), dy.end(), 0.0))
+          << info(t).name << " stride " << params.at("stride_h");
+    }
+  }
+}
+
+TEST(KernelLibrary, PoolingRefusesBadWindowsNamingTheParameter) {
+  const auto error = [](const std::string& kernel, std::vector<std::uint32_t> shape,
+                        const Params& params) {
+    try {
+      plan_kernel({kernel, Dtype::kF32, std::nullopt, std::move(shape), params});
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(error("max_pool", {8, 5, 5, 1}, {{"window_h", 8}}),
+            "kernel 'max_pool': window_h = 8 is larger than the padded input (H + 2 pad_h = 5)");
+  EXPECT_EQ(error("avg_pool_bwd", {8, 5, 5, 1}, {{"window_w", 9}, {"pad_w", 1}}),
+            "kernel 'avg_pool_bwd': window_w = 9 is larger than the padded input (W + 2 pad_w = "
+            "7)");
+  EXPECT_EQ(error("avg_pool", {8, 5, 5, 1}, {{"stride_w", 0}}),
+            "kernel 'avg_pool': stride_w = 0 (a whole number from 1 to 32767)");
+  EXPECT_EQ(error("max_pool_bwd", {8, 5, 5, 1}, {{"pad_h", 2}}),
+            "kernel 'max_pool_bwd': pad_h = 2 is not smaller than window_h = 2 (a window would "
+            "hold padding only)");
+  EXPECT_EQ(error("max_pool", {8, 5, 5, 1}, {{"window_w", 2.5}}),
+            "kernel 'max_pool': window_w = 2.5 (a whole number from 1 to 32767)");
+  EXPECT_EQ(error("max_pool", {8, 5, 5, 1}, {{"pad_w", -1}}),
+            "kernel 'max_pool': pad_w = -1 (a whole number from 0 to 32767)");
+  EXPECT_EQ(error("avg_pool", {64, 16, 16}, {}),
+            "kernel 'avg_pool' takes x's shape [C, W, H, N] (4 dimensions), not 3");
+  EXPECT_THAT(error("max_pool", {8, 5, 5, 1}, {{"window", 3}}),
+              ::testing::HasSubstr("has no parameter 'window' (it takes window_h (default 2), "
+                                   "window_w (default 2), stride_h (default 2)"));
+  // The strides follow the windows unless given.
+  EXPECT_THAT(error("max_pool", {8, 5, 5, 1}, {{"window_h", 3}, {"stride", 1}}),
+              ::testing::HasSubstr("stride_h (default 3), stride_w (default 2)"));
+  EXPECT_EQ(plan_kernel({"max_pool", Dtype::kF32, std::nullopt, {8, 11, 11, 1}, {{"window_h", 3}}})
+                .buffers[1]
+                .dims,
+            (std::vector<std::uint32_t>{8, 5, 3, 1}));
 }
 
 TEST(KernelLibrary, TheIndexSpaceIsSplitIntoContiguousSlicesAlongItsOutermostDimension) {

@@ -48,7 +48,7 @@ TEST(Model, TheGptShapeIsTheUsers) {
 
 TEST(Model, BadRequestsNameTheProblem) {
   ModelRequest r;
-  r.name = "resnet";
+  r.name = "resnet";  // not resnet50
   try {
     make_model(r);
     FAIL();
@@ -59,6 +59,62 @@ TEST(Model, BadRequestsNameTheProblem) {
   r.hidden = 100;
   r.heads = 3;
   EXPECT_THROW(make_model(r), std::invalid_argument);
+}
+
+TEST(Model, ResNet50HasItsPublishedSizeAndShapes) {
+  ModelRequest r;
+  r.name = "resnet50";
+  const Model m = make_model(r);
+  // torchvision's resnet50: 25,557,032 trainable parameters (batch norm's gamma and beta
+  // included, its running statistics not).
+  EXPECT_EQ(m.parameters(), 25557032u);
+  EXPECT_EQ(m.layers.size(), 18u);  // the stem, 16 bottlenecks, the classifier
+  // The stem, each stage's first bottleneck and its others, the classifier.
+  EXPECT_EQ(m.shapes.size(), 10u);
+  EXPECT_EQ(m.batch, 256u);
+  EXPECT_FALSE(m.shapes[0].input_gradient);
+  // Each unit takes what the one before gives: 56x56x64 after the stem, 7x7x2048 at the end.
+  for (std::size_t i = 1; i < m.layers.size(); ++i) {
+    const auto& before = m.shapes[static_cast<std::size_t>(m.layers[i - 1])].conv;
+    const auto& unit = m.shapes[static_cast<std::size_t>(m.layers[i])].conv;
+    const std::array<std::uint32_t, 4> out = before.output();
+    EXPECT_EQ((std::array<std::uint32_t, 4>{unit.channels, unit.width, unit.height, unit.batch}),
+              out)
+        << "unit " << i;
+  }
+  EXPECT_EQ(m.shapes[0].conv.output(), (std::array<std::uint32_t, 4>{64, 56, 56, 256}));
+  EXPECT_EQ(m.shapes.back().conv.channels, 2048u);
+  EXPECT_EQ(m.shapes.back().conv.height, 7u);
+}
+
+TEST(Model, TheMnistNetIsTheGuidesAndTakesOnlyABatch) {
+  ModelRequest r;
+  r.name = "mnist";
+  r.batch = 16;
+  const Model m = make_model(r);
+  // conv 3x3x1x8 + 8, dense 1352x8 + 8, dense 8x10 + 10.
+  EXPECT_EQ(m.parameters(), 80u + 10824u + 90u);
+  EXPECT_EQ(m.shapes[0].conv.output(), (std::array<std::uint32_t, 4>{8, 13, 13, 16}));
+  r.hidden = 64;
+  try {
+    make_model(r);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("--hidden is for the transformer models"));
+  }
+}
+
+TEST(Model, ConvUnitsSayWhyTheyCannotBeBuilt) {
+  workloads::ConvUnitConfig c;
+  c.height = c.width = 4;
+  c.window = 7;
+  EXPECT_THAT(c.problem(), HasSubstr("7x7 window over a padded 4x4 input"));
+  c.window = 3;
+  c.pool = 3;
+  EXPECT_THAT(c.problem(), HasSubstr("3x3 pool over a 2x2 map"));
+  c.kind = workloads::ConvUnitKind::kClassifier;
+  c.classes = 1;
+  EXPECT_THAT(c.problem(), HasSubstr("at least two classes"));
 }
 
 Model three_layers() { return test::small_gpt(64, 16, 100); }

@@ -1,6 +1,6 @@
-// What the kernel families' glue (elementwise.cpp, rows.cpp, norms.cpp, optimizers.cpp) shares:
-// the definition of a kernel, and helpers to check requests, lay out tensors and compute
-// references. Internal to hw/tpc/kernels.
+// What the kernel families' glue (elementwise.cpp, rows.cpp, norms.cpp, optimizers.cpp,
+// pooling.cpp) shares: the definition of a kernel, and helpers to check requests, lay out tensors
+// and compute references. Internal to hw/tpc/kernels.
 #pragma once
 
 #include <functional>
@@ -23,6 +23,7 @@ std::vector<KernelDef> elementwise_kernels();
 std::vector<KernelDef> row_kernels();
 std::vector<KernelDef> norm_kernels();
 std::vector<KernelDef> optimizer_kernels();
+std::vector<KernelDef> pool_kernels();
 
 inline std::uint32_t ceil_div(std::uint64_t a, std::uint64_t b) {
   return static_cast<std::uint32_t>((a + b - 1) / b);

@@ -22,7 +22,7 @@ const std::vector<glue::KernelDef>& definitions() {
   static const std::vector<glue::KernelDef> all = [] {
     std::vector<glue::KernelDef> out;
     for (auto family : {glue::elementwise_kernels, glue::row_kernels, glue::norm_kernels,
-                        glue::optimizer_kernels}) {
+                        glue::optimizer_kernels, glue::pool_kernels}) {
       for (glue::KernelDef& d : family()) out.push_back(std::move(d));
     }
     return out;

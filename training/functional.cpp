@@ -1,0 +1,271 @@
+#include "training/functional.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "collectives/communicator.h"
+#include "driver/host_drivers.h"
+#include "synapse/session.h"
+#include "training/profile.h"
+#include "workloads/convnet.h"
+
+namespace podsim::training {
+namespace {
+
+using synapse::Session;
+using workloads::ConvParameter;
+
+// A device buffer gradients (or parameters) are packed into for one collective: one type, at the
+// same address on every replica.
+struct Buffer {
+  tpc::Dtype dtype = tpc::Dtype::kBf16;
+  std::vector<std::size_t> params;  // indices into the net's parameters, in packing order
+  std::uint64_t bytes = 0, address = 0, scratch = 0;
+};
+
+core::DataType data_type(tpc::Dtype t) {
+  switch (t) {
+    case tpc::Dtype::kF32:
+      return core::DataType::kFp32;
+    case tpc::Dtype::kBf16:
+      return core::DataType::kBf16;
+    case tpc::Dtype::kF16:
+      return core::DataType::kFp16;
+    default:
+      throw std::invalid_argument("functional training: gradients of f32, bf16 or f16");
+  }
+}
+
+// The strategy's buffers: gradients in the order backward yields them (the last parameter's
+// first), a buffer closing when the next would take it past `cap` (DDP's buckets, Horovod's
+// fusion) or is of another type.
+std::vector<Buffer> plan_buffers(const Session& s, const std::vector<const ConvParameter*>& params,
+                                 std::uint64_t cap) {
+  std::vector<Buffer> buffers;
+  for (std::size_t i = params.size(); i-- > 0;) {
+    const synapse::Tensor& g = s.tensor(params[i]->gradient);
+    if (buffers.empty() || buffers.back().dtype != g.dtype ||
+        buffers.back().bytes + g.bytes() > cap) {
+      buffers.push_back({g.dtype, {}, 0});
+    }
+    buffers.back().params.push_back(i);
+    buffers.back().bytes += g.bytes();
+  }
+  return buffers;
+}
+
+// What the replicas' programs share.
+struct Shared {
+  const FunctionalOptions& options;
+  collectives::Communicator& comm;
+  ReplicaBarrier barrier;
+  std::vector<std::uint64_t> addresses;  // rank 0's buffers and scratches, for the others to match
+  std::vector<std::vector<double>> losses;  // [step][rank]
+  FunctionalResult result;
+  int collectives = 0;
+};
+
+class Replica {
+ public:
+  Replica(Shared& shared, int rank, synapse::Runtime& rt)
+      : sh_(shared),
+        rank_(rank),
+        rt_(rt),
+        session_(rt, synapse::Mode::kLazy),
+        net_(session_, units()),
+        params_(net_.parameters()) {}
+
+  void run() {
+    const FunctionalOptions& o = sh_.options;
+    d2d_ = rt_.create_stream(synapse::StreamKind::kDeviceToDevice);
+    const std::uint64_t cap = o.strategy == Strategy::kHccl ? o.bucket_bytes : o.fusion_bytes;
+    buffers_ = plan_buffers(session_, params_, cap);
+    allocate();
+    if (o.broadcast) broadcast_parameters();
+    if (rank_ == 0) sh_.result.initial = net_.read_parameters();
+    const std::uint32_t global = o.batch * static_cast<std::uint32_t>(o.replicas);
+    for (int step = 0; step < o.steps; ++step) {
+      const workloads::ImageBatch all = workloads::mnist_like_batch(global, step, o.seed, o.dtype);
+      const workloads::ImageBatch mine =
+          workloads::slice(all, static_cast<std::uint32_t>(rank_) * o.batch, o.batch);
+      sh_.losses[static_cast<std::size_t>(step)][static_cast<std::size_t>(rank_)] =
+          net_.compute_gradients(mine.x, mine.labels);
+      reduce_gradients();
+      // Horovod averages: its 1/replicas is folded into the learning rate (see the header).
+      const double lr = o.strategy == Strategy::kHorovod ? o.lr / o.replicas : o.lr;
+      net_.update(lr, o.momentum);
+    }
+    sh_.result.parameters[static_cast<std::size_t>(rank_)] = net_.read_parameters();
+  }
+
+ private:
+  // The MNIST net; ranks other than 0 start from other values when rank 0's are broadcast.
+  std::vector<workloads::ConvUnitConfig> units() const {
+    const FunctionalOptions& o = sh_.options;
+    auto units = workloads::mnist_units(o.batch, o.dtype);
+    for (auto& u : units) {
+      u.seed = o.seed + (o.broadcast ? static_cast<std::uint64_t>(rank_) : 0);
+      if (u.kind == workloads::ConvUnitKind::kClassifier && o.strategy == Strategy::kHccl)
+        u.loss_samples = o.batch * static_cast<std::uint32_t>(o.replicas);
+    }
+    return units;
+  }
+
+  // Each buffer and the scratch its collectives lay out (collective.h), at the addresses rank
+  // 0's are at: the collectives use one address on every chip.
+  void allocate() {
+    std::vector<std::uint64_t> mine;
+    for (Buffer& b : buffers_) {
+      b.address = rt_.device_malloc(b.bytes);
+      const collectives::Layout l =
+          collectives::layout(spec(collectives::Op::kAllReduce, b), sh_.options.replicas, 0);
+      b.scratch = rt_.device_malloc(l.scratch_bytes);
+      mine.insert(mine.end(), {b.address, b.scratch});
+    }
+    if (rank_ == 0) sh_.addresses = mine;
+    sh_.barrier.arrive_and_wait();
+    if (mine != sh_.addresses) {
+      throw std::runtime_error(fmt::format(
+          "rank {}: its buffers are not where rank 0's are; the collectives need one address on "
+          "every chip",
+          rank_));
+    }
+  }
+
+  // Copies each buffer's tensors (values or gradients) into it, or out of it.
+  void pack(const Buffer& b, bool gradients, bool into) {
+    std::uint64_t at = b.address;
+    for (std::size_t i : b.params) {
+      const ConvParameter& p = *params_[i];
+      const Session::Value v = gradients ? p.gradient : p.value;
+      const std::uint64_t bytes = session_.tensor(v).bytes();
+      const std::uint64_t tensor = session_.address(v);
+      rt_.memcpy(d2d_, into ? at : tensor, into ? tensor : at, bytes);
+      at += bytes;
+    }
+    rt_.synchronize(d2d_);
+  }
+
+  // `op` in place on buffer b.
+  static collectives::Spec spec(collectives::Op op, const Buffer& b) {
+    collectives::Spec s;
+    s.op = op;
+    s.type = data_type(b.dtype);
+    s.count = b.bytes / tpc::info(b.dtype).bytes;
+    s.placement = collectives::Spec::Placement{b.address, b.address, b.scratch};
+    s.base = std::min(b.address, b.scratch);
+    return s;
+  }
+
+  // Every replica's buffers ready, one collective per buffer started by rank 0, all replicas
+  // waiting for its end.
+  void collective(collectives::Op op) {
+    sh_.barrier.arrive_and_wait();
+    if (rank_ == 0) {
+      for (const Buffer& b : buffers_) {
+        const auto handle = sh_.comm.start(spec(op, b));
+        handle->wait_done();
+        if (!handle->ok) throw std::runtime_error(fmt::format("{} failed", to_string(op)));
+        ++sh_.collectives;
+      }
+    }
+    sh_.barrier.arrive_and_wait();
+  }
+
+  void broadcast_parameters() {
+    for (const Buffer& b : buffers_) pack(b, false, true);
+    collective(collectives::Op::kBroadcast);
+    for (const Buffer& b : buffers_) pack(b, false, false);
+    if (rank_ == 0) sh_.result.broadcasts = static_cast<int>(buffers_.size());
+  }
+
+  void reduce_gradients() {
+    for (const Buffer& b : buffers_) pack(b, true, true);
+    collective(collectives::Op::kAllReduce);
+    for (const Buffer& b : buffers_) pack(b, true, false);
+    if (rank_ == 0) sh_.result.all_reduces = static_cast<int>(buffers_.size());
+  }
+
+  Shared& sh_;
+  int rank_;
+  synapse::Runtime& rt_;
+  Session session_;
+  workloads::ConvNet net_;
+  std::vector<const ConvParameter*> params_;
+  std::vector<Buffer> buffers_;
+  synapse::StreamId d2d_ = 0;
+};
+
+}  // namespace
+
+std::string FunctionalOptions::problem() const {
+  if (replicas < 1) return "at least one replica";
+  if (batch == 0 || steps < 1) return "a batch and at least one step";
+  if (!(lr > 0) || !(momentum >= 0 && momentum < 1)) return "lr > 0 and 0 <= momentum < 1";
+  if (bucket_bytes == 0 || fusion_bytes == 0) return "a bucket and a fusion buffer of some bytes";
+  return {};
+}
+
+struct FunctionalRun::State {
+  State(system::SystemModel& model, const FunctionalOptions& options, std::vector<int> chips)
+      : comm(model, std::move(chips)), shared{options, comm, ReplicaBarrier(options.replicas),
+                                              {},      {},   {},
+                                              0} {}
+  collectives::Communicator comm;
+  Shared shared;
+  std::vector<std::string> failures;
+};
+
+FunctionalRun::FunctionalRun(system::SystemModel& model, const FunctionalOptions& options,
+                             std::vector<int> chips) {
+  if (const std::string p = options.problem(); !p.empty())
+    throw std::invalid_argument("functional training: " + p);
+  if (chips.size() != static_cast<std::size_t>(options.replicas)) {
+    throw std::invalid_argument(fmt::format("functional training: {} replicas on {} chips",
+                                            options.replicas, chips.size()));
+  }
+  state_ = std::make_unique<State>(model, options, chips);
+  Shared& shared = state_->shared;
+  shared.losses.assign(static_cast<std::size_t>(options.steps),
+                       std::vector<double>(static_cast<std::size_t>(options.replicas), 0.0));
+  shared.result.parameters.resize(chips.size());
+  state_->failures.resize(chips.size());
+  auto& drivers = model.attached<driver::HostDrivers>();
+  for (std::size_t r = 0; r < chips.size(); ++r) {
+    const int rank = static_cast<int>(r), chip = chips[r];
+    drivers.cpu(chip).run([this, &drivers, rank, chip](host::HostCpu&) {
+      try {
+        const driver::HostDrivers::Region region = drivers.runtime_memory(chip);
+        synapse::Runtime rt(drivers.file(chip), drivers.memory(chip), {region.base, region.size});
+        Replica(state_->shared, rank, rt).run();
+      } catch (const std::exception& e) {
+        state_->failures[static_cast<std::size_t>(rank)] = e.what();
+      }
+    });
+  }
+}
+
+FunctionalRun::~FunctionalRun() = default;
+
+std::string FunctionalRun::failure() const {
+  for (std::size_t r = 0; r < state_->failures.size(); ++r) {
+    if (!state_->failures[r].empty()) return fmt::format("rank {}: {}", r, state_->failures[r]);
+  }
+  return {};
+}
+
+const FunctionalResult& FunctionalRun::result() const {
+  if (const std::string f = failure(); !f.empty())
+    throw std::runtime_error("functional training: " + f);
+  FunctionalResult& r = state_->shared.result;
+  r.losses.clear();
+  for (const auto& step : state_->shared.losses) {
+    double total = 0;
+    for (double l : step) total += l;
+    r.losses.push_back(total / static_cast<double>(step.size()));
+  }
+  return r;
+}
+
+}  // namespace podsim::training

@@ -1,0 +1,75 @@
+// Data-parallel training that really trains (functional mode): every replica runs the MNIST net
+// (workloads/convnet.h) through Synapse and the driver on its own chip, on its slice of the same
+// global batches, and the replicas' gradients are summed by the collectives library on the chips'
+// links, as the strategies arrange them [T1, T3]:
+//  - hccl: each replica's loss is the global batch's mean (its gradient pre-divided by the
+//    replicas, as DDP divides); gradients copied into DDP buckets (in the order backward yields
+//    them, capped at bucket_bytes), each bucket all-reduced and copied back;
+//  - horovod (device-direct): each replica's loss is its own batch's mean; gradients copied into
+//    fusion buffers (up to fusion_bytes), all-reduced, copied back, and averaged: the 1/replicas
+//    folded into SGD's learning rate, which for SGD with momentum is the same arithmetic.
+// Before the first step rank 0's parameters are broadcast to the others, which start from other
+// values so that a missing broadcast shows. The copies are device-to-device DMA on each chip;
+// the runtime and the collectives share each device's open file (driver/host_drivers.h).
+// Captures: the data path of gradient averaging end to end, so that 4 replicas of batch b end
+// with the weights one chip reaches with batch 4b (within the rounding of bf16 sums).
+// Ignores: the timing of the strategies (data_parallel.h models that), host-staged reductions.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hw/system/system_model.h"
+#include "hw/tpc/isa.h"
+#include "training/data_parallel.h"
+
+namespace podsim::training {
+
+struct FunctionalOptions {
+  Strategy strategy = Strategy::kHccl;
+  int replicas = 4;         // on chips 0 .. replicas - 1
+  std::uint32_t batch = 8;  // per replica
+  int steps = 3;
+  double lr = 0.05, momentum = 0.9;
+  std::uint64_t bucket_bytes = 25ull << 20;  // hccl [T1]
+  std::uint64_t fusion_bytes = 64ull << 20;  // horovod [T3]
+  bool broadcast = true;
+  tpc::Dtype dtype = tpc::Dtype::kBf16;
+  std::uint64_t seed = 1;
+  std::string problem() const;  // why it cannot run, or empty
+};
+
+struct FunctionalResult {
+  std::vector<double> losses;                   // per step: the global batch's mean loss
+  std::vector<double> initial;                  // rank 0's parameters before the first step
+  std::vector<std::vector<double>> parameters;  // per replica, after the last step
+  int all_reduces = 0;                          // per step
+  int broadcasts = 0;
+};
+
+// The training's programs, one per replica on its chip's host CPU, started at construction; the
+// result fills in as the caller simulates. Several runs may share one simulation (on other
+// chips), e.g. a data-parallel run and the one-chip run it should match.
+class FunctionalRun {
+ public:
+  // Rank i on chips[i] (as many chips as replicas). Throws std::invalid_argument on bad options
+  // or chips.
+  FunctionalRun(system::SystemModel& model, const FunctionalOptions& options,
+                std::vector<int> chips);
+  ~FunctionalRun();
+  FunctionalRun(const FunctionalRun&) = delete;
+  FunctionalRun& operator=(const FunctionalRun&) = delete;
+
+  // After the simulation: the first failed rank and why ("rank 2: ..."), or empty.
+  std::string failure() const;
+  // After the simulation; throws std::runtime_error with failure() when a rank failed.
+  const FunctionalResult& result() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace podsim::training
