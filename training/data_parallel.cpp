@@ -155,7 +155,13 @@ void DataParallelRun::trace_instant(const std::string& name, core::TimePs at) co
 void DataParallelRun::trace_compute(core::TimePs start) const {
   core::TraceWriter& trace = core::trace_writer();
   if (!trace.enabled()) return;
-  trace_span("forward", start, start + timeline_.forward_ps);
+  const core::TimePs pass =
+      timeline_.micro_batches > 1 ? timeline_.accumulating_ps / (timeline_.micro_batches - 1) : 0;
+  for (int m = 0; m + 1 < timeline_.micro_batches; ++m) {
+    trace_span(fmt::format("micro-batch {} (accumulating)", m).c_str(), start + m * pass,
+               start + (m + 1) * pass);
+  }
+  trace_span("forward", start + timeline_.accumulating_ps, start + timeline_.forward_ps);
   trace_span("backward", start + timeline_.forward_ps, start + timeline_.backward_ps);
   if (options_.strategy != Strategy::kHccl) return;
   for (std::size_t b = 0; b < buckets_.size(); ++b) {

@@ -27,17 +27,22 @@ struct Gradient {
 };
 
 struct Timeline {
-  core::TimePs forward_ps = 0;      // the forward pass ends
-  core::TimePs backward_ps = 0;     // the backward pass ends (forward included)
-  core::TimePs optimizer_ps = 0;    // the optimizer's own time, after the reduction
-  std::vector<Gradient> gradients;  // in the order they become ready
+  int micro_batches = 1;             // gradient accumulation: passes per step
+  core::TimePs accumulating_ps = 0;  // the micro-batches before the last, which keep gradients
+  core::TimePs forward_ps = 0;       // the (last micro-batch's) forward pass ends
+  core::TimePs backward_ps = 0;      // the backward pass ends (forward included)
+  core::TimePs optimizer_ps = 0;     // the optimizer's own time, after the reduction
+  std::vector<Gradient> gradients;   // in the order they become ready
   core::TimePs compute_ps() const { return backward_ps + optimizer_ps; }
 };
 
-// `timing[s]` is shape s's; `gradient_bytes` per parameter (2 for bf16, 4 for fp32). Throws
+// `timing[s]` is shape s's; `gradient_bytes` per parameter (2 for bf16, 4 for fp32). With
+// `micro_batches` > 1 the step accumulates gradients over that many forward and backward passes
+// and only the last one's gradients are handed on (as DDP's no_sync, Horovod's
+// backward_passes_per_step and PopDist's gradient accumulation do) [T1, T3, T4]. Throws
 // std::invalid_argument when the profile does not cover every shape.
 Timeline step_timeline(const Model& model, const std::vector<LayerTiming>& timing,
-                       std::uint64_t gradient_bytes);
+                       std::uint64_t gradient_bytes, int micro_batches = 1);
 
 struct Bucket {
   std::uint64_t bytes = 0;

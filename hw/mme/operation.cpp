@@ -26,13 +26,47 @@ GemmDesc resolved(const GemmDesc& g) {
   return r;
 }
 
+// Adds `length` elements, consecutive in memory from `at` and in the panel from `pos` by `step`,
+// as one element at a time would: each joins the last run when it follows it in memory and in
+// the panel (a run of one taking the step its second element gives).
+void append(std::vector<Run>& runs, std::uint64_t at, std::uint32_t pos, std::uint32_t step,
+            std::uint64_t length) {
+  const auto joins = [&](std::uint64_t offset, std::uint32_t position) {
+    if (runs.empty()) return false;
+    const Run& last = runs.back();
+    const std::uint32_t s = last.count == 1 ? position - last.first : last.step;
+    return offset == last.offset + last.count && position == last.first + last.count * s &&
+           position > last.first;
+  };
+  const auto add = [&](std::uint64_t offset, std::uint32_t position) {
+    if (joins(offset, position)) {
+      Run& last = runs.back();
+      if (last.count == 1) last.step = position - last.first;
+      ++last.count;
+    } else {
+      runs.push_back(Run{offset, 1, position, 1});
+    }
+  };
+  add(at, pos);
+  if (length == 1) return;
+  add(at + 1, pos + step);
+  if (length == 2) return;
+  // The rest follow the second in memory and in the panel by the same step.
+  Run& last = runs.back();
+  last.step = step;  // the third element sets it when the second started a run
+  last.count += static_cast<std::uint32_t>(length - 2);
+}
+
 // Runs of a panel, found by walking its elements in the order that makes them consecutive in
 // memory (`outer` then `inner`) and joining neighbours whose panel positions step evenly. When
 // the panel is `dense` (a GEMM's: every element in memory, consecutive along `inner`), each
 // outer line is one run, found from its first two elements.
-template <class Offset, class Position>
+// Otherwise `run_length(o, i)` (at least 1) says how many elements from inner position i keep to
+// one pattern, consecutive in memory or all zeros, so that the walk takes them at once.
+template <class Offset, class Position, class RunLength>
 std::vector<Run> walk(std::uint64_t outer0, std::uint64_t outer1, std::uint64_t inner0,
-                      std::uint64_t inner1, Offset offset, Position position, bool dense) {
+                      std::uint64_t inner1, Offset offset, Position position, RunLength run_length,
+                      bool dense) {
   std::vector<Run> runs;
   const auto count = static_cast<std::uint32_t>(inner1 - inner0);
   for (std::uint64_t o = outer0; dense && o < outer1; ++o) {
@@ -51,21 +85,16 @@ std::vector<Run> walk(std::uint64_t outer0, std::uint64_t outer1, std::uint64_t 
     runs.push_back(Run{at, count, pos, step});
   }
   for (std::uint64_t o = outer0; !dense && o < outer1; ++o) {
-    for (std::uint64_t i = inner0; i < inner1; ++i) {
+    for (std::uint64_t i = inner0; i < inner1;) {
+      const std::uint64_t length = std::min<std::uint64_t>(run_length(o, i), inner1 - i);
       const std::int64_t at = offset(o, i);
-      if (at < 0) continue;
-      const auto pos = static_cast<std::uint32_t>(position(o, i));
-      if (!runs.empty()) {
-        Run& last = runs.back();
-        const bool next_in_memory = static_cast<std::uint64_t>(at) == last.offset + last.count;
-        const std::uint32_t step = last.count == 1 ? pos - last.first : last.step;
-        if (next_in_memory && pos == last.first + last.count * step && pos > last.first) {
-          last.step = step;
-          ++last.count;
-          continue;
-        }
+      if (at >= 0) {
+        const auto pos = static_cast<std::uint32_t>(position(o, i));
+        const std::uint32_t step =
+            length > 1 ? static_cast<std::uint32_t>(position(o, i + 1)) - pos : 1;
+        append(runs, static_cast<std::uint64_t>(at), pos, step, length);
       }
-      runs.push_back(Run{static_cast<std::uint64_t>(at), 1, pos, 1});
+      i += length;
     }
   }
   return runs;
@@ -229,6 +258,20 @@ std::int64_t GemmView::b(std::uint64_t batch, std::uint64_t k, std::uint64_t n) 
   return -1;
 }
 
+// Along k, a forward convolution's input and a data gradient's output gradient run over one
+// filter tap's channels; a weight gradient's input over one tap's channels along n; the rest
+// are contiguous along the way they are walked.
+std::uint64_t GemmView::a_run(std::uint64_t, std::uint64_t k) const {
+  if (op_.op == MmeOp::kConvForward) return op_.conv.c - k % op_.conv.c;
+  if (op_.op == MmeOp::kConvDataGrad) return op_.conv.k - k % op_.conv.k;
+  return kWholeRun;
+}
+
+std::uint64_t GemmView::b_run(std::uint64_t, std::uint64_t n) const {
+  if (op_.op == MmeOp::kConvWeightGrad) return op_.conv.c - n % op_.conv.c;
+  return kWholeRun;
+}
+
 std::int64_t GemmView::c(std::uint64_t batch, std::uint64_t m, std::uint64_t n) const {
   if (op_.op == MmeOp::kGemm) {
     return static_cast<std::int64_t>(batch * op_.gemm.stride_c + m * op_.gemm.ldc + n);
@@ -240,19 +283,20 @@ namespace {
 
 // Runs of the row-major panel [r0, r1) x [c0, c1) of a matrix whose element (r, c) sits at
 // `offset(r, c)`; `down_rows` says memory is consecutive down a column rather than along a row.
-template <class Offset>
+template <class Offset, class RunLength>
 std::vector<Run> block_runs(std::uint64_t r0, std::uint64_t r1, std::uint64_t c0, std::uint64_t c1,
-                            Offset offset, bool down_rows, bool dense) {
+                            Offset offset, RunLength run_length, bool down_rows, bool dense) {
   const std::uint64_t width = c1 - c0;
   const auto position = [&](std::uint64_t r, std::uint64_t c) {
     return (r - r0) * width + (c - c0);
   };
   if (down_rows) {
-    return walk(
-        c0, c1, r0, r1, [&](std::uint64_t c, std::uint64_t r) { return offset(r, c); },
-        [&](std::uint64_t c, std::uint64_t r) { return position(r, c); }, dense);
+    const auto swap = [](auto f) {
+      return [f](std::uint64_t c, std::uint64_t r) { return f(r, c); };
+    };
+    return walk(c0, c1, r0, r1, swap(offset), swap(position), swap(run_length), dense);
   }
-  return walk(r0, r1, c0, c1, offset, position, dense);
+  return walk(r0, r1, c0, c1, offset, position, run_length, dense);
 }
 
 }  // namespace
@@ -261,21 +305,21 @@ std::vector<Run> a_runs(const GemmView& v, std::uint64_t batch, std::uint64_t m0
                         std::uint64_t k0, std::uint64_t k1) {
   return block_runs(
       m0, m1, k0, k1, [&](std::uint64_t m, std::uint64_t k) { return v.a(batch, m, k); },
-      v.a_along_m(), v.dense());
+      [&](std::uint64_t m, std::uint64_t k) { return v.a_run(m, k); }, v.a_along_m(), v.dense());
 }
 
 std::vector<Run> b_runs(const GemmView& v, std::uint64_t batch, std::uint64_t k0, std::uint64_t k1,
                         std::uint64_t n0, std::uint64_t n1) {
   return block_runs(
       k0, k1, n0, n1, [&](std::uint64_t k, std::uint64_t n) { return v.b(batch, k, n); },
-      v.b_along_k(), v.dense());
+      [&](std::uint64_t k, std::uint64_t n) { return v.b_run(k, n); }, v.b_along_k(), v.dense());
 }
 
 std::vector<Run> c_runs(const GemmView& v, std::uint64_t batch, std::uint64_t m0, std::uint64_t m1,
                         std::uint64_t n0, std::uint64_t n1) {
   return block_runs(
-      m0, m1, n0, n1, [&](std::uint64_t m, std::uint64_t n) { return v.c(batch, m, n); }, false,
-      v.dense());
+      m0, m1, n0, n1, [&](std::uint64_t m, std::uint64_t n) { return v.c(batch, m, n); },
+      [](std::uint64_t, std::uint64_t) { return kWholeRun; }, false, v.dense());
 }
 
 namespace {

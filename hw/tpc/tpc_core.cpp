@@ -99,6 +99,8 @@ struct TpcCore::Launch {
 struct TpcCore::Trace {
   std::vector<AccessEvent> events;
   std::uint64_t bundles = 0;
+  // Set when the recording core ends the tile: before that another core would replay a part.
+  bool complete = false;
 };
 
 namespace {
@@ -290,9 +292,12 @@ void TpcCore::start_kernel() {
     TileCache& cache = tile_cache();
     auto it = cache.traces.find(*key);
     if (it != cache.traces.end()) {
-      trace_ = std::static_pointer_cast<Trace>(it->second);
-      replaying_ = true;
-      replay_at_ = 0;
+      // A tile another core is still recording runs in full.
+      if (std::static_pointer_cast<Trace>(it->second)->complete) {
+        trace_ = std::static_pointer_cast<Trace>(it->second);
+        replaying_ = true;
+        replay_at_ = 0;
+      }
     } else if (cache.events < TileCache::kMaxEvents) {
       trace_ = std::make_shared<Trace>();
       cache.traces.emplace(*key, trace_);
@@ -415,8 +420,10 @@ void TpcCore::replay() {
 
 void TpcCore::end_kernel(bool ok) {
   if (trace_ && !replaying_) {
-    // What is left: bundles without memory access at the end of the tile.
+    // What is left: bundles without memory access at the end of the tile. A tile that failed
+    // stays incomplete, never replayed.
     trace_->bundles = quiet_bundles_;
+    trace_->complete = ok;
     tile_cache().events += trace_->events.size();
   }
   error_ = !ok;

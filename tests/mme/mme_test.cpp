@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <numeric>
 
 #include "hw/mme/mme_registers.h"
@@ -109,6 +111,66 @@ TEST(MmeOperation, PanelRunsCoverThePanelAsTheViewMapsIt) {
           [&](std::uint64_t i, std::uint64_t j) { return v.b(v.batch() - 1, k0 + i, n0 + j); });
     check(c_runs(v, 0, m0, m1, n0, n1), m1 - m0, n1 - n0,
           [&](std::uint64_t i, std::uint64_t j) { return v.c(0, m0 + i, n0 + j); });
+  }
+}
+
+// Element by element, as the walk joins them: each element joins the last run when it follows it
+// in memory and in the panel.
+std::vector<mme::Run> runs_one_by_one(
+    std::uint64_t outer0, std::uint64_t outer1, std::uint64_t inner0, std::uint64_t inner1,
+    const std::function<std::int64_t(std::uint64_t, std::uint64_t)>& at,
+    const std::function<std::uint32_t(std::uint64_t, std::uint64_t)>& pos) {
+  std::vector<mme::Run> runs;
+  for (std::uint64_t o = outer0; o < outer1; ++o)
+    for (std::uint64_t i = inner0; i < inner1; ++i) {
+      const std::int64_t offset = at(o, i);
+      if (offset < 0) continue;
+      const std::uint32_t p = pos(o, i);
+      if (!runs.empty()) {
+        mme::Run& last = runs.back();
+        const std::uint32_t step = last.count == 1 ? p - last.first : last.step;
+        if (static_cast<std::uint64_t>(offset) == last.offset + last.count &&
+            p == last.first + last.count * step && p > last.first) {
+          last.step = step;
+          ++last.count;
+          continue;
+        }
+      }
+      runs.push_back(mme::Run{static_cast<std::uint64_t>(offset), 1, p, 1});
+    }
+  return runs;
+}
+
+bool same_runs(const std::vector<mme::Run>& a, const std::vector<mme::Run>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Run& x, const Run& y) {
+    return x.offset == y.offset && x.count == y.count && x.first == y.first && x.step == y.step;
+  });
+}
+
+// The walk takes a convolution tap's channels at once; the runs are those one element at a time
+// gives, so the engine's timing does not change.
+TEST(MmeOperation, PanelRunsAreTheElementByElementRuns) {
+  for (const MmeOperation& op : convolutions()) {
+    const GemmView v(op);
+    const std::uint64_t m0 = v.m() / 3, m1 = v.m(), k0 = 1, k1 = v.k(), n0 = v.n() / 2, n1 = v.n();
+    const std::uint64_t width_a = k1 - k0, width_b = n1 - n0;
+    const auto a = [&](std::uint64_t m, std::uint64_t k) { return v.a(0, m, k); };
+    const auto a_pos = [&](std::uint64_t m, std::uint64_t k) {
+      return static_cast<std::uint32_t>((m - m0) * width_a + (k - k0));
+    };
+    const auto b = [&](std::uint64_t k, std::uint64_t n) { return v.b(0, k, n); };
+    const auto b_pos = [&](std::uint64_t k, std::uint64_t n) {
+      return static_cast<std::uint32_t>((k - k0) * width_b + (n - n0));
+    };
+    const auto flip = [](auto f) {
+      return [f](std::uint64_t x, std::uint64_t y) { return f(y, x); };
+    };
+    const auto want_a = v.a_along_m() ? runs_one_by_one(k0, k1, m0, m1, flip(a), flip(a_pos))
+                                      : runs_one_by_one(m0, m1, k0, k1, a, a_pos);
+    const auto want_b = v.b_along_k() ? runs_one_by_one(n0, n1, k0, k1, flip(b), flip(b_pos))
+                                      : runs_one_by_one(k0, k1, n0, n1, b, b_pos);
+    EXPECT_TRUE(same_runs(a_runs(v, 0, m0, m1, k0, k1), want_a)) << to_string(op.op);
+    EXPECT_TRUE(same_runs(b_runs(v, 0, k0, k1, n0, n1), want_b)) << to_string(op.op);
   }
 }
 

@@ -180,6 +180,35 @@ TEST_F(TrainCli, TheBusiestLinkIsReported) {
   EXPECT_THAT(last_.out, HasSubstr("busiest switch-to-switch link"));
 }
 
+// Accumulation: the step runs four micro-batches and averages once; with an ideal network the
+// step is their compute, and each step trains four times the samples.
+TEST_F(TrainCli, AccumulationRunsMicroBatchesAndAveragesOnce) {
+  const auto one = train({"--ideal-network"});
+  const auto trace = dir_ / "trace.json";
+  const auto four = train({"--ideal-network", "--accumulate", "4", "--trace", trace.string()});
+  EXPECT_EQ(four["micro_batches"].get<int>(), 4);
+  EXPECT_EQ(ps(four, "step_ps"), ps(four, "compute_ps"));
+  EXPECT_GT(ps(four, "step_ps"), 3 * ps(one, "step_ps"));
+  EXPECT_EQ(ps(four, "all_reduces"), ps(one, "all_reduces"));
+  // Linear scaling holds: efficiency 1, with four times the samples per step.
+  EXPECT_DOUBLE_EQ(four["steps"][1]["efficiency"].get<double>(), 1.0);
+  EXPECT_THAT(last_.out, HasSubstr("accumulate 4 micro-batches per step (8 samples per worker)"));
+  EXPECT_THAT(test::read_text(trace), HasSubstr("micro-batch 2 (accumulating)"));
+}
+
+// Regression: a scaling study's points ran with Horovod's default cycle time and fusion
+// threshold whatever the user gave.
+TEST_F(TrainCli, AScalingStudyPassesHorovodsOptionsToEachPoint) {
+  const auto json = dir_ / "scale.json";
+  const auto r =
+      test::run_program(PODSIM_BINARY, args({"--strategy", "horovod", "--cycle-time", "40ms",
+                                             "--scale", "8", "--json", json.string()}));
+  ASSERT_EQ(r.exit_status, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(test::read_text(json));
+  // The first fusion cycle starts 40 ms into the step.
+  EXPECT_GT(j["points"][0]["step_ps"].get<double>(), 40e9);
+}
+
 TEST_F(TrainCli, BadArgumentsAreUsageErrors) {
   const auto fails = [](std::vector<std::string> a, const std::string& message) {
     const auto r = test::run_program(PODSIM_BINARY, a);

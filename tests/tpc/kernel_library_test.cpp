@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <numeric>
 
 #include "hw/tpc/kernels/functional.h"
@@ -24,6 +25,28 @@ const Shapes kRowShapes = {{1, 1},        {1, 9},   {7, 3},   {63, 2},  {64, 5},
                            {100, 1},      {127, 3}, {128, 2}, {129, 7}, {200, 5},  {255, 2},
                            {256, 3},      {257, 6}, {511, 1}, {513, 2}, {1000, 3}, {64, 2, 3},
                            {30, 3, 2, 2}, {700, 9}, {2049, 2}};
+// Reductions over the rows of each channel (reduce along dimension 1, batch norm): the row shapes,
+// then rows enough to split into several blocks (the last one shorter), with one to eight
+// 64-channel vectors per row (a pass then takes several rows, or leaves slots spare), wider rows
+// (walked in octets, then in groups of 4096 channels), channels below one vector, and ResNet-50's
+// C = 64 over rows enough for the most blocks (192; its 802816 rows would take minutes here).
+Shapes column_shapes() {
+  Shapes s = kRowShapes;
+  s.insert(s.end(), {{64, 2000},
+                     {65, 3001},
+                     {200, 777},
+                     {300, 555},
+                     {7, 10001},
+                     {513, 301},
+                     {1000, 130},
+                     {2049, 70},
+                     {2048, 200},
+                     {4500, 150},
+                     {64, 7, 7, 41},
+                     {64, 100000}});
+  return s;
+}
+const Shapes kColumnShapes = column_shapes();
 const Shapes kMatrixShapes = {{1, 1},   {1, 5},   {5, 1},   {7, 3},   {63, 2},    {64, 64},
                               {65, 3},  {100, 7}, {127, 2}, {128, 3}, {129, 129}, {200, 9},
                               {255, 4}, {256, 2}, {257, 3}, {31, 33}, {300, 11},  {2, 300},
@@ -69,13 +92,15 @@ std::vector<Case> cases() {
     out.push_back({k, &kAnyShapes, {}});
   }
   for (const char* k : {"bias_add", "softmax", "log_softmax", "cross_entropy", "cross_entropy_bwd",
-                        "layer_norm", "layer_norm_bwd", "batch_norm", "batch_norm_bwd"}) {
+                        "layer_norm", "layer_norm_bwd"}) {
     out.push_back({k, &kRowShapes, {}});
   }
+  out.push_back({"batch_norm", &kColumnShapes, {}});
+  out.push_back({"batch_norm_bwd", &kColumnShapes, {}});
   out.push_back({"reduce_sum", &kRowShapes, {{"dim", 0}}});
   out.push_back({"reduce_max", &kRowShapes, {{"dim", 0}}});
-  out.push_back({"reduce_sum", &kRowShapes, {{"dim", 1}}});
-  out.push_back({"reduce_max", &kRowShapes, {{"dim", 1}}});
+  out.push_back({"reduce_sum", &kColumnShapes, {{"dim", 1}}});
+  out.push_back({"reduce_max", &kColumnShapes, {{"dim", 1}}});
   out.push_back({"transpose", &kMatrixShapes, {}});
   out.push_back({"embedding", &kMatrixShapes, {{"indices", 37}}});
   for (const char* k : {"max_pool", "max_pool_bwd", "avg_pool", "avg_pool_bwd"}) {
@@ -360,6 +385,66 @@ TEST(KernelLibrary, PoolingRefusesBadWindowsNamingTheParameter) {
                 .buffers[1]
                 .dims,
             (std::vector<std::uint32_t>{8, 5, 3, 1}));
+}
+
+// Per-channel reductions take their rows in blocks, a point each, then combine the blocks'
+// partial results per channel: ResNet-50's largest activations plan enough blocks to keep every
+// core of the largest chip busy, and cover every row once; a small input plans one block.
+TEST(KernelLibrary, ColumnReductionsSplitLargeInputsIntoBlocksOfRows) {
+  const Params dim1 = {{"dim", 1}};
+  const std::pair<const char*, Params> kernels[] = {
+      {"batch_norm", {}}, {"batch_norm_bwd", {}}, {"reduce_sum", dim1}, {"reduce_max", dim1}};
+  for (const auto& [kernel, params] : kernels) {
+    for (const std::vector<std::uint32_t>& shape :
+         {std::vector<std::uint32_t>{64, 802816}, {2048, 12544}, {64, 5}, {3000, 40}}) {
+      const KernelPlan plan = plan_kernel({kernel, Dtype::kBf16, std::nullopt, shape, params});
+      const LaunchSpec& first = plan.launches.at(0);
+      const std::int32_t blocks = first.index_space[1];
+      const std::uint32_t rows = first.srf[0];
+      const std::string where = std::string(kernel) + " " + ::testing::PrintToString(shape);
+      EXPECT_EQ(first.binary.find("_wide") != std::string::npos, shape[0] > 512) << where;
+      if (shape[1] > 10000) {
+        EXPECT_GE(blocks, 64) << where;
+      } else {
+        EXPECT_EQ(blocks, 1) << where;
+      }
+      EXPECT_LT(std::uint64_t{rows} * (blocks - 1), shape[1]) << where;
+      EXPECT_GE(std::uint64_t{rows} * blocks, shape[1]) << where;
+      // Each scratch buffer holds a column per block; the second launch has a point per 64
+      // channels.
+      int scratch = 0;
+      for (const BufferSpec& b : plan.buffers) {
+        if (b.role != BufferSpec::Role::kScratch) continue;
+        EXPECT_EQ(b.dims,
+                  (std::vector<std::uint32_t>{shape[0], static_cast<std::uint32_t>(blocks)}))
+            << where;
+        ++scratch;
+      }
+      EXPECT_EQ(scratch, std::string(kernel).rfind("batch_norm", 0) == 0 ? 2 : 1) << where;
+      EXPECT_EQ(plan.launches.at(1).index_space[0], static_cast<std::int32_t>((shape[0] + 63) / 64))
+          << where;
+    }
+  }
+}
+
+// Values far from zero that differ little: in f32, the mean of the squares less the square of the
+// mean would cancel to noise (its rounding, 1000^2 * 2^-24, is 18 times the variance of channel
+// 0). The blocks' means and squared deviations from them, merged with the spread of the means,
+// hold rstd and mean to their tolerances, over many blocks.
+TEST(KernelLibrary, BatchNormStatisticsHoldForValuesFarFromZero) {
+  const std::uint32_t c = 64, m = 20000;
+  std::vector<double> x(std::size_t{c} * m);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double wobble = static_cast<double>((i * 2654435761u) % 2001) / 1000.0 - 1.0;
+    x[i] = 1000.0 + static_cast<double>(1 + i % c) * 0.1 * wobble;  // channel k: +-(k + 1) / 10
+  }
+  const KernelRequest r{"batch_norm", Dtype::kF32, std::nullopt, {c, m}, {{"eps", 1e-12}}};
+  ASSERT_GE(plan_kernel(r).launches[0].index_space[1], 32);
+  const std::vector<double> rstd = run_with(r, {{"x", x}}, "rstd");
+  // A uniform wobble over +-s has the variance s^2 / 3.
+  EXPECT_NEAR(rstd[0], std::sqrt(3.0) / 0.1, 0.01 * std::sqrt(3.0) / 0.1);
+  EXPECT_NEAR(rstd[63], std::sqrt(3.0) / 6.4, 0.01 * std::sqrt(3.0) / 6.4);
+  run_with(r, {{"x", x}}, "mean");
 }
 
 TEST(KernelLibrary, TheIndexSpaceIsSplitIntoContiguousSlicesAlongItsOutermostDimension) {

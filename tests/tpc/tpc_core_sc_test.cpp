@@ -143,6 +143,12 @@ TEST(TpcCore, TimingOnlyCoresTakeTheTimeOfComputingEveryValue) {
     if (info.name == "cast") r.to = info.dtypes.front() == Dtype::kF32 ? Dtype::kBf16 : Dtype::kF32;
     if (info.name == "embedding") r.params["indices"] = 37;
     if (info.name.rfind("reduce", 0) == 0) r.params["dim"] = 1;
+    if (info.name == "batch_norm" || info.name == "batch_norm_bwd" || r.params.count("dim")) {
+      // Rows of more than 512 channels take the wide kernels, in several blocks.
+      KernelRequest wide = r;
+      wide.shape = {600, 130};
+      requests.push_back(wide);
+    }
     if (info.name.find("pool") != std::string::npos) {
       // Windows overlapping along H (the backward gathers), then apart (its cells kernels).
       r.shape = {100, 9, 7, 5};

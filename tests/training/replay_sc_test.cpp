@@ -3,6 +3,7 @@
 // host's PCIe tree and memory), takes what one chip alone takes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 #include <systemc>
 
@@ -17,13 +18,17 @@
 namespace podsim::training {
 namespace {
 
-// Within 2%: the second box's launches are lined up with the first box's second round, so they
-// start at other moments than the first box's did alone (other phases of the clocks, of refresh,
-// of the host's queues); on launches of tens of microseconds that moves them by up to 1%.
+// Within 2%, or one HBM refresh: the second box's launches are lined up with the first box's
+// second round, so they start at other moments than the first box's did alone (other phases of
+// the clocks, of refresh, of the host's queues); on launches of tens of microseconds that moves
+// them by up to 1%, and an all-bank refresh (tRFC, 350 ns on Gaudi2) falling inside a 14 us
+// launch or not, with the requests it holds up, by 450 ns.
 void expect_same(const StepProfile& got, const StepProfile& want, int chip) {
   ASSERT_EQ(got.shapes.size(), want.shapes.size()) << "chip " << chip;
+  constexpr double kRefreshPs = 600'000;
   const auto near = [&](core::TimePs a, core::TimePs b, const char* what) {
-    EXPECT_NEAR(static_cast<double>(a), static_cast<double>(b), 2e-2 * static_cast<double>(b))
+    EXPECT_NEAR(static_cast<double>(a), static_cast<double>(b),
+                std::max(2e-2 * static_cast<double>(b), kRefreshPs))
         << what << " of chip " << chip;
   };
   for (std::size_t s = 0; s < got.shapes.size(); ++s) {

@@ -136,6 +136,24 @@ TEST(Timeline, GradientsAreReadyAsTheBackwardPassReachesTheirLayer) {
   EXPECT_THROW(step_timeline(m, {t[0]}, 2), std::invalid_argument);
 }
 
+TEST(Timeline, AccumulationRunsMicroBatchesBeforeTheLastHandsItsGradientsOn) {
+  const Model m = three_layers();
+  const std::vector<LayerTiming> timing = {{10, 20, 5}, {10, 20, 5}, {30, 40, 7}};
+  const Timeline one = step_timeline(m, timing, 2);
+  const Timeline three = step_timeline(m, timing, 2, 3);
+  const core::TimePs pass = one.backward_ps;  // forward and backward of one micro-batch
+  EXPECT_EQ(three.micro_batches, 3);
+  EXPECT_EQ(three.accumulating_ps, 2 * pass);
+  EXPECT_EQ(three.backward_ps, 3 * pass);
+  EXPECT_EQ(three.compute_ps(), 3 * pass + one.optimizer_ps);  // one optimizer step
+  ASSERT_EQ(three.gradients.size(), one.gradients.size());
+  for (std::size_t i = 0; i < one.gradients.size(); ++i) {
+    EXPECT_EQ(three.gradients[i].ready_ps, one.gradients[i].ready_ps + 2 * pass);
+    EXPECT_EQ(three.gradients[i].bytes, one.gradients[i].bytes);
+  }
+  EXPECT_THROW(step_timeline(m, timing, 2, 0), std::invalid_argument);
+}
+
 TEST(Buckets, CloseBeforeTheCapAndTakeALargeGradientAlone) {
   const std::vector<Gradient> g = {{3, 10, 1}, {2, 10, 2}, {1, 50, 3}, {0, 5, 4}};
   const auto b = make_buckets(g, 25);

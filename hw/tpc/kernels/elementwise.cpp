@@ -11,9 +11,6 @@ namespace podsim::tpc::glue {
 namespace {
 
 using Role = BufferSpec::Role;
-std::vector<Dtype> float_types() { return {Dtype::kF32, Dtype::kBf16, Dtype::kF16}; }
-
-std::string key(const std::string& name, Dtype t) { return name + "." + info(t).name; }
 
 // A kernel over whole tensors seen as one dimension: `inputs` named buffers in, one out, the
 // index space covering `per_point` elements a point.

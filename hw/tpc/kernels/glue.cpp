@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -84,6 +85,63 @@ Rows as_rows(const KernelRequest& request) {
   r.columns = request.shape[0];
   r.rows = static_cast<std::uint32_t>(elements(request.shape) / r.columns);
   return r;
+}
+
+namespace {
+
+// Points enough for three or more on every core of the largest chip (64 on Gaudi 3; 24 and 8
+// divide it too), so that slices come out even.
+constexpr std::uint64_t kMaxBlocks = 192;
+// A block pays a fixed set-up and fold (a few hundred bundles) and a store and a load of its
+// partial results per channel: shorter blocks would spend more there than they save.
+constexpr std::uint64_t kMinBlockRows = 64, kMinBlockElements = 32768;
+
+}  // namespace
+
+Coord ColumnBlocks::index_space() const {
+  return {static_cast<std::int32_t>(groups), static_cast<std::int32_t>(blocks), 1, 1, 1};
+}
+
+ColumnBlocks column_blocks(const Rows& rows) {
+  constexpr std::uint32_t slots = ColumnBlocks::kSlots;
+  ColumnBlocks c;
+  const std::uint32_t vectors = ceil_div(rows.columns, 64);
+  std::uint64_t point_columns = rows.columns;
+  if (vectors <= slots) {
+    c.pass_rows = slots / vectors;
+    for (std::uint32_t k = 0; k < slots; ++k) {
+      const bool used = k < c.pass_rows * vectors;
+      c.channel[k] = 64 * (used ? k % vectors : vectors);
+      c.row[k] = used ? k / vectors : 0;
+    }
+  } else {
+    c.wide = true;
+    c.groups = ceil_div(rows.columns, ColumnBlocks::kWideGroup);
+    point_columns = std::min(point_columns, std::uint64_t{ColumnBlocks::kWideGroup});
+  }
+  const std::uint64_t wanted =
+      std::min({std::uint64_t{rows.rows} / kMinBlockRows,
+                point_columns * rows.rows / kMinBlockElements, kMaxBlocks});
+  const std::uint64_t blocks = std::max<std::uint64_t>(wanted, 1);
+  const std::uint64_t per_block = (rows.rows + blocks - 1) / blocks;
+  c.block_rows =
+      static_cast<std::uint32_t>((per_block + c.pass_rows - 1) / c.pass_rows * c.pass_rows);
+  c.blocks = ceil_div(rows.rows, c.block_rows);
+  return c;
+}
+
+void set_column_arguments(LaunchSpec& l, const ColumnBlocks& c, const Rows& rows) {
+  l.srf[0] = c.block_rows;
+  l.srf[1] = rows.rows;
+  if (c.wide) {
+    l.srf[2] = rows.columns;
+    return;
+  }
+  l.srf[2] = c.pass_rows;
+  for (int k = 0; k < ColumnBlocks::kSlots; ++k) {
+    l.srf[static_cast<std::size_t>(3 + k)] = c.channel[static_cast<std::size_t>(k)];
+    l.srf[static_cast<std::size_t>(11 + k)] = c.row[static_cast<std::size_t>(k)];
+  }
 }
 
 PlanBuilder::PlanBuilder(const KernelRequest& request) { plan_.request = request; }

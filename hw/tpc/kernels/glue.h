@@ -3,6 +3,7 @@
 // and compute references. Internal to hw/tpc/kernels.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <string>
 #include <vector>
@@ -24,6 +25,12 @@ std::vector<KernelDef> row_kernels();
 std::vector<KernelDef> norm_kernels();
 std::vector<KernelDef> optimizer_kernels();
 std::vector<KernelDef> pool_kernels();
+
+// The float types most kernels take, the key of a kernel's binary for a type ("add.bf16") and an
+// index-space extent.
+inline std::vector<Dtype> float_types() { return {Dtype::kF32, Dtype::kBf16, Dtype::kF16}; }
+inline std::string key(const std::string& name, Dtype t) { return name + "." + info(t).name; }
+inline std::int32_t points(std::uint64_t n) { return static_cast<std::int32_t>(n); }
 
 inline std::uint32_t ceil_div(std::uint64_t a, std::uint64_t b) {
   return static_cast<std::uint32_t>((a + b - 1) / b);
@@ -53,6 +60,33 @@ struct Rows {
 void check_shape(const KernelRequest& request, int min_dims = 1);
 Rows as_rows(const KernelRequest& request);
 std::uint64_t elements(const std::vector<std::uint32_t>& dims);
+
+// How a per-channel reduction over x [C, M] (reduce along dimension 1, batch norm's statistics
+// and gradients) spreads over the cores: its rows split into B blocks of L rows; a point of the
+// first launch reduces one block into column b of f32 scratch buffers [C, B], and a second launch
+// combines the columns per channel. A point walks its rows in memory order, so that the access
+// unit streams them (a point per 64 channels stepping from row to row would gather).
+// Rows of at most 512 channels (eight vectors): index space [1, B]; the point's eight slots each
+// follow one vector down the rows, `pass_rows` rows a pass: slot k reads channels channel[k].. of
+// row row[k] of each pass, so that a pass reads whole rows. Unused slots point past C (padding).
+// Wider rows (`wide`, the *_wide kernels): index space [groups, B], a point taking one block of
+// a group of at most 4096 channels (a pass: a row of the group), its running results kept in
+// vector local memory.
+// The launches declare no access scale, so their tiles are not reused: the tile cache lets a core
+// replay a tile another core is still recording (hw/tpc/tpc_core.cpp), and a replay that catches
+// up while the recorder folds its slots (no global access for a while) ends early.
+struct ColumnBlocks {
+  static constexpr int kSlots = 8;
+  static constexpr std::uint32_t kWideGroup = 4096;
+  bool wide = false;
+  std::uint32_t groups = 1, blocks = 1, block_rows = 1, pass_rows = 1;
+  std::array<std::uint32_t, kSlots> channel{}, row{};
+  Coord index_space() const;
+};
+ColumnBlocks column_blocks(const Rows& rows);
+// The first launch's scalar arguments: s0 = L, s1 = M, then s2 = pass_rows, s3..s10 = the slots'
+// channels, s11..s18 their rows; wide: s2 = C.
+void set_column_arguments(LaunchSpec& l, const ColumnBlocks& c, const Rows& rows);
 
 // A plan under construction.
 class PlanBuilder {

@@ -10,9 +10,6 @@ namespace podsim::tpc::glue {
 namespace {
 
 using Role = BufferSpec::Role;
-std::vector<Dtype> float_types() { return {Dtype::kF32, Dtype::kBf16, Dtype::kF16}; }
-std::string key(const std::string& name, Dtype t) { return name + "." + info(t).name; }
-std::int32_t points(std::uint64_t n) { return static_cast<std::int32_t>(n); }
 
 const Fill kGamma{Fill::kUniform, 0.5, 1.5};
 const Fill kMean{Fill::kUniform, -1, 1};
@@ -175,7 +172,8 @@ KernelDef batch_norm() {
   KernelDef d;
   d.info = {"batch_norm",
             "training batch norm: per channel (dimension 0) over every other dimension, "
-            "y = (x - mean) / sqrt(var + eps) * gamma + beta; keeps mean and rstd (two launches)",
+            "y = (x - mean) / sqrt(var + eps) * gamma + beta; keeps mean and rstd (three "
+            "launches: blocks of rows' moments, their merge, y)",
             float_types(),
             "x [C, N...] (NHWC: C = channels)",
             {"eps"}};
@@ -192,16 +190,32 @@ KernelDef batch_norm() {
     const int y = b.buffer("y", r.dtype, r.shape, Role::kOutput);
     const int mean = b.buffer("mean", Dtype::kF32, {rows.columns}, Role::kOutput);
     const int rstd = b.buffer("rstd", Dtype::kF32, {rows.columns}, Role::kOutput);
+    // Each block's mean and squared deviations on every core, then merged per channel.
+    const ColumnBlocks c = column_blocks(rows);
+    const std::vector<std::uint32_t> cb = {rows.columns, c.blocks};
+    const int part_mean = b.buffer("part_mean", Dtype::kF32, cb, Role::kScratch);
+    const int part_m2 = b.buffer("part_m2", Dtype::kF32, cb, Role::kScratch);
     {
-      LaunchSpec& l = b.launch(key("batch_norm_stats", r.dtype),
-                               {points(ceil_div(rows.columns, 64)), 1, 1, 1, 1});
+      LaunchSpec& l = b.launch(key(c.wide ? "batch_norm_stats_wide" : "batch_norm_stats", r.dtype),
+                               c.index_space());
       l.tensors[0] = b.view(x, cm);
-      l.tensors[1] = b.view(mean);
-      l.tensors[2] = b.view(rstd);
-      l.srf[0] = rows.rows;
-      l.srf[1] = f32_bits(p["eps"]);
-      l.srf[2] = f32_bits(1.0 / rows.rows);
-      l.access_scale = std::array<Coord, kMaxTensors>{Coord{64}, Coord{64}, Coord{64}};
+      l.tensors[1] = b.view(part_mean);
+      l.tensors[2] = b.view(part_m2);
+      set_column_arguments(l, c, rows);
+    }
+    {
+      LaunchSpec& l = b.launch(key("batch_norm_stats_combine", Dtype::kF32),
+                               {points(ceil_div(rows.columns, 64)), 1, 1, 1, 1});
+      l.tensors[0] = b.view(part_mean);
+      l.tensors[1] = b.view(part_m2);
+      l.tensors[2] = b.view(mean);
+      l.tensors[3] = b.view(rstd);
+      l.srf[0] = (c.blocks - 1) / 4;
+      l.srf[1] = f32_bits(c.block_rows);
+      l.srf[2] = f32_bits(rows.rows - (c.blocks - 1.0) * c.block_rows);
+      l.srf[3] = f32_bits(1.0 / rows.rows);
+      l.srf[4] = f32_bits(p["eps"]);
+      l.srf[5] = (c.blocks - 1) % 4;
     }
     {
       LaunchSpec& l =
@@ -242,7 +256,8 @@ KernelDef batch_norm() {
 KernelDef batch_norm_bwd() {
   KernelDef d;
   d.info = {"batch_norm_bwd",
-            "dx, dgamma, dbeta of training batch norm from dy, x, mean, rstd, gamma (two launches)",
+            "dx, dgamma, dbeta of training batch norm from dy, x, mean, rstd, gamma (three "
+            "launches: blocks of rows' sums, their total, dx)",
             float_types(),
             "x [C, N...] (NHWC)",
             {}};
@@ -259,14 +274,23 @@ KernelDef batch_norm_bwd() {
     const int dx = b.buffer("dx", r.dtype, r.shape, Role::kOutput);
     const int dgamma = b.buffer("dgamma", Dtype::kF32, {rows.columns}, Role::kOutput);
     const int dbeta = b.buffer("dbeta", Dtype::kF32, {rows.columns}, Role::kOutput);
+    // Each block's sums on every core, then added up per channel.
+    const ColumnBlocks c = column_blocks(rows);
+    const std::vector<std::uint32_t> cb = {rows.columns, c.blocks};
+    const int part_g = b.buffer("part_g", Dtype::kF32, cb, Role::kScratch);
+    const int part_b = b.buffer("part_b", Dtype::kF32, cb, Role::kScratch);
     {
-      LaunchSpec& l = b.launch(key("batch_norm_bwd_reduce", r.dtype),
+      LaunchSpec& l =
+          b.launch(key(c.wide ? "batch_norm_bwd_reduce_wide" : "batch_norm_bwd_reduce", r.dtype),
+                   c.index_space());
+      l.tensors = {b.view(dy, cm), b.view(x, cm), b.view(mean), b.view(part_g), b.view(part_b)};
+      set_column_arguments(l, c, rows);
+    }
+    {
+      LaunchSpec& l = b.launch(key("batch_norm_bwd_reduce_combine", Dtype::kF32),
                                {points(ceil_div(rows.columns, 64)), 1, 1, 1, 1});
-      l.tensors = {b.view(dy, cm), b.view(x, cm),  b.view(mean),
-                   b.view(rstd),   b.view(dgamma), b.view(dbeta)};
-      l.srf[0] = rows.rows;
-      l.access_scale = std::array<Coord, kMaxTensors>{Coord{64}, Coord{64}, Coord{64},
-                                                      Coord{64}, Coord{64}, Coord{64}};
+      l.tensors = {b.view(part_g), b.view(part_b), b.view(rstd), b.view(dgamma), b.view(dbeta)};
+      l.srf[0] = ceil_div(c.blocks, 4);
     }
     {
       LaunchSpec& l = b.launch(key("batch_norm_bwd_apply", r.dtype),

@@ -11,9 +11,6 @@ namespace podsim::tpc::glue {
 namespace {
 
 using Role = BufferSpec::Role;
-std::vector<Dtype> float_types() { return {Dtype::kF32, Dtype::kBf16, Dtype::kF16}; }
-std::string key(const std::string& name, Dtype t) { return name + "." + info(t).name; }
-std::int32_t points(std::uint64_t n) { return static_cast<std::int32_t>(n); }
 std::array<Coord, kMaxTensors> flat_scale(int per_point, int tensors) {
   std::array<Coord, kMaxTensors> s{};
   for (int t = 0; t < tensors; ++t) s[static_cast<std::size_t>(t)] = {per_point};

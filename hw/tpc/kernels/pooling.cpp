@@ -15,9 +15,6 @@ namespace podsim::tpc::glue {
 namespace {
 
 using Role = BufferSpec::Role;
-std::vector<Dtype> float_types() { return {Dtype::kF32, Dtype::kBf16, Dtype::kF16}; }
-std::string key(const std::string& name, Dtype t) { return name + "." + info(t).name; }
-std::int32_t points(std::uint64_t n) { return static_cast<std::int32_t>(n); }
 
 // Keeps a window's place r kw + s and the kernels' coordinates within int32.
 constexpr double kMaxParam = 32767;

@@ -14,10 +14,6 @@ namespace {
 using Role = BufferSpec::Role;
 constexpr std::uint32_t kVlmRow = 20480;  // f32 elements of a row vector local memory holds
 
-std::vector<Dtype> float_types() { return {Dtype::kF32, Dtype::kBf16, Dtype::kF16}; }
-std::string key(const std::string& name, Dtype t) { return name + "." + info(t).name; }
-std::int32_t points(std::uint64_t n) { return static_cast<std::int32_t>(n); }
-
 void check_row_fits(const KernelRequest& r, std::uint32_t columns, std::uint32_t limit) {
   if (columns > limit) {
     throw std::invalid_argument(fmt::format(
@@ -41,7 +37,8 @@ KernelDef reduce_kernel(const std::string& op) {
   const bool is_max = op == "max";
   d.info = {"reduce_" + std::string(is_max ? "max" : "sum"),
             std::string("y = ") + (is_max ? "max" : "sum") +
-                " of x along dimension dim (0 or 1 of [C, R])",
+                " of x along dimension dim (0 or 1 of [C, R]; dim 1: blocks of rows, then their "
+                "results combined: two launches)",
             float_types(),
             "x [C, R...]; dim 0 gives y [R...], dim 1 gives y [C]",
             {"dim"}};
@@ -66,12 +63,19 @@ KernelDef reduce_kernel(const std::string& op) {
       l.srf[0] = ceil_div(rows.columns, 256);
       l.access_scale = std::array<Coord, kMaxTensors>{Coord{0, 1}, Coord{0, 1}};
     } else {
-      LaunchSpec& l = b.launch(key("reduce_cols_" + op, r.dtype),
-                               {points(ceil_div(rows.columns, 64)), 1, 1, 1, 1});
-      l.tensors[0] = b.view(x, {rows.columns, rows.rows}, padding);
-      l.tensors[1] = b.view(y);
-      l.srf[0] = ceil_div(rows.rows, 4);
-      l.access_scale = std::array<Coord, kMaxTensors>{Coord{64, 0}, Coord{64, 0}};
+      // Blocks of rows on every core, then their partial results combined per channel.
+      const ColumnBlocks c = column_blocks(rows);
+      const int part = b.buffer("part", Dtype::kF32, {rows.columns, c.blocks}, Role::kScratch);
+      LaunchSpec& first = b.launch(
+          key((c.wide ? "reduce_cols_wide_" : "reduce_cols_") + op, r.dtype), c.index_space());
+      first.tensors[0] = b.view(x, {rows.columns, rows.rows}, padding);
+      first.tensors[1] = b.view(part);
+      set_column_arguments(first, c, rows);
+      LaunchSpec& second = b.launch(key("reduce_cols_combine_" + op, r.dtype),
+                                    {points(ceil_div(rows.columns, 64)), 1, 1, 1, 1});
+      second.tensors[0] = b.view(part, {}, is_max ? minus_infinity(Dtype::kF32) : 0);
+      second.tensors[1] = b.view(y);
+      second.srf[0] = ceil_div(c.blocks, 4);
     }
     const double length = dim == 0 ? rows.columns : rows.rows;
     // Sums of `length` values of magnitude up to 2 in f32, in a different order than the
