@@ -31,6 +31,7 @@
 #include "training/cluster.h"
 #include "training/data_parallel.h"
 #include "training/functional.h"
+#include "training/host_staging.h"
 #include "training/profile.h"
 
 namespace podsim::sims {
@@ -62,8 +63,15 @@ class TrainCommand : public Command {
     c->add_option("--vocab", model_.vocab, "vocabulary (default: the model's)");
     c->add_option("--strategy", strategy_,
                   "hccl: bucketed all-reduces on the chips' RoCE ports, overlapping backward; "
-                  "horovod: tensor fusion cycles, ring all-reduces")
-        ->check(CLI::IsMember({"hccl", "horovod"}))
+                  "horovod: tensor fusion cycles, ring all-reduces (--staging); "
+                  "ipu-multiworker: gradients streamed to the hosts, reduced between them and "
+                  "applied by the host CPU")
+        ->check(CLI::IsMember({"hccl", "horovod", "ipu-multiworker"}))
+        ->capture_default_str();
+    c->add_option("--staging", staging_,
+                  "horovod: device (all-reduces on the chips' ports) or host (over PCIe to the "
+                  "hosts, reduced there and between them over their network, as with MPI)")
+        ->check(CLI::IsMember({"device", "host"}))
         ->capture_default_str();
     c->add_option("--fusion", fusion_text_, "horovod: fusion threshold, a size")
         ->capture_default_str();
@@ -144,7 +152,8 @@ class TrainCommand : public Command {
     collectives::Communicator comm(sim, placement.chips, system.tuning);
     const std::uint64_t grad_bytes = grad_dtype_ == "fp32" ? 4 : 2;
     training::DataParallelOptions dp;
-    dp.strategy = strategy_ == "horovod" ? training::Strategy::kHorovod : training::Strategy::kHccl;
+    dp.strategy = strategy();
+    dp.host_staged = staging_ == "host";
     dp.bucket_bytes = bucket_bytes_;
     dp.fusion_bytes = fusion_bytes_;
     dp.cycle_ps = cycle_ps_;
@@ -154,8 +163,13 @@ class TrainCommand : public Command {
     dp.broadcast = !no_broadcast_;
     dp.ideal_network = ideal_network_;
     dp.steps = steps_;
+    std::unique_ptr<training::HostStaging> hosts;
+    if (training::through_hosts(dp.strategy, dp.host_staged)) {
+      hosts = host_staging(system, placement.chips, model_options);
+    }
     training::DataParallelRun run(
-        "train", comm, training::step_timeline(model, profile.shapes, grad_bytes, accumulate_), dp);
+        "train", comm, training::step_timeline(model, profile.shapes, grad_bytes, accumulate_), dp,
+        hosts ? hosts->path() : training::HostPath{});
     sc_core::sc_start();
     const double cpu = cpu_seconds() - cpu_before;
     if (!options.stats_file.empty()) {
@@ -167,11 +181,28 @@ class TrainCommand : public Command {
                  run.failure().empty() ? "the steps did not finish" : run.failure());
       return 1;
     }
-    report(options, model, profile, sim, placement, run, cpu, fabric_totals(sim));
+    report(options, model, profile, sim, placement, run, cpu, fabric_totals(sim), hosts.get());
     return 0;
   }
 
  private:
+  training::Strategy strategy() const {
+    if (strategy_ == "horovod") return training::Strategy::kHorovod;
+    if (strategy_ == "ipu-multiworker") return training::Strategy::kIpuMultiworker;
+    return training::Strategy::kHccl;
+  }
+
+  static std::unique_ptr<training::HostStaging> host_staging(
+      const collectives::LoadedSystemFile& system, const std::vector<int>& chips,
+      const system::ModelOptions& model_options) {
+    try {
+      return std::make_unique<training::HostStaging>(system.config, chips, model_options,
+                                                     system.tuning);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(fmt::format("train: {}", e.what()));
+    }
+  }
+
   training::Model make_model() const {
     try {
       return training::make_model(model_);
@@ -182,6 +213,9 @@ class TrainCommand : public Command {
 
   void check_options() {
     if (steps_ < 1) throw UsageError("train: --steps must be at least 1");
+    if (staging_ == "host" && strategy_ != "horovod") {
+      throw UsageError("train: --staging host goes with --strategy horovod");
+    }
     if (accumulate_ < 1) throw UsageError("train: --accumulate must be at least 1");
     bucket_bytes_ = bucket_text_ == "0" ? 0 : parse_size_option("--bucket", bucket_text_);
     if (scale_.empty() && !(csv_file_.empty() && plot_file_.empty())) {
@@ -262,7 +296,8 @@ class TrainCommand : public Command {
       if (!f.empty()) write_output_file(f, "");  // writable before the run
     }
     training::FunctionalOptions o;
-    o.strategy = strategy_ == "horovod" ? training::Strategy::kHorovod : training::Strategy::kHccl;
+    o.strategy = strategy();
+    o.host_staged = staging_ == "host";
     o.replicas = static_cast<int>(placement.chips.size());
     o.batch = model.batch;
     o.steps = steps_;
@@ -272,7 +307,13 @@ class TrainCommand : public Command {
     o.seed = options.seed;
     system::SystemModel sim("system", system.config, std::move(topology),
                             options.model_options(true));
-    training::FunctionalRun run(sim, o, placement.chips);
+    std::unique_ptr<training::FunctionalRun> replicas;
+    try {
+      replicas = std::make_unique<training::FunctionalRun>(sim, o, placement.chips);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(fmt::format("train --functional: {}", e.what()));
+    }
+    training::FunctionalRun& run = *replicas;
     std::unique_ptr<training::FunctionalRun> single;
     int free_chip = 0;
     while (free_chip < chips &&
@@ -495,10 +536,11 @@ class TrainCommand : public Command {
 
   // What the job's points share besides the model.
   void add_job_args(std::vector<std::string>& args) const {
-    args.insert(args.end(), {"--strategy", strategy_, "--steps", std::to_string(steps_), "--bucket",
-                             bucket_text_, "--grad-dtype", grad_dtype_, "--chips", chips_text_,
-                             "--fusion", fusion_text_, "--cycle-time", cycle_text_, "--accumulate",
-                             std::to_string(accumulate_)});
+    args.insert(
+        args.end(),
+        {"--strategy", strategy_, "--staging", staging_, "--steps", std::to_string(steps_),
+         "--bucket", bucket_text_, "--grad-dtype", grad_dtype_, "--chips", chips_text_, "--fusion",
+         fusion_text_, "--cycle-time", cycle_text_, "--accumulate", std::to_string(accumulate_)});
     if (no_overlap_) args.push_back("--no-overlap");
     if (no_broadcast_) args.push_back("--no-broadcast");
     if (ideal_network_) args.push_back("--ideal-network");
@@ -561,12 +603,12 @@ class TrainCommand : public Command {
   void report(const GlobalOptions& options, const training::Model& model,
               const training::StepProfile& profile, system::SystemModel& sim,
               const training::Placement& placement, const training::DataParallelRun& run,
-              double cpu, const FabricTotals& fabric) const {
+              double cpu, const FabricTotals& fabric, const training::HostStaging* hosts) const {
     const int ranks = static_cast<int>(placement.chips.size());
     const training::Timeline& t = run.timeline();
     const double samples = static_cast<double>(model.batch) * ranks * t.micro_batches;
     // Linear scaling: every worker at its compute's pace.
-    const double linear = samples / (static_cast<double>(t.compute_ps()) * 1e-12);
+    const double linear = samples / (static_cast<double>(run.compute_ps()) * 1e-12);
     nlohmann::json steps_json = nlohmann::json::array();
     fmt::print("model      {}\n", model.description);
     fmt::print("system     {}, {} workers ({} chips{}, {} network)\n", options.system, ranks,
@@ -583,18 +625,13 @@ class TrainCommand : public Command {
       fmt::print("compute    on the host CPU (the TPC library has no kernel): {}\n",
                  fmt::join(profile.host_ops, ", "));
     }
-    const std::string how =
-        strategy_ == "horovod"
-            ? fmt::format(
-                  "tensor fusion up to {} every {}, ring all-reduces, learning rate "
-                  "scaled by {}",
-                  fusion_text_, cycle_text_, ranks)
-            : fmt::format("{} bucket{} of at most {}", run.buckets().size(),
-                          run.buckets().size() == 1 ? "" : "s",
-                          bucket_bytes_ == 0 ? "everything" : bucket_text_);
+    const std::string how = strategy_text(run, ranks);
     fmt::print("strategy   {}: {} ({} gradients){}{}\n", strategy_, how, grad_dtype_,
                no_overlap_ ? ", after the backward pass" : ", overlapping the backward pass",
                ideal_network_ ? ", ideal network" : "");
+    if (hosts) {
+      fmt::print("hosts      {}; PCIe staging over each box's tree\n", hosts->description());
+    }
     if (t.micro_batches > 1) {
       fmt::print(
           "accumulate {} micro-batches per step ({} samples per worker), gradients "
@@ -605,15 +642,15 @@ class TrainCommand : public Command {
                "comm_ms", "exposed_ms", "samples/s", "efficiency");
     for (std::size_t i = 0; i < run.steps().size(); ++i) {
       const training::StepResult& s = run.steps()[i];
-      const core::TimePs exposed = s.step_ps() - t.compute_ps();
+      const core::TimePs exposed = s.step_ps() - run.compute_ps();
       const double rate = samples / (static_cast<double>(s.step_ps()) * 1e-12);
       fmt::print("{:>5} {:>11.3f} {:>11.3f} {:>11.3f} {:>11.3f} {:>12.1f} {:>9.1f}%{}\n", i,
-                 ms(s.step_ps()), ms(t.compute_ps()), ms(s.comm_ps), ms(exposed), rate,
+                 ms(s.step_ps()), ms(run.compute_ps()), ms(s.comm_ps), ms(exposed), rate,
                  100.0 * rate / linear,
                  i == 0 ? fmt::format("  (with the {:.3f} ms broadcast)", ms(s.broadcast_ps)) : "");
       steps_json.push_back({{"step", i},
                             {"step_ps", s.step_ps()},
-                            {"compute_ps", t.compute_ps()},
+                            {"compute_ps", run.compute_ps()},
                             {"comm_ps", s.comm_ps},
                             {"all_reduces", s.all_reduces},
                             {"fusion_cycles", s.cycles},
@@ -648,6 +685,8 @@ class TrainCommand : public Command {
                      {"chips", placement.chips},
                      {"placement", placement.description},
                      {"strategy", strategy_},
+                     {"staging", staging_},
+                     {"hosts", hosts ? hosts->hosts() : 0},
                      {"buckets", run.buckets().size()},
                      {"overlap", !no_overlap_},
                      {"ideal_network", ideal_network_},
@@ -659,8 +698,25 @@ class TrainCommand : public Command {
     write_output_file(options.json_file, j.dump(2) + "\n");
   }
 
+  // How the strategy reduces, for the report.
+  std::string strategy_text(const training::DataParallelRun& run, int ranks) const {
+    if (strategy_ == "horovod") {
+      return fmt::format(
+          "tensor fusion up to {} every {}, ring all-reduces{}, learning rate scaled by {}",
+          fusion_text_, cycle_text_, staging_ == "host" ? " staged through the hosts" : "", ranks);
+    }
+    if (strategy_ == "ipu-multiworker") {
+      return "each gradient streamed to the hosts, reduced between them, applied by the host "
+             "CPU and sent back";
+    }
+    return fmt::format("{} bucket{} of at most {}", run.buckets().size(),
+                       run.buckets().size() == 1 ? "" : "s",
+                       bucket_bytes_ == 0 ? "everything" : bucket_text_);
+  }
+
   training::ModelRequest model_;
   std::string strategy_ = "hccl";
+  std::string staging_ = "device";
   int ranks_ = 0;
   int steps_ = 2;
   std::string bucket_text_ = "25MiB";

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "hw/core/kernel.h"
 #include "hw/core/trace.h"
@@ -10,18 +11,37 @@
 namespace podsim::training {
 
 DataParallelRun::DataParallelRun(sc_core::sc_module_name name, collectives::Communicator& comm,
-                                 Timeline timeline, DataParallelOptions options)
+                                 Timeline timeline, DataParallelOptions options, HostPath host)
     : sc_module(name),
       comm_(comm),
       timeline_(std::move(timeline)),
       options_(options),
+      host_(std::move(host)),
       buckets_(make_buckets(timeline_.gradients, options_.bucket_bytes)) {
+  if (through_hosts(options_.strategy, options_.host_staged)) {
+    if (!host_.staging || host_.host_of_rank.size() != static_cast<std::size_t>(comm_.size()) ||
+        !(host_.reduce_bytes_per_s > 0 && host_.update_bytes_per_s > 0)) {
+      throw std::invalid_argument(
+          "host-staged training needs every rank's host and the PCIe trees");
+    }
+    std::map<int, int> per_host;
+    for (int h : host_.host_of_rank) ++per_host[h];
+    if (per_host.size() > 1 && !host_.hosts) {
+      throw std::invalid_argument("workers on several hosts need the hosts' network");
+    }
+    int most = 0;
+    for (const auto& [h, n] : per_host) most = std::max(most, n);
+    host_reduce_ps_per_byte_ = (most - 1) * 1e12 / host_.reduce_bytes_per_s;
+  }
   SC_THREAD(run);
 }
 
 void DataParallelRun::run() {
   try {
-    if (!options_.ideal_network) comm_.open();
+    if (!options_.ideal_network) {
+      comm_.open();
+      if (host_.hosts) host_.hosts->open();
+    }
     for (int i = 0; i < options_.steps; ++i) steps_.push_back(step(i == 0));
   } catch (const std::exception& e) {
     failure_ = e.what();
@@ -39,6 +59,11 @@ StepResult DataParallelRun::step(bool first) {
   if (first && options_.broadcast && !options_.ideal_network) r.broadcast_ps = broadcast();
   const core::TimePs compute_start = core::now_ps();
   trace_compute(compute_start);
+  if (options_.strategy == Strategy::kIpuMultiworker) {
+    stream_to_hosts(compute_start, r);  // the update included
+    r.end_ps = core::now_ps();
+    return r;
+  }
   if (options_.strategy == Strategy::kHorovod) {
     reduce_fused(compute_start, r);
   } else {
@@ -58,8 +83,78 @@ core::TimePs DataParallelRun::handed_ps(core::TimePs ready_ps) const {
 }
 
 void DataParallelRun::all_reduce(std::uint64_t bytes, StepResult& r) {
-  if (!options_.ideal_network) r.comm_ps += collective(collectives::Op::kAllReduce, bytes);
+  if (options_.host_staged) {
+    staged_all_reduce(bytes, r);
+  } else if (!options_.ideal_network) {
+    r.comm_ps += collective(comm_, collectives::Op::kAllReduce, bytes);
+  }
   ++r.all_reduces;
+}
+
+// Horovod host-staged: the fused buffer to every host, summed there and between the hosts, and
+// back [T3].
+void DataParallelRun::staged_all_reduce(std::uint64_t bytes, StepResult& r) {
+  if (options_.ideal_network) return;
+  const core::TimePs start = core::now_ps();
+  wait_until(stage(bytes, pcie::Direction::kDeviceToHost, start));
+  trace_host("stage to host", start, core::now_ps());
+  host_all_reduce(bytes);
+  const core::TimePs back = core::now_ps();
+  wait_until(stage(bytes, pcie::Direction::kHostToDevice, back));
+  trace_host("stage to device", back, core::now_ps());
+  r.comm_ps += core::now_ps() - start;
+}
+
+// The staged copies summed by each host's CPU, then between the hosts over their network.
+void DataParallelRun::host_all_reduce(std::uint64_t bytes) {
+  const core::TimePs start = core::now_ps();
+  wait_until(start +
+             static_cast<core::TimePs>(host_reduce_ps_per_byte_ * static_cast<double>(bytes)));
+  trace_host("host reduce", start, core::now_ps());
+  if (!host_.hosts) return;
+  const core::TimePs between = core::now_ps();
+  collective(*host_.hosts, collectives::Op::kAllReduce, bytes);
+  trace_host("hosts all-reduce", between, core::now_ps());
+}
+
+// ipu-multiworker: each gradient to the hosts as soon as backward yields it, reduced, the
+// optimizer's update of its parameters on the host CPU, and the new weights back to every chip;
+// the host works through the gradients in order, overlapping the rest of backward [T4].
+void DataParallelRun::stream_to_hosts(core::TimePs compute_start, StepResult& r) {
+  core::TimePs weights_back = 0;
+  for (const Gradient& g : timeline_.gradients) {
+    const std::uint64_t parameters = g.bytes / options_.gradient_bytes;
+    const core::TimePs ready = compute_start + handed_ps(g.ready_ps);
+    if (!options_.ideal_network) {
+      const core::TimePs start = std::max(ready, core::now_ps());
+      wait_until(stage(g.bytes, pcie::Direction::kDeviceToHost, ready));
+      trace_host(fmt::format("stage layer {} gradient", g.layer), start, core::now_ps());
+      host_all_reduce(g.bytes);
+      r.comm_ps += core::now_ps() - start;
+    } else {
+      wait_until(ready);
+    }
+    const core::TimePs update = core::now_ps();
+    wait_until(update +
+               static_cast<core::TimePs>(static_cast<double>(parameters) * options_.update_bytes *
+                                         1e12 / host_.update_bytes_per_s));
+    trace_host(fmt::format("host update layer {}", g.layer), update, core::now_ps());
+    ++r.all_reduces;
+    if (!options_.ideal_network) {
+      weights_back = std::max(weights_back, stage(parameters * options_.parameter_bytes,
+                                                  pcie::Direction::kHostToDevice, core::now_ps()));
+    }
+  }
+  wait_until(std::max(weights_back, compute_start + timeline_.backward_ps));
+}
+
+core::TimePs DataParallelRun::stage(std::uint64_t bytes, pcie::Direction direction,
+                                    core::TimePs issued, bool only_first) {
+  core::TimePs end = issued;
+  for (int rank = 0; rank < (only_first ? 1 : comm_.size()); ++rank) {
+    end = std::max(end, host_.staging->book(comm_.chip(rank), bytes, direction, issued));
+  }
+  return end;
 }
 
 // hccl: each bucket's all-reduce as soon as it is ready, one after another.
@@ -100,13 +195,28 @@ void DataParallelRun::reduce_fused(core::TimePs compute_start, StepResult& r) {
 core::TimePs DataParallelRun::broadcast() {
   const core::TimePs start = core::now_ps();
   const std::uint64_t total = options_.parameters * options_.parameter_bytes;
+  const bool hosts = through_hosts(options_.strategy, options_.host_staged);
   for (std::uint64_t sent = 0; sent < total; sent += kBroadcastBucket) {
-    collective(collectives::Op::kBroadcast, std::min(kBroadcastBucket, total - sent));
+    const std::uint64_t bytes = std::min(kBroadcastBucket, total - sent);
+    if (hosts) {
+      staged_broadcast(bytes);
+    } else {
+      collective(comm_, collectives::Op::kBroadcast, bytes);
+    }
   }
+  if (hosts) trace_host("step-0 broadcast", start, core::now_ps());
   return core::now_ps() - start;
 }
 
-core::TimePs DataParallelRun::collective(collectives::Op op, std::uint64_t bytes) {
+// Rank 0's parameters to its host, from host to host, and down to every chip.
+void DataParallelRun::staged_broadcast(std::uint64_t bytes) {
+  wait_until(stage(bytes, pcie::Direction::kDeviceToHost, core::now_ps(), true));
+  if (host_.hosts) collective(*host_.hosts, collectives::Op::kBroadcast, bytes);
+  wait_until(stage(bytes, pcie::Direction::kHostToDevice, core::now_ps()));
+}
+
+core::TimePs DataParallelRun::collective(collectives::Communicator& comm, collectives::Op op,
+                                         std::uint64_t bytes) {
   collectives::Spec spec;
   spec.op = op;
   spec.type = options_.gradient_bytes == 4 ? core::DataType::kFp32 : core::DataType::kBf16;
@@ -115,19 +225,19 @@ core::TimePs DataParallelRun::collective(collectives::Op op, std::uint64_t bytes
   }
   const std::uint64_t element = core::size_of(spec.type);
   // Operations that split over the ranks take whole elements per rank: padded up, as HCCL pads.
-  const auto ranks = static_cast<std::uint64_t>(comm_.size());
+  const auto ranks = static_cast<std::uint64_t>(comm.size());
   std::uint64_t count = std::max<std::uint64_t>(1, (bytes + element - 1) / element);
   if (op != collectives::Op::kAllReduce) count = (count + ranks - 1) / ranks * ranks;
   spec.count = count;
   spec.base = options_.base;
-  // Horovod reduces with its ring all-reduce, HCCL picks by its tuning table; the broadcast is a
-  // ring (a chain from rank 0) either way.
-  if (op == collectives::Op::kBroadcast ||
+  // Horovod and the hosts' MPI or gRPC reduce with a ring all-reduce, HCCL picks by its tuning
+  // table; the broadcast is a ring (a chain from rank 0) either way.
+  if (op == collectives::Op::kBroadcast || &comm == host_.hosts ||
       (op == collectives::Op::kAllReduce && options_.strategy == Strategy::kHorovod)) {
     spec.algorithm = collectives::Algorithm::kRing;
   }
   const core::TimePs start = core::now_ps();
-  auto handle = comm_.start(spec);
+  auto handle = comm.start(spec);
   handle->wait_done();
   if (!handle->ok) {
     throw std::runtime_error(
@@ -136,9 +246,18 @@ core::TimePs DataParallelRun::collective(collectives::Op op, std::uint64_t bytes
   return core::now_ps() - start;
 }
 
-core::TrackId DataParallelRun::track(int rank) const {
+core::TrackId DataParallelRun::track(int rank, const char* row) const {
   return core::trace_writer().track(
-      fmt::format("{}.training", comm_.model().chip(comm_.chip(rank)).name()));
+      fmt::format("{}.{}", comm_.model().chip(comm_.chip(rank)).name(), row));
+}
+
+// Every rank's row of its host's work for it.
+void DataParallelRun::trace_host(const std::string& name, core::TimePs start,
+                                 core::TimePs end) const {
+  if (!core::trace_writer().enabled()) return;
+  for (int r = 0; r < comm_.size(); ++r) {
+    core::trace_writer().span(track(r, "host"), name.c_str(), start, end);
+  }
 }
 
 void DataParallelRun::trace_span(const char* name, core::TimePs start, core::TimePs end) const {

@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 #include "collectives/communicator.h"
 #include "driver/host_drivers.h"
+#include "hw/tpc/numerics.h"
 #include "synapse/session.h"
 #include "training/profile.h"
 #include "workloads/convnet.h"
@@ -55,13 +58,47 @@ std::vector<Buffer> plan_buffers(const Session& s, const std::vector<const ConvP
   return buffers;
 }
 
+// A buffer's bytes as the host CPU reads them, and back.
+std::vector<float> decode(const std::vector<std::uint8_t>& bytes, tpc::Dtype t) {
+  const std::size_t size = tpc::info(t).bytes;
+  std::vector<float> v(bytes.size() / size);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    std::uint32_t raw = 0;
+    std::memcpy(&raw, &bytes[i * size], size);
+    v[i] = t == tpc::Dtype::kF32    ? tpc::float_of(raw)
+           : t == tpc::Dtype::kBf16 ? tpc::bf16_to_f32(static_cast<std::uint16_t>(raw))
+                                    : tpc::f16_to_f32(static_cast<std::uint16_t>(raw));
+  }
+  return v;
+}
+
+std::vector<std::uint8_t> encode(const std::vector<float>& v, tpc::Dtype t) {
+  const std::size_t size = tpc::info(t).bytes;
+  std::vector<std::uint8_t> bytes(v.size() * size);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::uint32_t raw = t == tpc::Dtype::kF32    ? tpc::bits_of(v[i])
+                              : t == tpc::Dtype::kBf16 ? tpc::f32_to_bf16(v[i])
+                                                       : tpc::f32_to_f16(v[i]);
+    std::memcpy(&bytes[i * size], &raw, size);
+  }
+  return bytes;
+}
+
+// What the host holds for ipu-multiworker: each buffer's fp32 master weights and momenta.
+struct HostOptimizer {
+  std::vector<std::vector<float>> weights, momenta;  // by buffer
+};
+
 // What the replicas' programs share.
 struct Shared {
   const FunctionalOptions& options;
   collectives::Communicator& comm;
   ReplicaBarrier barrier;
   std::vector<std::uint64_t> addresses;  // rank 0's buffers and scratches, for the others to match
-  std::vector<std::vector<double>> losses;  // [step][rank]
+  std::vector<std::vector<double>> losses;        // [step][rank]
+  std::vector<std::vector<std::uint8_t>> staged;  // through the host: each rank's copy
+  std::vector<std::uint8_t> reduced;              // through the host: what goes back
+  HostOptimizer host;                             // ipu-multiworker
   FunctionalResult result;
   int collectives = 0;
 };
@@ -74,15 +111,16 @@ class Replica {
         rt_(rt),
         session_(rt, synapse::Mode::kLazy),
         net_(session_, units()),
-        params_(net_.parameters()) {}
+        params_(net_.parameters()),
+        via_host_(through_hosts(shared.options.strategy, shared.options.host_staged)) {}
 
   void run() {
     const FunctionalOptions& o = sh_.options;
     d2d_ = rt_.create_stream(synapse::StreamKind::kDeviceToDevice);
-    const std::uint64_t cap = o.strategy == Strategy::kHccl ? o.bucket_bytes : o.fusion_bytes;
-    buffers_ = plan_buffers(session_, params_, cap);
+    buffers_ = plan_buffers(session_, params_, buffer_cap());
     allocate();
     if (o.broadcast) broadcast_parameters();
+    if (o.strategy == Strategy::kIpuMultiworker) load_host_optimizer();
     if (rank_ == 0) sh_.result.initial = net_.read_parameters();
     const std::uint32_t global = o.batch * static_cast<std::uint32_t>(o.replicas);
     for (int step = 0; step < o.steps; ++step) {
@@ -91,7 +129,12 @@ class Replica {
           workloads::slice(all, static_cast<std::uint32_t>(rank_) * o.batch, o.batch);
       sh_.losses[static_cast<std::size_t>(step)][static_cast<std::size_t>(rank_)] =
           net_.compute_gradients(mine.x, mine.labels);
-      reduce_gradients();
+      if (via_host_) {
+        reduce_on_host();
+      } else {
+        reduce_gradients();
+      }
+      if (o.strategy == Strategy::kIpuMultiworker) continue;  // the host updated the weights
       // Horovod averages: its 1/replicas is folded into the learning rate (see the header).
       const double lr = o.strategy == Strategy::kHorovod ? o.lr / o.replicas : o.lr;
       net_.update(lr, o.momentum);
@@ -112,6 +155,13 @@ class Replica {
     return units;
   }
 
+  // ipu-multiworker streams every gradient by itself.
+  std::uint64_t buffer_cap() const {
+    const FunctionalOptions& o = sh_.options;
+    if (o.strategy == Strategy::kIpuMultiworker) return 1;
+    return o.strategy == Strategy::kHccl ? o.bucket_bytes : o.fusion_bytes;
+  }
+
   // Each buffer and the scratch its collectives lay out (collective.h), at the addresses rank
   // 0's are at: the collectives use one address on every chip.
   void allocate() {
@@ -122,6 +172,13 @@ class Replica {
           collectives::layout(spec(collectives::Op::kAllReduce, b), sh_.options.replicas, 0);
       b.scratch = rt_.device_malloc(l.scratch_bytes);
       mine.insert(mine.end(), {b.address, b.scratch});
+    }
+    if (via_host_) {
+      std::uint64_t largest = 0;
+      for (const Buffer& b : buffers_) largest = std::max(largest, b.bytes);
+      host_buffer_ = rt_.host_malloc(largest);
+      d2h_ = rt_.create_stream(synapse::StreamKind::kDeviceToHost);
+      h2d_ = rt_.create_stream(synapse::StreamKind::kHostToDevice);
     }
     if (rank_ == 0) sh_.addresses = mine;
     sh_.barrier.arrive_and_wait();
@@ -173,7 +230,90 @@ class Replica {
     sh_.barrier.arrive_and_wait();
   }
 
+  // Buffer b over PCIe into this rank's host memory, as the host CPU then reads it.
+  std::vector<std::uint8_t> to_host(const Buffer& b) {
+    rt_.memcpy(d2h_, host_buffer_, b.address, b.bytes);
+    rt_.synchronize(d2h_);
+    std::vector<std::uint8_t> bytes(b.bytes);
+    rt_.host_read(host_buffer_, bytes.data(), b.bytes);
+    return bytes;
+  }
+
+  void to_device(const Buffer& b, const std::vector<std::uint8_t>& bytes) {
+    rt_.host_write(host_buffer_, bytes.data(), b.bytes);
+    rt_.memcpy(h2d_, b.address, host_buffer_, b.bytes);
+    rt_.synchronize(h2d_);
+  }
+
+  // Through the host, buffer by buffer: every rank's copy staged, rank 0's program standing for
+  // the host CPU's work on them (`work`), and its result back on every chip, into the values or
+  // the gradients.
+  template <class Work>
+  void through_host(bool gradients, bool into_values, Work work) {
+    for (std::size_t i = 0; i < buffers_.size(); ++i) {
+      const Buffer& b = buffers_[i];
+      pack(b, gradients, true);
+      sh_.staged[static_cast<std::size_t>(rank_)] = to_host(b);
+      sh_.barrier.arrive_and_wait();
+      if (rank_ == 0) sh_.reduced = work(i, b);
+      sh_.barrier.arrive_and_wait();
+      to_device(b, sh_.reduced);
+      pack(b, !into_values, false);
+      sh_.barrier.arrive_and_wait();
+    }
+  }
+
+  // The replicas' copies summed in fp32, in rank order.
+  std::vector<float> host_sum(const Buffer& b) const {
+    std::vector<float> sum = decode(sh_.staged.front(), b.dtype);
+    for (std::size_t r = 1; r < sh_.staged.size(); ++r) {
+      const std::vector<float> v = decode(sh_.staged[r], b.dtype);
+      for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += v[i];
+    }
+    return sum;
+  }
+
+  // SGD with momentum on the host's master weights, as the chips' sgd_momentum kernel does it.
+  std::vector<std::uint8_t> host_update(std::size_t buffer, const Buffer& b) {
+    const FunctionalOptions& o = sh_.options;
+    std::vector<float>& w = sh_.host.weights[buffer];
+    std::vector<float>& v = sh_.host.momenta[buffer];
+    const std::vector<float> sum = host_sum(b);
+    const auto replicas = static_cast<float>(o.replicas);
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      v[i] = static_cast<float>(o.momentum) * v[i] + sum[i] / replicas;
+      w[i] -= static_cast<float>(o.lr) * v[i];
+    }
+    return encode(w, b.dtype);
+  }
+
+  void reduce_on_host() {
+    if (sh_.options.strategy == Strategy::kIpuMultiworker) {
+      through_host(true, true,
+                   [this](std::size_t i, const Buffer& b) { return host_update(i, b); });
+    } else {
+      through_host(true, false,
+                   [this](std::size_t, const Buffer& b) { return encode(host_sum(b), b.dtype); });
+    }
+    if (rank_ == 0) sh_.result.all_reduces = static_cast<int>(buffers_.size());
+  }
+
+  // ipu-multiworker: the host's master weights start as rank 0's, its momenta at zero.
+  void load_host_optimizer() {
+    if (rank_ != 0) return;
+    for (const Buffer& b : buffers_) {
+      pack(b, false, true);
+      sh_.host.weights.push_back(decode(to_host(b), b.dtype));
+      sh_.host.momenta.emplace_back(sh_.host.weights.back().size(), 0.0f);
+    }
+  }
+
   void broadcast_parameters() {
+    if (via_host_) {
+      through_host(false, true, [this](std::size_t, const Buffer&) { return sh_.staged.front(); });
+      if (rank_ == 0) sh_.result.broadcasts = static_cast<int>(buffers_.size());
+      return;
+    }
     for (const Buffer& b : buffers_) pack(b, false, true);
     collective(collectives::Op::kBroadcast);
     for (const Buffer& b : buffers_) pack(b, false, false);
@@ -194,7 +334,9 @@ class Replica {
   workloads::ConvNet net_;
   std::vector<const ConvParameter*> params_;
   std::vector<Buffer> buffers_;
-  synapse::StreamId d2d_ = 0;
+  bool via_host_ = false;
+  synapse::StreamId d2d_ = 0, d2h_ = 0, h2d_ = 0;
+  std::uint64_t host_buffer_ = 0;
 };
 
 }  // namespace
@@ -211,6 +353,7 @@ struct FunctionalRun::State {
   State(system::SystemModel& model, const FunctionalOptions& options, std::vector<int> chips)
       : comm(model, std::move(chips)), shared{options, comm, ReplicaBarrier(options.replicas),
                                               {},      {},   {},
+                                              {},      {},   {},
                                               0} {}
   collectives::Communicator comm;
   Shared shared;
@@ -225,8 +368,18 @@ FunctionalRun::FunctionalRun(system::SystemModel& model, const FunctionalOptions
     throw std::invalid_argument(fmt::format("functional training: {} replicas on {} chips",
                                             options.replicas, chips.size()));
   }
+  if (through_hosts(options.strategy, options.host_staged)) {
+    const int box = model.config().box.chips;
+    for (int chip : chips) {
+      if (chip / box != chips.front() / box) {
+        throw std::invalid_argument(
+            "functional training through the host runs on one host's chips (one box)");
+      }
+    }
+  }
   state_ = std::make_unique<State>(model, options, chips);
   Shared& shared = state_->shared;
+  shared.staged.resize(chips.size());
   shared.losses.assign(static_cast<std::size_t>(options.steps),
                        std::vector<double>(static_cast<std::size_t>(options.replicas), 0.0));
   shared.result.parameters.resize(chips.size());

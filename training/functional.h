@@ -1,19 +1,27 @@
 // Data-parallel training that really trains (functional mode): every replica runs the MNIST net
 // (workloads/convnet.h) through Synapse and the driver on its own chip, on its slice of the same
-// global batches, and the replicas' gradients are summed by the collectives library on the chips'
-// links, as the strategies arrange them [T1, T3]:
+// global batches, and the replicas' gradients are summed as the strategies arrange it [T1, T3, T4]:
 //  - hccl: each replica's loss is the global batch's mean (its gradient pre-divided by the
 //    replicas, as DDP divides); gradients copied into DDP buckets (in the order backward yields
-//    them, capped at bucket_bytes), each bucket all-reduced and copied back;
-//  - horovod (device-direct): each replica's loss is its own batch's mean; gradients copied into
-//    fusion buffers (up to fusion_bytes), all-reduced, copied back, and averaged: the 1/replicas
-//    folded into SGD's learning rate, which for SGD with momentum is the same arithmetic.
-// Before the first step rank 0's parameters are broadcast to the others, which start from other
-// values so that a missing broadcast shows. The copies are device-to-device DMA on each chip;
-// the runtime and the collectives share each device's open file (driver/host_drivers.h).
+//    them, capped at bucket_bytes), each bucket all-reduced by the collectives library on the
+//    chips' links and copied back;
+//  - horovod: each replica's loss is its own batch's mean; gradients copied into fusion buffers
+//    (up to fusion_bytes), summed, copied back, and averaged: the 1/replicas folded into SGD's
+//    learning rate, which for SGD with momentum is the same arithmetic. Device-direct, the
+//    collectives all-reduce the buffers; host-staged, each buffer goes to the host by the
+//    runtime's device-to-host copy (PCIe DMA), the host CPU sums the replicas' copies in fp32 in
+//    rank order, and the sum comes back by host-to-device copies;
+//  - ipu-multiworker: each gradient to the host as above, averaged there, and SGD with momentum
+//    applied by the host CPU to fp32 master weights and momenta that live only in host memory;
+//    the new weights (rounded to the replicas' type) copied back into every replica.
+// Before the first step rank 0's parameters are broadcast to the others (over the chips, or
+// through the host), which start from other values so that a missing broadcast shows. Copies
+// between tensors and buffers are device-to-device DMA on each chip; the runtime and the
+// collectives share each device's open file (driver/host_drivers.h).
 // Captures: the data path of gradient averaging end to end, so that 4 replicas of batch b end
 // with the weights one chip reaches with batch 4b (within the rounding of bf16 sums).
-// Ignores: the timing of the strategies (data_parallel.h models that), host-staged reductions.
+// Ignores: the timing of the strategies (data_parallel.h models that); host-staged replicas on
+// several hosts (the sum between hosts runs in timing studies only).
 #pragma once
 
 #include <cstdint>
@@ -36,6 +44,7 @@ struct FunctionalOptions {
   std::uint64_t bucket_bytes = 25ull << 20;  // hccl [T1]
   std::uint64_t fusion_bytes = 64ull << 20;  // horovod [T3]
   bool broadcast = true;
+  bool host_staged = false;  // horovod: summed by the host
   tpc::Dtype dtype = tpc::Dtype::kBf16;
   std::uint64_t seed = 1;
   std::string problem() const;  // why it cannot run, or empty
@@ -55,7 +64,7 @@ struct FunctionalResult {
 class FunctionalRun {
  public:
   // Rank i on chips[i] (as many chips as replicas). Throws std::invalid_argument on bad options
-  // or chips.
+  // or chips (strategies through the host need every chip in one box).
   FunctionalRun(system::SystemModel& model, const FunctionalOptions& options,
                 std::vector<int> chips);
   ~FunctionalRun();

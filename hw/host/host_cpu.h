@@ -25,6 +25,10 @@ namespace podsim::host {
 
 struct HostCpuConfig {
   core::Duration uncore_latency{40000};  // 40 ns
+  // What the host's software does with training's gradients, as rates (host-staged strategies:
+  // training/data_parallel.h): summing buffers in host memory, and an optimizer's update.
+  core::Bandwidth reduce_bandwidth{25.6e9 * 8};
+  core::Bandwidth update_bandwidth{51.2e9 * 8};
 
   template <class V>
   void describe(V& v) {
@@ -32,6 +36,17 @@ struct HostCpuConfig {
             core::Spec("a core's uncached access to the root complex, each way")
                 .min(0)
                 .source("placeholder [U]: part of the 400-500 ns MMIO read round trip of [P3]"));
+    v.field("reduce_bandwidth", reduce_bandwidth,
+            core::Spec("bytes of result per second the CPU sums buffers into one at (MPI's "
+                       "reductions of staged gradients)")
+                .positive()
+                .source("[D] [U]: an eighth of one socket's 204.8 GB/s [P5], a reduction reading "
+                        "two buffers and writing one on a few threads"));
+    v.field("update_bandwidth", update_bandwidth,
+            core::Spec("bytes per second an optimizer's update on the CPU reads and writes "
+                       "(weights, optimizer state and gradients in host memory)")
+                .positive()
+                .source("[D] [U]: a quarter of one socket's 204.8 GB/s [P5]"));
   }
 };
 

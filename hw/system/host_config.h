@@ -1,10 +1,11 @@
 // The description of a box's host: sockets, the PCIe switch under each, the links, host memory,
-// the CPU side, and where the chips' BAR windows go in host physical memory (host_side.h wires
-// it).
+// the CPU side, where the chips' BAR windows go in host physical memory (host_side.h wires it),
+// and the hosts' own NICs on a front-end network (host_network.h builds it).
 #pragma once
 
 #include "hw/core/config_binding.h"
 #include "hw/core/units.h"
+#include "hw/fabric/link.h"
 #include "hw/host/host_cpu.h"
 #include "hw/host/host_memory.h"
 #include "hw/host/root_complex.h"
@@ -12,6 +13,52 @@
 #include "hw/pcie/pcie_switch.h"
 
 namespace podsim::system {
+
+enum class HostTransport { kRoce, kTcp };
+
+// The hosts' NICs and the switches that join them, apart from the chips' scale-out network.
+struct HostNetworkConfig {
+  bool enabled = true;
+  int ports = 2;
+  core::Bandwidth port_speed{100e9};
+  HostTransport transport = HostTransport::kRoce;
+  std::uint32_t mtu = 4096;
+  core::Duration stack_latency{10000000};  // 10 us
+  int switch_ports = 32;
+  fabric::CableConfig cable{core::Duration{1000000}};
+
+  template <class V>
+  void describe(V& v) {
+    v.field("enabled", enabled,
+            core::Spec("whether the hosts have a front-end network (host-staged collectives "
+                       "between boxes need it)"));
+    v.field("ports", ports,
+            core::Spec("Ethernet ports of each host's NICs, one rail of switches each")
+                .range(1, 16)
+                .source("[U]: two, as an IPU-M2000's two 100GbE host links [S14]"));
+    v.field("port_speed", port_speed,
+            core::Spec("line rate of one host port").positive().source("[N2]: 100 Gb/s"));
+    v.choice(
+        "transport", transport,
+        core::Choices<HostTransport>{{"roce", HostTransport::kRoce}, {"tcp", HostTransport::kTcp}},
+        core::Spec("roce: RDMA as the chips' NICs do it; tcp: frames of the Ethernet MTU "
+                   "(1500 bytes) and the kernel's stack on each side of every packet"));
+    v.field("mtu", mtu,
+            core::Spec("roce: the path MTU (tcp uses 1500)")
+                .range(256, 4096)
+                .source("[N2]: 4096-byte path MTU"));
+    v.field("stack_latency", stack_latency,
+            core::Spec("tcp: what the kernel's network stack adds to a packet, on each side")
+                .min(0)
+                .source("placeholder [U]: a socket's send or receive path, around 10 us"));
+    v.field("switch_ports", switch_ports,
+            core::Spec("ports of each front-end switch: hosts up to this many share one per "
+                       "rail, more take leaves of half of them under spines")
+                .range(2, 4096)
+                .source("[S14]: an IPU-POD64's top-of-rack switch, 32 x 100GbE"));
+    v.section("cable", cable, core::Spec("host and switch links: 1us by default ([N2])"));
+  }
+};
 
 struct HostConfig {
   int sockets = 2;
@@ -21,6 +68,7 @@ struct HostConfig {
   pcie::PcieSwitchConfig pcie_switch;
   pcie::PcieLinkConfig uplink;
   core::Address bar_windows{0x4000000000};
+  HostNetworkConfig network;
 
   template <class V>
   void describe(V& v) {
@@ -39,7 +87,13 @@ struct HostConfig {
             core::Spec("host physical address where the chips' BAR windows start, one window per "
                        "chip of the size of its BARs")
                 .source("placeholder [U]: above a 256 GiB memory map"));
+    v.section("network", network,
+              core::Spec("the hosts' NICs and front-end network (host_network.h)"));
   }
+
+  // The sockets a box of `chips` uses: each its share of the chips behind it (one socket per
+  // chip when there are fewer chips than sockets).
+  int sockets_used(int chips) const { return chips < 1 ? 1 : (chips < sockets ? chips : sockets); }
 };
 
 }  // namespace podsim::system

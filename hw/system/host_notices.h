@@ -7,7 +7,8 @@
 // Captures: the delay and a fixed order among notices due at one time (by chip, then by each
 // chip's sequence number modulo 64), the same whether they were posted here or handed over from
 // another process, as long as no chip has more than 64 due at one time (software here posts one
-// per rank and collective). Ignores: the host network's bandwidth and contention (a notice is a few bytes).
+// per rank and collective). Ignores: the host network's bandwidth and contention (a notice is a few
+// bytes).
 #pragma once
 
 #include <cstdint>

@@ -22,11 +22,6 @@ host::HostMemoryConfig memory_config(host::HostMemoryConfig memory, bool functio
   return memory;
 }
 
-// A box with fewer chips than the host has sockets uses one socket per chip.
-int sockets_used(const HostConfig& config, std::size_t chips) {
-  return std::max(1, std::min(config.sockets, static_cast<int>(chips)));
-}
-
 host::RootComplexConfig root_config(host::RootComplexConfig root, int sockets) {
   root.root_ports = sockets;
   return root;
@@ -42,10 +37,10 @@ HostSide::HostSide(sc_core::sc_module_name name, const HostConfig& config,
       memory_(
           std::make_unique<host::HostMemory>("memory", memory_config(config.memory, functional))),
       root_(std::make_unique<host::RootComplex>(
-          "root", root_config(config.root, sockets_used(config, chips.size())))),
+          "root", root_config(config.root, config.sockets_used(static_cast<int>(chips.size()))))),
       cpu_(std::make_unique<host::HostCpu>("cpu", config.cpu, *root_)) {
   const int n = static_cast<int>(chips.size());
-  const int sockets = sockets_used(config, chips.size());
+  const int sockets = config.sockets_used(n);
   if (n % sockets != 0) {
     throw std::invalid_argument(
         fmt::format("{}: {} chips do not split evenly over {} sockets (host.sockets)", this->name(),

@@ -17,11 +17,11 @@ struct SystemCeilings {
   int scale_up_ports_per_chip = 0;
   int scale_out_ports_per_chip = 0;
   int unused_ports_per_chip = 0;
-  int scale_out_ports = 0;       // in the whole system
-  double roce_efficiency = 0;    // payload share of the line rate at the configured MTU
-  core::Bandwidth scale_up_line;       // per chip, one direction
+  int scale_out_ports = 0;        // in the whole system
+  double roce_efficiency = 0;     // payload share of the line rate at the configured MTU
+  core::Bandwidth scale_up_line;  // per chip, one direction
   core::Bandwidth scale_up_goodput;
-  core::Bandwidth scale_out_line;      // per chip, one direction
+  core::Bandwidth scale_out_line;  // per chip, one direction
   core::Bandwidth scale_out_goodput;
   core::Bandwidth box_scale_out_line;  // per box, one direction
   // In-box all-reduce algorithm bandwidth bound: every byte of S crosses each chip's scale-up

@@ -1,8 +1,9 @@
 // The description of a system: which chip, how many in a box, how the box wires them, how many
 // boxes, how many ports each chip keeps for scale-out and the network those ports join.
 // Captures the box-level facts of [S3], [S9], [S10] (HLS-1, HLS-2, HLS-3) and rail-aligned
-// leaf-spine or fat-tree scale-out networks. Ignores host NICs and front-end networks; the
-// topology builder (topology.h) wires what this describes.
+// leaf-spine or fat-tree scale-out networks; each box's host (host_config.h), whose own NICs and
+// front-end network are a system of their own (host_network.h). The topology builder
+// (topology.h) wires what this describes.
 #pragma once
 
 #include <string>

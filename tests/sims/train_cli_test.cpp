@@ -209,6 +209,70 @@ TEST_F(TrainCli, AScalingStudyPassesHorovodsOptionsToEachPoint) {
   EXPECT_GT(j["points"][0]["step_ps"].get<double>(), 40e9);
 }
 
+// Horovod over MPI: each fused buffer to the hosts over PCIe, summed there and between the two
+// hosts over their front-end network, and back; the broadcast takes the same way.
+TEST_F(TrainCli, HostStagedHorovodGoesThroughPcieAndTheHostsNetwork) {
+  const auto trace = dir_ / "hosts.json";
+  const auto j =
+      train({"--strategy", "horovod", "--staging", "host", "--num-nodes", "2", "--devices", "8",
+             "--chips", "coarse", "--cycle-time", "100us", "--trace", trace.string()},
+            "hls2-pod128");
+  EXPECT_EQ(j["hosts"], 2);
+  EXPECT_GT(ps(j, "comm_ps"), 0u);
+  EXPECT_GE(ps(j, "step_ps"), std::max(ps(j, "compute_ps"), ps(j, "comm_ps")));
+  EXPECT_THAT(last_.out, HasSubstr("2 hosts over a front-end network of 2 x 100 Gb/s ports"));
+  const std::string text = test::read_text(trace);
+  for (const char* span : {"stage to host", "host reduce", "hosts all-reduce", "stage to device",
+                           "step-0 broadcast", "fusion cycle 0:"}) {
+    EXPECT_THAT(text, HasSubstr(span));
+  }
+  // Staged through one host, its CPU sums the box's copies and no network is needed.
+  const auto one_box = train(
+      {"--strategy", "horovod", "--staging", "host", "--chips", "coarse", "--cycle-time", "100us"});
+  EXPECT_EQ(one_box["hosts"], 1);
+  EXPECT_GT(ps(one_box, "comm_ps"), 0u);
+  // Without overlap the step is compute plus communication, give or take the last cycle's wait.
+  const auto serial = train({"--strategy", "horovod", "--staging", "host", "--chips", "coarse",
+                             "--cycle-time", "1us", "--no-overlap"});
+  EXPECT_GE(ps(serial, "step_ps"), ps(serial, "compute_ps") + ps(serial, "comm_ps"));
+  EXPECT_LE(ps(serial, "step_ps"), ps(serial, "compute_ps") + ps(serial, "comm_ps") + 1'000'000);
+}
+
+// ipu-multiworker: the chips only compute; every gradient goes to the hosts as it is ready, and
+// the host CPU updates the weights and sends them back.
+TEST_F(TrainCli, IpuMultiworkerUpdatesTheWeightsOnTheHosts) {
+  const auto trace = dir_ / "ipu.json";
+  const auto j = train({"--strategy", "ipu-multiworker", "--num-nodes", "2", "--devices", "4",
+                        "--chips", "coarse", "--trace", trace.string()},
+                       "hls2-pod128");
+  const auto hccl = train({"--chips", "coarse"});
+  EXPECT_LT(ps(j, "compute_ps"), ps(hccl, "compute_ps"));  // no optimizer on the chips
+  EXPECT_EQ(j["steps"][1]["all_reduces"], 3);              // one per gradient
+  EXPECT_GE(ps(j, "step_ps"), ps(j, "compute_ps"));
+  const std::string text = test::read_text(trace);
+  for (const char* span :
+       {"stage layer 0 gradient", "host update layer 0", "hosts all-reduce", "step-0 broadcast"}) {
+    EXPECT_THAT(text, HasSubstr(span));
+  }
+}
+
+// Through the hosts too, an ideal network scales linearly: every worker's step is one worker's.
+TEST_F(TrainCli, WithAnIdealNetworkHostStrategiesScaleLinearly) {
+  for (std::vector<std::string> strategy :
+       {std::vector<std::string>{"--strategy", "horovod", "--staging", "host"},
+        std::vector<std::string>{"--strategy", "ipu-multiworker"}}) {
+    strategy.insert(strategy.end(), {"--ideal-network", "--chips", "coarse"});
+    auto one = strategy, sixteen = strategy;
+    one.insert(one.end(), {"--ranks", "1"});
+    sixteen.insert(sixteen.end(), {"--ranks", "16"});
+    const auto a = train(one, "hls2-pod128");
+    const auto b = train(sixteen, "hls2-pod128");
+    EXPECT_EQ(ps(a, "step_ps"), ps(b, "step_ps")) << strategy[1];
+    EXPECT_DOUBLE_EQ(b["steps"][1]["samples_per_s"].get<double>(),
+                     16 * a["steps"][1]["samples_per_s"].get<double>());
+  }
+}
+
 TEST_F(TrainCli, BadArgumentsAreUsageErrors) {
   const auto fails = [](std::vector<std::string> a, const std::string& message) {
     const auto r = test::run_program(PODSIM_BINARY, a);
@@ -229,6 +293,13 @@ TEST_F(TrainCli, BadArgumentsAreUsageErrors) {
   fails(args({"--hosts", "a:2", "--ranks", "2"}), "give one");
   fails(args({"--num-nodes", "2"}), "--num-nodes and --devices go together");
   fails(args({"--cycle-time", "0s"}), "--cycle-time 0s");
+  fails(args({"--staging", "host"}), "--staging host goes with --strategy horovod");
+  auto no_network = args({"--strategy", "ipu-multiworker", "--ranks", "16"}, "hls2-pod128");
+  no_network.insert(no_network.begin() + 2, {"--set", "host.network.enabled=false"});
+  fails(no_network, "host.network.enabled: hls2-pod128's hosts have no front-end network");
+  fails({"--system", "hls2-pod128", "train", "--model", "mnist", "--functional", "--strategy",
+         "ipu-multiworker", "--num-nodes", "2", "--devices", "2"},
+        "functional training through the host runs on one host's chips");
   std::vector<std::string> too_many = {"--system",
                                        "hls2",
                                        "train",

@@ -1,6 +1,7 @@
 // Data-parallel training for real: 4 replicas of the MNIST net, each on its chip of an hls1 box
-// with batch b, their gradients averaged by the collectives over the box's links, against one
-// chip of the same box training on the whole batch 4b in the same simulation.
+// with batch b, their gradients averaged by the collectives over the box's links or by the host,
+// against one chip of the same box training on the whole batch 4b in the same simulation (and
+// updating its own weights on the chip).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -19,13 +20,16 @@ struct Runs {
 };
 
 // `options` on chips 0-3; on chip 4 one replica of 4x the batch; on chip 5 one replica of the
-// batch alone (what a replica would do without the others' gradients).
+// batch alone (what a replica would do without the others' gradients); both single chips on
+// their own (hccl's one-replica path: no collective, the update on the chip).
 Runs train_all(FunctionalOptions options) {
   const auto loaded = collectives::load_system_file("hls1", {});
   system::SystemModel model("system", loaded.config, system::build_topology(loaded.config),
                             system::ModelOptions{1, true});
   FunctionalOptions one = options, alone = options;
   one.replicas = alone.replicas = 1;
+  one.strategy = alone.strategy = Strategy::kHccl;
+  one.host_staged = alone.host_staged = false;
   one.batch = options.batch * 4;
   FunctionalRun parallel(model, options, {0, 1, 2, 3});
   FunctionalRun single(model, one, {4});
@@ -48,9 +52,11 @@ double update_difference(const std::vector<double>& a, const std::vector<double>
 
 // `tolerance`: of the single chip's update. Measured: bf16 2.7e-2 (the weights' rounding), f32
 // 8e-7; a replica alone ends 4 to 6 times its update away.
-void expect_matches_one_chip(Strategy strategy, tpc::Dtype dtype, double tolerance) {
+void expect_matches_one_chip(Strategy strategy, tpc::Dtype dtype, double tolerance,
+                             bool host_staged = false) {
   FunctionalOptions o;
   o.strategy = strategy;
+  o.host_staged = host_staged;
   o.dtype = dtype;
   o.batch = 4;
   o.steps = 3;
@@ -70,8 +76,9 @@ void expect_matches_one_chip(Strategy strategy, tpc::Dtype dtype, double toleran
   EXPECT_EQ(r.parallel.losses.size(), 3u);
   for (std::size_t s = 0; s < r.parallel.losses.size(); ++s)
     EXPECT_NEAR(r.parallel.losses[s], r.single.losses[s], 2e-2 * r.single.losses[s]) << s;
-  EXPECT_EQ(r.parallel.all_reduces, 1);  // the net's 22 KiB of gradients fit one buffer
-  EXPECT_EQ(r.parallel.broadcasts, 1);
+  // The net's 22 KiB of gradients fit one buffer; ipu-multiworker streams its 6 tensors apart.
+  EXPECT_EQ(r.parallel.all_reduces, strategy == Strategy::kIpuMultiworker ? 6 : 1);
+  EXPECT_EQ(r.parallel.broadcasts, strategy == Strategy::kIpuMultiworker ? 6 : 1);
 }
 
 TEST(FunctionalTraining, HcclReplicasEndWhereOneChipWithTheirWholeBatchEnds) {
@@ -80,6 +87,21 @@ TEST(FunctionalTraining, HcclReplicasEndWhereOneChipWithTheirWholeBatchEnds) {
 
 TEST(FunctionalTraining, HorovodReplicasEndWhereOneChipWithTheirWholeBatchEnds) {
   expect_matches_one_chip(Strategy::kHorovod, tpc::Dtype::kBf16, 0.1);
+}
+
+// Host-staged: every buffer over PCIe to the host, summed by its CPU, and back.
+TEST(FunctionalTraining, HostStagedHorovodReplicasEndWhereOneChipWithTheirWholeBatchEnds) {
+  expect_matches_one_chip(Strategy::kHorovod, tpc::Dtype::kBf16, 0.1, true);
+}
+
+// The host averages and applies SGD with momentum to its fp32 master weights; the chips only
+// compute gradients.
+TEST(FunctionalTraining, IpuMultiworkerReplicasEndWhereOneChipWithTheirWholeBatchEnds) {
+  expect_matches_one_chip(Strategy::kIpuMultiworker, tpc::Dtype::kBf16, 0.1);
+}
+
+TEST(FunctionalTraining, InF32TheHostsUpdateMatchesTheChipsToItsRounding) {
+  expect_matches_one_chip(Strategy::kIpuMultiworker, tpc::Dtype::kF32, 1e-4);
 }
 
 TEST(FunctionalTraining, InF32TheReplicasMatchOneChipToItsRounding) {
@@ -101,6 +123,18 @@ TEST(FunctionalTraining, SmallBucketsSplitTheGradientsIntoSeveralAllReduces) {
   // broadcast is to reconcile them).
   EXPECT_LT(update_difference(r.parallel.parameters[3], r.single.parameters[0], r.single.initial),
             0.1);
+}
+
+// Through the host the replicas must share one: the sum between hosts is not functional here.
+TEST(FunctionalTraining, ThroughTheHostNeedsOneHostsChips) {
+  auto loaded = collectives::load_system_file(
+      "hls2", {"boxes=2", "network.kind=leaf-spine", "network.leaf_down_ports=16"});
+  system::SystemModel model("system", loaded.config, system::build_topology(loaded.config),
+                            system::ModelOptions{1, true});
+  FunctionalOptions o;
+  o.strategy = Strategy::kIpuMultiworker;
+  o.replicas = 2;
+  EXPECT_THROW(FunctionalRun(model, o, {0, 8}), std::invalid_argument);
 }
 
 }  // namespace

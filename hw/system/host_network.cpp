@@ -1,0 +1,85 @@
+#include "hw/system/host_network.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "hw/pcie/pcie_config.h"
+
+namespace podsim::system {
+namespace {
+
+[[noreturn]] void fail(const std::string& key, const std::string& message) {
+  throw std::invalid_argument(fmt::format("host.network.{}: {}", key, message));
+}
+
+// A host as the network sees it: its NICs, PCIe to its memory, and its CPU's reduction rate as
+// the one engine a collective's reductions take.
+chip::ChipConfig host_endpoint(const HostConfig& host) {
+  const HostNetworkConfig& n = host.network;
+  chip::ChipConfig c;
+  c.name = "host";
+  c.description = "a host's NICs on the front-end network and its CPU's reductions";
+  c.nic.ports = n.ports;
+  c.nic.port_speed = n.port_speed;
+  const bool tcp = n.transport == HostTransport::kTcp;
+  c.nic.roce.mtu = tcp ? 1500 : n.mtu;
+  if (tcp) {
+    c.nic.roce.tx_pipeline_latency = n.stack_latency;
+    c.nic.roce.rx_pipeline_latency = n.stack_latency;
+  }
+  c.pcie.link = pcie::gen4_x16();
+  c.dma.engines = 1;
+  c.dma.engine.bandwidth = host.cpu.reduce_bandwidth;
+  return c;
+}
+
+// Rail-aligned switches: one per rail when the hosts fit its ports, else leaves of half its
+// ports and as many spines as their uplinks fill.
+NetworkConfig front_end(const HostNetworkConfig& n, int hosts) {
+  NetworkConfig net;
+  net.kind = NetworkKind::kLeafSpine;
+  net.endpoint_cable = n.cable;
+  net.switch_cable = n.cable;
+  if (hosts <= n.switch_ports) {
+    net.leaf_down_ports = hosts;
+    return net;
+  }
+  const int half = n.switch_ports / 2;
+  const int leaves = hosts / half;
+  if (hosts % half != 0 || (leaves * half) % n.switch_ports != 0 ||
+      half % (leaves * half / n.switch_ports) != 0) {
+    fail("switch_ports",
+         fmt::format("{} hosts do not spread over leaves of {} host ports under spines of {}; "
+                     "use switches of more ports (or a host count that fills them)",
+                     hosts, half, n.switch_ports));
+  }
+  net.leaf_down_ports = half;
+  net.leaf_up_ports = half;
+  net.spine_ports = n.switch_ports;
+  return net;
+}
+
+}  // namespace
+
+SystemConfig host_network_system(const SystemConfig& system) {
+  const HostNetworkConfig& n = system.host.network;
+  if (!n.enabled) {
+    fail("enabled",
+         fmt::format("{}'s hosts have no front-end network to reach each other over", system.name));
+  }
+  SystemConfig h;
+  h.name = system.name + "-hosts";
+  h.description = fmt::format("the front-end network of {}'s {} hosts", system.name, system.boxes);
+  h.chip = host_endpoint(system.host);
+  h.box.chips = 1;
+  h.box.wiring = BoxWiring::kNone;
+  h.boxes = system.boxes;
+  h.scale_out.ports_per_chip = system.boxes > 1 ? n.ports : 0;
+  h.host = system.host;
+  if (system.boxes > 1) h.network = front_end(n, system.boxes);
+  h.network.flow_solve_interval = system.network.flow_solve_interval;
+  return h;
+}
+
+}  // namespace podsim::system

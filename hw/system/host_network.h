@@ -1,0 +1,23 @@
+// The hosts' own network as a system of its own, for collectives between hosts (MPI's or gRPC's
+// rings under Horovod host-staged or a multi-worker strategy): one endpoint per box's host that
+// is the host's NICs, each port on a rail of front-end switches (one switch per rail up to its
+// ports, else leaves of half its ports under spines), and the host CPU's reduction as the
+// endpoint's one collective engine.
+// Captures: the host ports' rate, MTU and cables, the front-end switches' sharing, TCP as frames of
+// the Ethernet MTU with the kernel stack's latency on each packet, the CPU's reduction rate.
+// Ignores: host NICs on the chips' own scale-out switches (a front-end network is separate
+// hardware), TCP's congestion control and its CPU cost per byte (the reduction rate stands for
+// the host's work).
+#pragma once
+
+#include "hw/system/system_config.h"
+
+namespace podsim::system {
+
+// The front-end network of `system`'s hosts as a system whose chip i is box i's host. Throws
+// std::invalid_argument naming the host.network key at fault when the hosts cannot be wired
+// (the network disabled while boxes need it, more hosts than leaves of half the switch's ports
+// can spread over spines).
+SystemConfig host_network_system(const SystemConfig& system);
+
+}  // namespace podsim::system

@@ -1,0 +1,43 @@
+// Copies between the chips' memory and their hosts' over each box's PCIe tree, as a rate model
+// for training's host-staged strategies: a copy crosses its chip's link and the uplink of the
+// socket's switch that the socket's other chips share, each link one direction at a time in the
+// order copies are booked, and takes the slower link's occupancy (the PCIe overhead arithmetic
+// of pcie_timing.h: TLPs, DLLPs, credits, tags) plus both links' latency.
+// Captures: a socket's chips contending for its uplink, the chip's own link, the two
+// directions apart (full duplex), the device's DMA writing the host (device to host) or reading
+// it (host to device). Ignores: the switch's own latency and buffers, host memory's bandwidth
+// (a socket's DRAM outruns its uplinks), copies interleaving at TLP grain (a copy holds a link
+// from its start to its end, as large copies that fill it do).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "hw/core/units.h"
+#include "hw/pcie/pcie_timing.h"
+#include "hw/system/system_config.h"
+
+namespace podsim::system {
+
+class PcieStaging {
+ public:
+  // Throws std::invalid_argument when a link of the system is not a valid PCIe link.
+  explicit PcieStaging(const SystemConfig& system);
+
+  // Books a copy of `bytes` between chip `chip` and its box's host, issued at `now`; returns
+  // when it ends. Throws std::out_of_range for a chip the system does not have.
+  core::TimePs book(int chip, std::uint64_t bytes, pcie::Direction direction, core::TimePs now);
+
+ private:
+  using Free = std::array<std::vector<core::TimePs>, 2>;  // by direction, by link
+  core::TimePs occupancy(const pcie::LinkTiming& link, std::uint64_t bytes,
+                         pcie::Direction direction) const;
+
+  pcie::LinkTiming chip_link_, uplink_;
+  core::TimePs host_latency_ = 0;
+  int chips_ = 0, chips_per_socket_ = 1;
+  Free chip_free_, uplink_free_;
+};
+
+}  // namespace podsim::system

@@ -1,0 +1,115 @@
+// The hosts' side of training's host-staged strategies, without the kernel: the front-end network
+// a system's hosts get (host_network.h) and PCIe staging over each box's tree (pcie_staging.h).
+#include "hw/system/host_network.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "collectives/system_file.h"
+#include "hw/system/pcie_staging.h"
+#include "hw/system/topology.h"
+
+namespace podsim::system {
+namespace {
+
+using ::testing::HasSubstr;
+
+SystemConfig hls2(int boxes, const std::vector<std::string>& more = {}) {
+  std::vector<std::string> overrides = {"boxes=" + std::to_string(boxes)};
+  if (boxes > 1) {
+    overrides.insert(overrides.end(), {"network.kind=leaf-spine",
+                                       "network.leaf_down_ports=" + std::to_string(8 * boxes)});
+  }
+  if (boxes > 32) {
+    overrides.insert(overrides.end(), {"network.leaf_down_ports=64", "network.leaf_up_ports=64",
+                                       "network.spine_ports=64"});
+  }
+  overrides.insert(overrides.end(), more.begin(), more.end());
+  return collectives::load_system_file("hls2", overrides).config;
+}
+
+TEST(HostNetwork, HostsThatFitOneSwitchShareOnePerRail) {
+  const SystemConfig h = host_network_system(hls2(4));
+  EXPECT_EQ(h.chips(), 4);
+  EXPECT_EQ(h.chip.nic.ports, 2);
+  EXPECT_EQ(h.chip.nic.roce.mtu, 4096u);
+  const Topology t = build_topology(h);
+  EXPECT_EQ(t.chips, 4);
+  EXPECT_EQ(t.switches, 2);  // one per rail
+  EXPECT_EQ(t.links.size(), 8u);
+}
+
+TEST(HostNetwork, ManyHostsTakeLeavesOfHalfTheirPortsUnderSpines) {
+  const SystemConfig h = host_network_system(hls2(64));
+  const Topology t = build_topology(h);
+  EXPECT_EQ(t.chips, 64);
+  // Per rail: 4 leaves of 16 hosts and 16 uplinks, 2 spines of 32 ports.
+  EXPECT_EQ(t.switches, 2 * (4 + 2));
+  EXPECT_EQ(t.links.size(), 2u * (64 + 4 * 16));
+}
+
+TEST(HostNetwork, OneHostNeedsNoSwitch) {
+  const SystemConfig h = host_network_system(hls2(1));
+  EXPECT_EQ(build_topology(h).switches, 0);
+}
+
+TEST(HostNetwork, TcpTakesEthernetFramesAndTheStackOnEachPacket) {
+  const SystemConfig h = host_network_system(
+      hls2(2, {"host.network.transport=tcp", "host.network.stack_latency=5us"}));
+  EXPECT_EQ(h.chip.nic.roce.mtu, 1500u);
+  EXPECT_EQ(h.chip.nic.roce.tx_pipeline_latency.ps, 5'000'000);
+  EXPECT_EQ(h.chip.nic.roce.rx_pipeline_latency.ps, 5'000'000);
+}
+
+TEST(HostNetwork, TheHostsReductionIsItsEngine) {
+  const SystemConfig h = host_network_system(hls2(2, {"host.cpu.reduce_bandwidth=10GB/s"}));
+  EXPECT_EQ(h.chip.dma.engines, 1);
+  EXPECT_DOUBLE_EQ(h.chip.dma.engine.bandwidth.bits_per_second, 80e9);
+}
+
+TEST(HostNetwork, HostsThatCannotBeWiredAreRefusedNamingTheKey) {
+  try {
+    host_network_system(hls2(2, {"host.network.enabled=false"}));
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("host.network.enabled"));
+  }
+  // 48 hosts: 3 leaves of 16 cannot fill spines of 32 ports.
+  try {
+    host_network_system(hls2(48, {"network.leaf_down_ports=384"}));
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("host.network.switch_ports"));
+  }
+}
+
+TEST(PcieStaging, ACopyTakesItsLinksOccupancyAndLatency) {
+  const SystemConfig s = hls2(1);
+  PcieStaging staging(s);
+  const pcie::LinkTiming chip(s.chip.pcie.link), up(s.host.uplink);
+  const std::uint64_t bytes = 64 << 20;
+  const core::TimePs want = std::max(chip.write_occupancy(bytes), up.write_occupancy(bytes)) +
+                            chip.latency() + up.latency();
+  EXPECT_EQ(staging.book(0, bytes, pcie::Direction::kDeviceToHost, 1000), 1000 + want);
+}
+
+// HLS-2: 8 chips behind two switches, 4 per uplink.
+TEST(PcieStaging, ASocketsChipsShareItsUplinkAndDirectionsAreApart) {
+  const SystemConfig s = hls2(2);
+  PcieStaging staging(s);
+  const std::uint64_t bytes = 64 << 20;
+  const auto d2h = pcie::Direction::kDeviceToHost;
+  const core::TimePs one = staging.book(0, bytes, d2h, 0);
+  core::TimePs last = 0;
+  for (int chip = 1; chip < 4; ++chip) last = staging.book(chip, bytes, d2h, 0);
+  EXPECT_GT(last, 3 * one);
+  EXPECT_LT(last, 4 * one);
+  // Another socket, another box, the other direction: none waits.
+  EXPECT_EQ(staging.book(4, bytes, d2h, 0), one);
+  EXPECT_EQ(staging.book(8, bytes, d2h, 0), one);
+  EXPECT_LT(staging.book(0, bytes, pcie::Direction::kHostToDevice, 0), 2 * one);
+  EXPECT_THROW(staging.book(16, bytes, d2h, 0), std::out_of_range);
+}
+
+}  // namespace
+}  // namespace podsim::system

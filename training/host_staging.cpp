@@ -1,0 +1,42 @@
+#include "training/host_staging.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "hw/system/host_network.h"
+#include "hw/system/topology.h"
+
+namespace podsim::training {
+
+HostStaging::HostStaging(const system::SystemConfig& system, const std::vector<int>& chips,
+                         system::ModelOptions options, const collectives::TuningConfig& tuning)
+    : staging_(system) {
+  std::vector<int> boxes;  // the hosts' boxes, in the order of their first ranks
+  for (int chip : chips) {
+    const int box = chip / system.box.chips;
+    auto at = std::find(boxes.begin(), boxes.end(), box);
+    if (at == boxes.end()) at = boxes.insert(boxes.end(), box);
+    path_.host_of_rank.push_back(static_cast<int>(at - boxes.begin()));
+  }
+  hosts_ = static_cast<int>(boxes.size());
+  path_.staging = &staging_;
+  path_.reduce_bytes_per_s = system.host.cpu.reduce_bandwidth.bits_per_second / 8;
+  path_.update_bytes_per_s = system.host.cpu.update_bandwidth.bits_per_second / 8;
+  const system::HostNetworkConfig& n = system.host.network;
+  description_ = fmt::format("{} host{}", hosts_, hosts_ == 1 ? "" : "s");
+  if (hosts_ == 1) return;
+  const system::SystemConfig config = system::host_network_system(system);
+  options.chips = system::ChipModel::kCoarse;
+  network_ = std::make_unique<system::SystemModel>("hosts", config, system::build_topology(config),
+                                                   options);
+  comm_ = std::make_unique<collectives::Communicator>(*network_, boxes, tuning);
+  path_.hosts = comm_.get();
+  description_ += fmt::format(" over a front-end network of {} x {:g} Gb/s ports each ({})",
+                              n.ports, n.port_speed.bits_per_second / 1e9,
+                              n.transport == system::HostTransport::kTcp ? "tcp" : "roce");
+}
+
+HostStaging::~HostStaging() = default;
+
+}  // namespace podsim::training
