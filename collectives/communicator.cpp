@@ -381,7 +381,14 @@ bool Communicator::connected() const {
   const auto& config = model_.config();
   const bool scale_out =
       config.network.kind != system::NetworkKind::kNone && config.scale_out.ports_per_chip > 0;
-  return scale_out || fully_linked();
+  if (scale_out) return true;
+  if (config.box.wiring != system::BoxWiring::kLadder) return fully_linked();
+  // One ladder's chips reach each other through neighbours: a ring in its order links them.
+  const int box = chip(0) / config.box.chips;
+  for (int r = 1; r < size(); ++r) {
+    if (chip(r) / config.box.chips != box) return false;
+  }
+  return true;
 }
 
 std::uint64_t Communicator::buffers_end(const Spec& spec) const {

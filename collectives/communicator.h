@@ -110,7 +110,9 @@ class Communicator {
   bool can_run(const Spec& spec, Algorithm algorithm) const;
   // True when every pair of ranks shares a direct link.
   bool fully_linked() const;
-  // True when every pair of ranks can reach each other (directly or over the scale-out network).
+  // True when every pair of ranks can reach each other: directly, over the scale-out network, or
+  // within one ladder box through neighbours (an algorithm whose peers are not neighbours there
+  // is refused by the link it lacks).
   bool connected() const;
   // The box structure when the ranks come box by box, in whole boxes of all-to-all wired chips.
   std::optional<Hierarchy> hierarchy() const;

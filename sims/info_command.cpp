@@ -19,6 +19,13 @@ using core::to_string;
 
 std::string wiring_text(const system::BoxConfig& box) {
   if (box.wiring == system::BoxWiring::kNone) return "none (chips not wired to each other)";
+  if (box.wiring == system::BoxWiring::kLadder) {
+    return fmt::format(
+        "IPU-Link {} of {} rungs of two, {} links per rung, {} to each column "
+        "neighbour",
+        box.ladder.torus ? "torus" : "ladder", box.ladder.rungs, box.ladder.links_per_rung,
+        box.ladder.links_per_column_neighbour);
+  }
   return fmt::format("all-to-all, {} link{} per peer", box.links_per_peer,
                      box.links_per_peer == 1 ? "" : "s");
 }

@@ -32,6 +32,7 @@
 #include "training/data_parallel.h"
 #include "training/functional.h"
 #include "training/host_staging.h"
+#include "training/ipu_profile.h"
 #include "training/profile.h"
 
 namespace podsim::sims {
@@ -65,8 +66,10 @@ class TrainCommand : public Command {
                   "hccl: bucketed all-reduces on the chips' RoCE ports, overlapping backward; "
                   "horovod: tensor fusion cycles, ring all-reduces (--staging); "
                   "ipu-multiworker: gradients streamed to the hosts, reduced between them and "
-                  "applied by the host CPU")
-        ->check(CLI::IsMember({"hccl", "horovod", "ipu-multiworker"}))
+                  "applied by the host CPU; popdist (IPU systems): rings over the IPU-Links "
+                  "after backward; ipu-server (IPU systems): IPU-Links in each server, then the "
+                  "hosts' network")
+        ->check(CLI::IsMember({"hccl", "horovod", "ipu-multiworker", "popdist", "ipu-server"}))
         ->capture_default_str();
     c->add_option("--staging", staging_,
                   "horovod: device (all-reduces on the chips' ports) or host (over PCIe to the "
@@ -135,14 +138,19 @@ class TrainCommand : public Command {
   int run(const GlobalOptions& options) override {
     const training::Model model = make_model();
     const auto system = options.load_system();
+    if (ipu(system.config) && subcommand->get_option("--strategy")->count() == 0) {
+      strategy_ = "popdist";
+    }
     if (!profile_out_.empty()) return measure(options, system, model);
     check_options();
+    check_strategy(options, system.config);
     if (functional_) return run_functional(options, system, model);
     if (!scale_.empty()) return run_scale(options, model, system);
-    const training::StepProfile profile = load_profile(options, model);
+    const training::StepProfile profile = load_profile(options, system.config, model);
     auto topology = system::build_topology(system.config, &system.tree);
     const training::Placement placement = place(options, system.config, topology.chips);
-    const bool coarse = chips_text_ == "coarse";
+    // An IPU's collectives run on its links by the engine rate model: it has no queues to detail.
+    const bool coarse = chips_text_ == "coarse" || ipu(system.config);
     require_system_memory(topology.chips, 1, coarse);
     if (!options.trace_file.empty()) core::trace_writer().open(options.trace_file);
     const double cpu_before = cpu_seconds();
@@ -164,7 +172,10 @@ class TrainCommand : public Command {
     dp.ideal_network = ideal_network_;
     dp.steps = steps_;
     std::unique_ptr<training::HostStaging> hosts;
-    if (training::through_hosts(dp.strategy, dp.host_staged)) {
+    if (ipu(system.config))
+      dp.rings = 2 * std::max(1, std::min(system.config.box.ladder.links_per_rung,
+                                          system.config.box.ladder.links_per_column_neighbour));
+    if (training::uses_hosts(dp.strategy, dp.host_staged)) {
       hosts = host_staging(system, placement.chips, model_options);
     }
     training::DataParallelRun run(
@@ -186,9 +197,32 @@ class TrainCommand : public Command {
   }
 
  private:
+  static bool ipu(const system::SystemConfig& config) {
+    return config.compute == system::ComputeModel::kIpuRoofline;
+  }
+
+  // IPU systems take the IPU strategies; the others, the Gaudi ones.
+  void check_strategy(const GlobalOptions& options, const system::SystemConfig& config) const {
+    const bool ipu_strategy = strategy_ == "popdist" || strategy_ == "ipu-server";
+    if (ipu(config) && (strategy_ == "hccl" || strategy_ == "horovod")) {
+      throw UsageError(
+          fmt::format("train: --strategy {} runs on RoCE ports; {} is an IPU system: use popdist, "
+                      "ipu-server or ipu-multiworker",
+                      strategy_, options.system));
+    }
+    if (!ipu(config) && ipu_strategy) {
+      throw UsageError(
+          fmt::format("train: --strategy {} runs on IPU systems (ipu-pod16, ipu-pod64, ipu-pod128, "
+                      "ipu-pod256, ipu-server); {} is not one",
+                      strategy_, options.system));
+    }
+  }
+
   training::Strategy strategy() const {
     if (strategy_ == "horovod") return training::Strategy::kHorovod;
     if (strategy_ == "ipu-multiworker") return training::Strategy::kIpuMultiworker;
+    if (strategy_ == "popdist") return training::Strategy::kPopdist;
+    if (strategy_ == "ipu-server") return training::Strategy::kIpuServer;
     return training::Strategy::kHccl;
   }
 
@@ -264,6 +298,13 @@ class TrainCommand : public Command {
       throw UsageError(
           fmt::format("train: --ranks {}: {} has {} chips", ranks, options.system, chips));
     }
+    if (config.box.wiring == system::BoxWiring::kLadder) {
+      try {
+        return training::place_rings(ranks, config.box.ladder, shape);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(fmt::format("train: --ranks {}: {}", ranks, e.what()));
+      }
+    }
     training::Placement p;
     for (int r = 0; r < ranks; ++r) p.chips.push_back(r);
     p.description =
@@ -275,6 +316,12 @@ class TrainCommand : public Command {
   // (on the first chip no worker uses, if any), both trained for real in one simulation.
   int run_functional(const GlobalOptions& options, const collectives::LoadedSystemFile& system,
                      const training::Model& model) {
+    if (ipu(system.config)) {
+      throw UsageError(
+          fmt::format("train --functional: {}'s compute is a roofline, which moves no data; train "
+                      "functionally on a Gaudi system",
+                      options.system));
+    }
     if (model.name != "mnist") {
       throw UsageError(fmt::format(
           "train --functional: {} is too large to train in functional mode here; it trains "
@@ -387,8 +434,24 @@ class TrainCommand : public Command {
   }
 
   // The child's part: the profile on a one-box copy of the system, written to --profile-out.
+  // An IPU system's profile: the roofline, at once.
+  static training::StepProfile ipu_profile(const system::SystemConfig& config,
+                                           const training::Model& model) {
+    try {
+      return training::ipu_profile(model, config.ipu, config.chip.name);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(fmt::format("train: {}", e.what()));
+    }
+  }
+
   int measure(const GlobalOptions& options, const collectives::LoadedSystemFile& system,
               const training::Model& model) {
+    if (ipu(system.config)) {
+      const std::string text = ipu_profile(system.config, model).to_json().dump(2) + "\n";
+      write_output_file(profile_out_, text);
+      if (!options.json_file.empty()) write_output_file(options.json_file, text);
+      return 0;
+    }
     const driver::DeviceProperties props = served_device(system, "train", options.system);
     write_output_file(profile_out_, "");  // writable before the run
     system::SystemConfig config = one_box(system.config);
@@ -427,9 +490,12 @@ class TrainCommand : public Command {
     return 0;
   }
 
-  training::StepProfile load_profile(const GlobalOptions& options, const training::Model& model) {
+  training::StepProfile load_profile(const GlobalOptions& options,
+                                     const system::SystemConfig& config,
+                                     const training::Model& model) {
     std::string where = profile_in_;
     std::string text;
+    if (profile_in_.empty() && ipu(config)) return ipu_profile(config, model);
     if (!profile_in_.empty()) {
       if (!std::filesystem::is_regular_file(profile_in_)) {
         throw UsageError(fmt::format("train: --profile {}: no such file", profile_in_));
@@ -508,7 +574,7 @@ class TrainCommand : public Command {
       if (!f.empty()) write_output_file(f, "");  // writable before the run
     }
     const ScratchDir dir("scale");
-    const training::StepProfile profile = load_profile(options, model);
+    const training::StepProfile profile = load_profile(options, system.config, model);
     write_output_file((dir / "profile.json").string(), profile.to_json().dump(2) + "\n");
     ProgressBar progress("train", !options.quiet);
     std::vector<nlohmann::json> points;
@@ -615,11 +681,15 @@ class TrainCommand : public Command {
                profile.chip, sim.chip_model() == system::ChipModel::kCoarse ? ", coarse" : "",
                options.network == system::NetworkMode::kFlow ? "flow" : "packet");
     fmt::print("placement  {}\n", placement.description);
+    const std::string measured =
+        ipu(sim.config())
+            ? fmt::format("{}'s bulk-synchronous roofline", profile.chip)
+            : fmt::format("the slowest of {} {} chip{} measured at once", profile.replicas,
+                          profile.chip, profile.replicas == 1 ? "" : "s");
     fmt::print(
         "compute    forward {:.3f} ms, backward {:.3f} ms, optimizer {:.3f} ms per step "
-        "(the slowest of {} {} chip{} measured at once{})\n",
-        ms(t.forward_ps), ms(t.backward_ps - t.forward_ps), ms(t.optimizer_ps), profile.replicas,
-        profile.chip, profile.replicas == 1 ? "" : "s",
+        "({}{})\n",
+        ms(t.forward_ps), ms(t.backward_ps - t.forward_ps), ms(t.optimizer_ps), measured,
         profile_in_.empty() ? "" : ", from " + profile_in_);
     if (!profile.host_ops.empty()) {
       fmt::print("compute    on the host CPU (the TPC library has no kernel): {}\n",
@@ -704,6 +774,14 @@ class TrainCommand : public Command {
       return fmt::format(
           "tensor fusion up to {} every {}, ring all-reduces{}, learning rate scaled by {}",
           fusion_text_, cycle_text_, staging_ == "host" ? " staged through the hosts" : "", ranks);
+    }
+    if (strategy_ == "popdist") {
+      return "every gradient all-reduced after the backward pass by GCL's rings over the "
+             "IPU-Links (GW-Links between pods), compiled into the step; broadcast over the hosts";
+    }
+    if (strategy_ == "ipu-server") {
+      return "every gradient all-reduced in each server over its IPU-Links, then between the "
+             "servers' hosts over their network, and back over PCIe";
     }
     if (strategy_ == "ipu-multiworker") {
       return "each gradient streamed to the hosts, reduced between them, applied by the host "

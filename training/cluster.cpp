@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <utility>
@@ -122,6 +123,30 @@ Placement place_nodes(int num_nodes, int devices, const BoxShape& shape) {
   Hosts hosts;
   for (int n = 0; n < num_nodes; ++n) hosts.emplace_back(fmt::format("node {}", n), devices);
   return place(hosts, shape, fmt::format("num_nodes {} x devices {}", num_nodes, devices));
+}
+
+Placement place_rings(int ranks, const ipulink::Ladder& ladder, const BoxShape& shape) {
+  if (ranks < 1 || (ranks & (ranks - 1)) != 0) {
+    throw std::invalid_argument(
+        fmt::format("{} replicas: GCL's rings take a power of two of them", ranks));
+  }
+  const int boxes = ranks <= shape.per_box ? 1 : ranks / shape.per_box;
+  if (ranks > shape.per_box && ranks % shape.per_box != 0) {
+    throw std::invalid_argument(
+        fmt::format("{} replicas: more than a box takes whole boxes of {}", ranks, shape.per_box));
+  }
+  if (boxes > shape.boxes) {
+    throw std::invalid_argument(
+        fmt::format("{} replicas: the system has {} chips", ranks, shape.boxes * shape.per_box));
+  }
+  const std::vector<int> ring = ipulink::ring_order(ladder, std::min(ranks, shape.per_box));
+  Placement p;
+  for (int box = 0; box < boxes; ++box) {
+    for (int ipu : ring) p.chips.push_back(box * shape.per_box + ipu);
+  }
+  p.description = fmt::format("{} replica{} in IPU-Link ring order over {} box{}", ranks,
+                              ranks == 1 ? "" : "s", boxes, boxes == 1 ? "" : "es");
+  return p;
 }
 
 }  // namespace podsim::training

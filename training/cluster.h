@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "hw/ipulink/ipu_wiring.h"
+
 namespace podsim::training {
 
 struct Placement {
@@ -25,5 +27,9 @@ struct BoxShape {
 Placement place_tf_config(const std::string& json_text, const BoxShape& shape);
 Placement place_host_list(const std::string& hosts, const BoxShape& shape);
 Placement place_nodes(int num_nodes, int devices, const BoxShape& shape);
+// GCL's replicas on IPU-Link boxes (ladders of `ladder`): `ranks`, a power of two, take a ring
+// of one box whose neighbours are linked, or whole boxes' rings one after another (a ring over
+// the pods' GW-Links) [S16].
+Placement place_rings(int ranks, const ipulink::Ladder& ladder, const BoxShape& shape);
 
 }  // namespace podsim::training

@@ -18,7 +18,16 @@ DataParallelRun::DataParallelRun(sc_core::sc_module_name name, collectives::Comm
       options_(options),
       host_(std::move(host)),
       buckets_(make_buckets(timeline_.gradients, options_.bucket_bytes)) {
-  if (through_hosts(options_.strategy, options_.host_staged)) {
+  if (options_.strategy == Strategy::kIpuServer) {
+    std::vector<int> boxes, keys;
+    for (int r = 0; r < comm_.size(); ++r) {
+      boxes.push_back(host_.host_of_rank.empty() ? 0
+                                                 : host_.host_of_rank[static_cast<std::size_t>(r)]);
+      keys.push_back(r);
+    }
+    servers_ = comm_.split(boxes, keys);
+  }
+  if (uses_hosts(options_.strategy, options_.host_staged)) {
     if (!host_.staging || host_.host_of_rank.size() != static_cast<std::size_t>(comm_.size()) ||
         !(host_.reduce_bytes_per_s > 0 && host_.update_bytes_per_s > 0)) {
       throw std::invalid_argument(
@@ -40,6 +49,7 @@ void DataParallelRun::run() {
   try {
     if (!options_.ideal_network) {
       comm_.open();
+      for (auto& [box, server] : servers_) server.open();
       if (host_.hosts) host_.hosts->open();
     }
     for (int i = 0; i < options_.steps; ++i) steps_.push_back(step(i == 0));
@@ -64,10 +74,18 @@ StepResult DataParallelRun::step(bool first) {
     r.end_ps = core::now_ps();
     return r;
   }
-  if (options_.strategy == Strategy::kHorovod) {
-    reduce_fused(compute_start, r);
-  } else {
-    reduce_buckets(compute_start, r);
+  switch (options_.strategy) {
+    case Strategy::kHorovod:
+      reduce_fused(compute_start, r);
+      break;
+    case Strategy::kPopdist:
+      reduce_compiled(compute_start, r);
+      break;
+    case Strategy::kIpuServer:
+      reduce_per_server(compute_start, r);
+      break;
+    default:
+      reduce_buckets(compute_start, r);
   }
   wait_until(compute_start + timeline_.backward_ps);
   const core::TimePs optimizer_start = core::now_ps();
@@ -148,6 +166,56 @@ void DataParallelRun::stream_to_hosts(core::TimePs compute_start, StepResult& r)
   wait_until(std::max(weights_back, compute_start + timeline_.backward_ps));
 }
 
+// popdist: the step's program all-reduces every gradient over the IPU-Links' rings once the
+// backward pass has ended (bulk-synchronous: exchange never overlaps compute) [T4, S16].
+void DataParallelRun::reduce_compiled(core::TimePs compute_start, StepResult& r) {
+  wait_until(compute_start + timeline_.backward_ps);
+  const std::uint64_t bytes = options_.parameters * options_.gradient_bytes;
+  if (!options_.ideal_network && comm_.size() > 1) {
+    const core::TimePs start = core::now_ps();
+    r.comm_ps += collective(comm_, collectives::Op::kAllReduce, bytes);
+    trace_host("IPU-Link all-reduce", start, core::now_ps());
+  }
+  ++r.all_reduces;
+}
+
+// ipu-server: every server's IPUs all-reduce over their IPU-Links at once, then each server's sum
+// goes to its host, between the hosts and back to every IPU [T4].
+void DataParallelRun::reduce_per_server(core::TimePs compute_start, StepResult& r) {
+  wait_until(compute_start + timeline_.backward_ps);
+  ++r.all_reduces;
+  if (options_.ideal_network) return;
+  const std::uint64_t bytes = options_.parameters * options_.gradient_bytes;
+  const core::TimePs start = core::now_ps();
+  std::vector<std::shared_ptr<collectives::Handle>> running;
+  for (auto& [box, server] : servers_) {
+    if (server.size() > 1)
+      running.push_back(server.start(spec(server, collectives::Op::kAllReduce, bytes)));
+  }
+  for (const auto& h : running) {
+    h->wait_done();
+    if (!h->ok) throw std::runtime_error("a server's all-reduce failed");
+  }
+  trace_host("server all-reduce", start, core::now_ps());
+  if (host_.hosts) {
+    const core::TimePs staged = core::now_ps();
+    core::TimePs up = staged;
+    for (auto& [box, server] : servers_) {
+      up = std::max(
+          up, host_.staging->book(server.chip(0), bytes, pcie::Direction::kDeviceToHost, staged));
+    }
+    wait_until(up);
+    trace_host("stage to host", staged, core::now_ps());
+    const core::TimePs between = core::now_ps();
+    collective(*host_.hosts, collectives::Op::kAllReduce, bytes);
+    trace_host("hosts all-reduce", between, core::now_ps());
+    const core::TimePs back = core::now_ps();
+    wait_until(stage(bytes, pcie::Direction::kHostToDevice, back));
+    trace_host("stage to device", back, core::now_ps());
+  }
+  r.comm_ps += core::now_ps() - start;
+}
+
 core::TimePs DataParallelRun::stage(std::uint64_t bytes, pcie::Direction direction,
                                     core::TimePs issued, bool only_first) {
   core::TimePs end = issued;
@@ -195,7 +263,7 @@ void DataParallelRun::reduce_fused(core::TimePs compute_start, StepResult& r) {
 core::TimePs DataParallelRun::broadcast() {
   const core::TimePs start = core::now_ps();
   const std::uint64_t total = options_.parameters * options_.parameter_bytes;
-  const bool hosts = through_hosts(options_.strategy, options_.host_staged);
+  const bool hosts = uses_hosts(options_.strategy, options_.host_staged);
   for (std::uint64_t sent = 0; sent < total; sent += kBroadcastBucket) {
     const std::uint64_t bytes = std::min(kBroadcastBucket, total - sent);
     if (hosts) {
@@ -215,8 +283,8 @@ void DataParallelRun::staged_broadcast(std::uint64_t bytes) {
   wait_until(stage(bytes, pcie::Direction::kHostToDevice, core::now_ps()));
 }
 
-core::TimePs DataParallelRun::collective(collectives::Communicator& comm, collectives::Op op,
-                                         std::uint64_t bytes) {
+collectives::Spec DataParallelRun::spec(const collectives::Communicator& comm, collectives::Op op,
+                                        std::uint64_t bytes) const {
   collectives::Spec spec;
   spec.op = op;
   spec.type = options_.gradient_bytes == 4 ? core::DataType::kFp32 : core::DataType::kBf16;
@@ -230,14 +298,24 @@ core::TimePs DataParallelRun::collective(collectives::Communicator& comm, collec
   if (op != collectives::Op::kAllReduce) count = (count + ranks - 1) / ranks * ranks;
   spec.count = count;
   spec.base = options_.base;
-  // Horovod and the hosts' MPI or gRPC reduce with a ring all-reduce, HCCL picks by its tuning
-  // table; the broadcast is a ring (a chain from rank 0) either way.
-  if (op == collectives::Op::kBroadcast || &comm == host_.hosts ||
+  // Horovod, the hosts' MPI or gRPC and GCL reduce with rings, HCCL picks by its tuning table;
+  // the broadcast is a ring (a chain from rank 0) either way.
+  const bool gcl =
+      options_.strategy == Strategy::kPopdist || options_.strategy == Strategy::kIpuServer;
+  if (op == collectives::Op::kBroadcast || &comm == host_.hosts || gcl ||
       (op == collectives::Op::kAllReduce && options_.strategy == Strategy::kHorovod)) {
     spec.algorithm = collectives::Algorithm::kRing;
   }
+  if (gcl && &comm != host_.hosts && op == collectives::Op::kAllReduce && comm.size() > 1) {
+    spec.rings = options_.rings;
+  }
+  return spec;
+}
+
+core::TimePs DataParallelRun::collective(collectives::Communicator& comm, collectives::Op op,
+                                         std::uint64_t bytes) {
   const core::TimePs start = core::now_ps();
-  auto handle = comm.start(spec);
+  auto handle = comm.start(spec(comm, op, bytes));
   handle->wait_done();
   if (!handle->ok) {
     throw std::runtime_error(

@@ -13,7 +13,14 @@
 //  - ipu-multiworker (Graphcore's multi-worker strategies): every gradient streamed to the host
 //    as backward yields it, summed there and all-reduced between the hosts, the optimizer's
 //    update on the host CPU (its state only in host memory) and the new weights copied back, all
-//    overlapping the rest of backward.
+//    overlapping the rest of backward;
+//  - popdist (Graphcore's PopDist on IPU pods): the replicas' gradients all-reduced on the
+//    devices by rings over the IPU-Links (and GW-Links between pods) once the backward pass has
+//    ended: the collective is compiled into the step's program, whose bulk-synchronous phases
+//    do not overlap compute with exchange; the first step's broadcast over the hosts' network;
+//  - ipu-server: hierarchical for IPUs on PCIe cards: the gradients all-reduced inside each
+//    server over its IPU-Links, then each server's sum staged to its host, all-reduced between
+//    the hosts over their network, and copied back to every IPU.
 // The optimizer runs once every gradient is reduced (on the chips, but for ipu-multiworker);
 // before the first step rank 0's parameters are broadcast (DDP's construction, in 250 MiB
 // buckets; a pipelined ring from rank 0 as NCCL broadcasts [T8]), through the hosts when the
@@ -26,6 +33,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <systemc>
 #include <vector>
 
@@ -38,11 +46,16 @@
 namespace podsim::training {
 
 // How gradients become collectives (see the header's top).
-enum class Strategy { kHccl, kHorovod, kIpuMultiworker };
+enum class Strategy { kHccl, kHorovod, kIpuMultiworker, kPopdist, kIpuServer };
 
 // Whether the strategy's gradients go through the hosts.
 inline bool through_hosts(Strategy s, bool host_staged) {
-  return s == Strategy::kIpuMultiworker || (s == Strategy::kHorovod && host_staged);
+  return s == Strategy::kIpuMultiworker || s == Strategy::kIpuServer ||
+         (s == Strategy::kHorovod && host_staged);
+}
+// Whether the strategy needs the hosts at all (popdist broadcasts over their network).
+inline bool uses_hosts(Strategy s, bool host_staged) {
+  return through_hosts(s, host_staged) || s == Strategy::kPopdist;
 }
 
 // What the host-staged strategies reach beyond the chips: the boxes' PCIe trees, the hosts'
@@ -71,6 +84,7 @@ struct DataParallelOptions {
   bool overlap = true;         // false: every all-reduce waits for the backward pass's end
   bool broadcast = true;       // the first step broadcasts the parameters from rank 0
   bool ideal_network = false;  // collectives take no time
+  int rings = 1;               // popdist, ipu-server: rings per all-reduce (ring.h's lanes)
   int steps = 2;               // the first with the broadcast
   std::uint64_t base = 0;      // where the collectives' buffers start on every chip
 };
@@ -114,6 +128,8 @@ class DataParallelRun : public sc_core::sc_module {
   void reduce_buckets(core::TimePs compute_start, StepResult& r);
   void reduce_fused(core::TimePs compute_start, StepResult& r);
   void stream_to_hosts(core::TimePs compute_start, StepResult& r);
+  void reduce_compiled(core::TimePs compute_start, StepResult& r);
+  void reduce_per_server(core::TimePs compute_start, StepResult& r);
   void staged_all_reduce(std::uint64_t bytes, StepResult& r);
   void host_all_reduce(std::uint64_t bytes);
   core::TimePs broadcast();
@@ -124,6 +140,8 @@ class DataParallelRun : public sc_core::sc_module {
                      bool only_first = false);
   // Starts `op` over `bytes` on `comm` and returns once every host knows it ended; its duration.
   core::TimePs collective(collectives::Communicator& comm, collectives::Op op, std::uint64_t bytes);
+  collectives::Spec spec(const collectives::Communicator& comm, collectives::Op op,
+                         std::uint64_t bytes) const;
   void wait_until(core::TimePs t);
   void trace_compute(core::TimePs start) const;
   void trace_span(const char* name, core::TimePs start, core::TimePs end) const;
@@ -137,6 +155,7 @@ class DataParallelRun : public sc_core::sc_module {
   HostPath host_;
   double host_reduce_ps_per_byte_ = 0;  // the box with the most workers: its local sum
   std::vector<Bucket> buckets_;
+  std::map<int, collectives::Communicator> servers_;  // ipu-server: each box's ranks
   std::vector<StepResult> steps_;
   std::string failure_;
 };

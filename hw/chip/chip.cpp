@@ -103,7 +103,10 @@ std::uint64_t memory_size(const ChipConfig& config) {
 
 core::MemoryTargetConfig memory_config(const ChipConfig& config, bool functional) {
   core::MemoryTargetConfig memory;
-  memory.bandwidth = has_hbm(config) ? config.hbm.bandwidth : pcie_dma_bandwidth(config.pcie);
+  memory.bandwidth = has_hbm(config) ? config.hbm.bandwidth
+                     : config.memory_bandwidth.bits_per_second > 0
+                         ? config.memory_bandwidth
+                         : pcie_dma_bandwidth(config.pcie);
   memory.size = core::ByteSize{memory_size(config)};
   memory.functional = functional;
   return memory;
@@ -321,9 +324,8 @@ void Chip::debug(tlm::tlm_command command, std::uint64_t address, std::uint8_t* 
   for (std::uint64_t done = 0; done < length; done += kStep) {
     const auto n = static_cast<unsigned int>(std::min(kStep, length - done));
     if (noc_->debug(command, address + done, data + done, n) != n) {
-      throw std::logic_error(
-          fmt::format("{}: the block at {:#x} keeps no contents{}", name(), address + done,
-                      functional_ ? "" : " (timing-only mode)"));
+      throw std::logic_error(fmt::format("{}: the block at {:#x} keeps no contents{}", name(),
+                                         address + done, functional_ ? "" : " (timing-only mode)"));
     }
   }
 }

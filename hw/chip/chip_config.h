@@ -200,6 +200,7 @@ struct ChipConfig {
   MmuConfig mmu;
   QmanConfig qman;
   SyncManagerConfig sync_manager;
+  core::Bandwidth memory_bandwidth{};
 
   template <class V>
   void describe(V& v) {
@@ -209,6 +210,11 @@ struct ChipConfig {
     v.section("mme", mme, core::Spec("matrix engine"));
     v.section("sram", sram, core::Spec("on-die SRAM"));
     v.section("hbm", hbm, core::Spec("high-bandwidth memory"));
+    v.field("memory_bandwidth", memory_bandwidth,
+            core::Spec("a chip without HBM: its memory's bandwidth (0: its PCIe link's DMA rate, "
+                       "as a NIC whose buffers are in host memory)")
+                .min(0)
+                .source("chip preset (which cites each value)"));
     v.section("pcie", pcie, core::Spec("host interface"));
     v.section("nic", nic, core::Spec("on-chip RoCE v2 NIC"));
     v.section("dma", dma, core::Spec("DMA engines"));

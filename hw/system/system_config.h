@@ -13,28 +13,36 @@
 #include "hw/core/config_tree.h"
 #include "hw/fabric/link.h"
 #include "hw/fabric/switch.h"
+#include "hw/ipulink/ipu_config.h"
+#include "hw/ipulink/ipu_wiring.h"
 #include "hw/system/host_config.h"
 
 namespace podsim::system {
 
-enum class BoxWiring { kAllToAll, kNone };
+enum class BoxWiring { kAllToAll, kLadder, kNone };
 
 struct BoxConfig {
   int chips = 8;
   BoxWiring wiring = BoxWiring::kAllToAll;
   int links_per_peer = 1;
+  ipulink::Ladder ladder;
   fabric::CableConfig cable{core::Duration{100000}};
   template <class V>
   void describe(V& v) {
-    v.field("chips", chips, core::Spec("chips in one box").range(1, 64).source("[S3], [S10]"));
-    v.choice(
-        "wiring", wiring,
-        core::Choices<BoxWiring>{{"all-to-all", BoxWiring::kAllToAll}, {"none", BoxWiring::kNone}},
-        core::Spec("how the box joins its chips' scale-up ports"));
+    v.field("chips", chips, core::Spec("chips in one box").range(1, 256).source("[S3], [S10]"));
+    v.choice("wiring", wiring,
+             core::Choices<BoxWiring>{{"all-to-all", BoxWiring::kAllToAll},
+                                      {"ladder", BoxWiring::kLadder},
+                                      {"none", BoxWiring::kNone}},
+             core::Spec("how the box joins its chips' scale-up ports: every pair directly, an "
+                        "IPU-Link ladder (or torus) of rungs of two, or not at all"));
     v.field("links_per_peer", links_per_peer,
             core::Spec("direct links between each pair of chips (all-to-all wiring)")
                 .range(1, 64)
                 .source("[S3], [S10]"));
+    v.section("ladder", ladder,
+              core::Spec("ladder wiring: its rungs (box.chips / 2), the links of each rung and "
+                         "of column neighbours, and whether it closes into a torus"));
     v.section("cable", cable, core::Spec("in-box links: delay 100ns by default ([N2])"));
   }
 };
@@ -94,14 +102,23 @@ struct NetworkConfig {
 
 struct ScaleOutConfig {
   int ports_per_chip = 0;
+  core::Bandwidth port_speed{};
   template <class V>
   void describe(V& v) {
     v.field("ports_per_chip", ports_per_chip,
             core::Spec("NIC ports per chip reserved for scale-out")
                 .range(0, 256)
                 .source("[S3], [S10]"));
+    v.field("port_speed", port_speed,
+            core::Spec("line rate of a scale-out port and its link, when not the NIC's port "
+                       "speed (0), e.g. an IPU's share of its machine's GW-Links")
+                .min(0));
   }
 };
+
+// Where a training step's compute comes from: Synapse recipes run on the modeled chip, or the
+// IPU's bulk-synchronous roofline (hw/ipulink/bsp_roofline.h) over the `ipu` section.
+enum class ComputeModel { kSynapse, kIpuRoofline };
 
 struct SystemConfig {
   std::string name;
@@ -112,6 +129,8 @@ struct SystemConfig {
   ScaleOutConfig scale_out;
   NetworkConfig network;
   HostConfig host;
+  ComputeModel compute = ComputeModel::kSynapse;
+  ipulink::IpuConfig ipu;
 
   template <class V>
   void describe(V& v) {
@@ -123,6 +142,12 @@ struct SystemConfig {
     v.section("scale_out", scale_out, core::Spec("ports that leave the box"));
     v.section("network", network, core::Spec("the switches that join the boxes"));
     v.section("host", host, core::Spec("each box's host: sockets, PCIe switches, memory, CPU"));
+    v.choice("compute", compute,
+             core::Choices<ComputeModel>{{"synapse", ComputeModel::kSynapse},
+                                         {"ipu-roofline", ComputeModel::kIpuRoofline}},
+             core::Spec("training's compute: recipes run on the modeled chip, or the IPU "
+                        "roofline of the ipu section"));
+    v.section("ipu", ipu, core::Spec("the IPU whose roofline ipu-roofline compute takes"));
   }
 
   int chips() const { return boxes * box.chips; }
@@ -133,7 +158,14 @@ struct SystemConfig {
 
   // NIC ports a chip needs for its box wiring.
   int scale_up_ports_per_chip() const {
+    if (box.wiring == BoxWiring::kLadder) {
+      return box.ladder.links_per_rung + 2 * box.ladder.links_per_column_neighbour;
+    }
     return box.wiring == BoxWiring::kAllToAll ? (box.chips - 1) * box.links_per_peer : 0;
+  }
+  // The rate of a chip's scale-out links.
+  core::Bandwidth scale_out_rate() const {
+    return scale_out.port_speed.bits_per_second > 0 ? scale_out.port_speed : chip.nic.port_speed;
   }
 
   void check(core::ConfigChecks& c) const {
@@ -145,12 +177,20 @@ struct SystemConfig {
                  std::to_string(scale_out.ports_per_chip) + " scale-out) but the chip has " +
                  std::to_string(chip.nic.ports));
     }
+    if (box.wiring == BoxWiring::kLadder && box.chips != 2 * box.ladder.rungs) {
+      c.fail("box.ladder.rungs", std::to_string(box.ladder.rungs) + " rungs of two hold " +
+                                     std::to_string(2 * box.ladder.rungs) +
+                                     " chips but the box has " + std::to_string(box.chips));
+    }
     if (box.chips > host.sockets && box.chips % host.sockets != 0) {
       c.fail("host.sockets", "the box's " + std::to_string(box.chips) +
                                  " chips must split evenly over the host's sockets");
     }
-    if (boxes > 1 && network.kind == NetworkKind::kNone) {
-      c.fail("network.kind", "several boxes need a scale-out network to reach each other");
+    // Boxes whose chips keep no scale-out ports meet only through their hosts (IPU-Servers).
+    if (boxes > 1 && network.kind == NetworkKind::kNone && scale_out.ports_per_chip > 0) {
+      c.fail("network.kind",
+             "several boxes whose chips keep scale-out ports need a scale-out network to reach "
+             "each other");
     }
     if (network.kind != NetworkKind::kNone && scale_out.ports_per_chip == 0) {
       c.fail("scale_out.ports_per_chip", "a scale-out network needs at least one port per chip");

@@ -70,6 +70,8 @@ class Builder {
     t_.chips_per_box_ = s_.box.chips;
     t_.scale_up_ports_ = s_.scale_up_ports_per_chip();
     t_.links_per_peer_ = s_.box.links_per_peer;
+    t_.ladder_ = s_.box.wiring == BoxWiring::kLadder;
+    t_.ladder_config_ = s_.box.ladder;
     for (int chip = 0; chip < t_.chips; ++chip) {
       TopologyNode node{TopologyNode::Kind::kNic,
                         fmt::format("box{}.chip{}.nic", chip / s_.box.chips, chip % s_.box.chips),
@@ -88,6 +90,7 @@ class Builder {
   }
 
   void wire_boxes() {
+    if (s_.box.wiring == BoxWiring::kLadder) return wire_ladders();
     if (s_.box.wiring != BoxWiring::kAllToAll) return;
     const int n = s_.box.chips;
     for (int box = 0; box < s_.boxes; ++box) {
@@ -99,6 +102,27 @@ class Builder {
                     {t_.nic_of_chip(b), t_.direct_port(b, a, k)}, s_.chip.nic.port_speed,
                     s_.box.cable);
           }
+        }
+      }
+    }
+  }
+
+  // Each box's IPU-Links: every linked pair of its ladder, each of the pair's parallel links.
+  void wire_ladders() {
+    std::vector<ipulink::IpuLink> pairs;
+    try {
+      pairs = ipulink::ladder_links(s_.box.ladder);
+    } catch (const std::invalid_argument& e) {
+      fail("box.ladder", e.what());
+    }
+    const int n = s_.box.chips;
+    for (int box = 0; box < s_.boxes; ++box) {
+      for (const ipulink::IpuLink& pair : pairs) {
+        const int a = box * n + pair.a, b = box * n + pair.b;
+        for (int k = 0; k < pair.links; ++k) {
+          connect({t_.nic_of_chip(a), t_.direct_port(a, b, k)},
+                  {t_.nic_of_chip(b), t_.direct_port(b, a, k)}, s_.chip.nic.port_speed,
+                  s_.box.cable);
         }
       }
     }
@@ -155,7 +179,7 @@ class Builder {
       for (int chip = 0; chip < chips; ++chip) {
         connect({t_.nic_of_chip(chip), t_.scale_out_port(rail)},
                 {leaf_nodes[static_cast<std::size_t>(chip / down)], chip % down},
-                s_.chip.nic.port_speed, net.endpoint_cable);
+                s_.scale_out_rate(), net.endpoint_cable);
       }
       for (int l = 0; l < leaves; ++l) {
         for (int sp = 0; sp < spines; ++sp) {
@@ -194,7 +218,7 @@ class Builder {
     for (int h = 0; h < hosts; ++h) {
       const int chip = h / s_.scale_out.ports_per_chip, rail = h % s_.scale_out.ports_per_chip;
       connect({t_.nic_of_chip(chip), t_.scale_out_port(rail)},
-              {edges[static_cast<std::size_t>(h / half)], h % half}, s_.chip.nic.port_speed,
+              {edges[static_cast<std::size_t>(h / half)], h % half}, s_.scale_out_rate(),
               net.endpoint_cable);
     }
     for (int pod = 0; pod < k; ++pod) {
@@ -328,24 +352,41 @@ PortRef Topology::peer(PortRef p) const {
 
 int Topology::direct_port(int chip, int peer_chip, int k) const {
   const int self = chip % chips_per_box_, peer = peer_chip % chips_per_box_;
+  if (ladder_) {
+    // Ports: the rung's links, then those to the rung above, then those to the rung below.
+    const ipulink::Ladder& l = ladder_config_;
+    if (peer == (self ^ 1)) return k;
+    const int rung = self / 2, other = peer / 2;
+    const bool up = other == rung + 1 || (l.torus && rung == l.rungs - 1 && other == 0);
+    return l.links_per_rung + (up ? 0 : l.links_per_column_neighbour) + k;
+  }
   const int index = peer < self ? peer : peer - 1;
   return index * links_per_peer_ + k;
 }
 
-bool directly_linked(const SystemConfig& s, int a, int b) {
-  return a / s.box.chips == b / s.box.chips && s.box.wiring == BoxWiring::kAllToAll && a != b;
+int direct_links(const SystemConfig& s, int a, int b) {
+  if (a == b || a / s.box.chips != b / s.box.chips) return 0;
+  switch (s.box.wiring) {
+    case BoxWiring::kAllToAll:
+      return s.box.links_per_peer;
+    case BoxWiring::kLadder:
+      return ipulink::links_between(s.box.ladder, a % s.box.chips, b % s.box.chips);
+    case BoxWiring::kNone:
+      break;
+  }
+  return 0;
 }
 
 std::pair<int, int> ports_between(const Topology& t, const SystemConfig& s, int a, int b,
                                   int lane) {
-  if (directly_linked(s, a, b)) {
-    const int k = lane % s.box.links_per_peer;
+  if (const int links = direct_links(s, a, b); links > 0) {
+    const int k = lane % links;
     return {t.direct_port(a, b, k), t.direct_port(b, a, k)};
   }
   if (s.network.kind == NetworkKind::kNone || s.scale_out.ports_per_chip == 0) {
     throw std::invalid_argument("chips " + std::to_string(a) + " and " + std::to_string(b) +
-                                " are not connected: they share no all-to-all box and the system "
-                                "has no scale-out network");
+                                " are not connected: no link of their box joins them and the "
+                                "system has no scale-out network");
   }
   const int rail = lane % s.scale_out.ports_per_chip;
   return {t.scale_out_port(rail), t.scale_out_port(rail)};

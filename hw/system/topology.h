@@ -14,6 +14,7 @@
 #include "hw/fabric/link.h"
 #include "hw/fabric/packet.h"
 #include "hw/fabric/route_table.h"
+#include "hw/ipulink/ipu_wiring.h"
 #include "hw/system/system_config.h"
 
 namespace podsim::system {
@@ -58,7 +59,8 @@ struct Topology {
   PortRef peer(PortRef p) const;
   // The NIC node of a chip (chips have one NIC node holding all of their ports).
   int nic_of_chip(int chip) const { return nic_node_of_chip_[static_cast<std::size_t>(chip)]; }
-  // Scale-up port of `chip` that leads directly to `peer_chip` (link `k` of links_per_peer).
+  // Scale-up port of `chip` that leads directly to `peer_chip` (link `k` of the pair's: of
+  // links_per_peer all-to-all; of a ladder's rung or column links).
   int direct_port(int chip, int peer_chip, int k) const;
   // Scale-out port `rail` of a chip (0-based).
   int scale_out_port(int rail) const { return scale_up_ports_ + rail; }
@@ -67,14 +69,22 @@ struct Topology {
   int scale_up_ports_ = 0;
   int links_per_peer_ = 0;
   int chips_per_box_ = 0;
+  bool ladder_ = false;  // the box is a ladder (else all-to-all)
+  ipulink::Ladder ladder_config_;
 };
 
 // The ports a transfer from chip `a` to chip `b` leaves and arrives on: direct in-box link
-// `lane % links_per_peer` when both sit in one all-to-all box, else each chip's scale-out port
-// `lane % scale-out ports` (one rail). Throws std::invalid_argument when nothing joins them.
+// `lane % links` when a box's links join them (all-to-all, or neighbours of a ladder), else each
+// chip's scale-out port `lane % scale-out ports` (one rail). Throws std::invalid_argument when
+// nothing joins them.
 std::pair<int, int> ports_between(const Topology& t, const SystemConfig& s, int a, int b, int lane);
-// True when chips `a` and `b` share an all-to-all box (a direct link joins them).
-bool directly_linked(const SystemConfig& s, int a, int b);
+// The box's direct links between chips `a` and `b` (0: none; they are in other boxes, or not
+// neighbours in a ladder).
+int direct_links(const SystemConfig& s, int a, int b);
+// True when a direct link joins chips `a` and `b`.
+inline bool directly_linked(const SystemConfig& s, int a, int b) {
+  return direct_links(s, a, b) > 0;
+}
 
 // Builds and checks the graph; throws core::ConfigError naming the key at fault when the
 // description cannot be wired (ports left over, too few switch ports, uneven spine spread).

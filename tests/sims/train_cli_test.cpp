@@ -354,5 +354,89 @@ TEST(TrainFunctionalCli, OnlyTheMnistNetTrainsFunctionally) {
   EXPECT_THAT(timing.err, HasSubstr("are for timing runs"));
 }
 
+// IPU pods: the roofline's compute, GCL's rings over the IPU-Links.
+nlohmann::json train_ipu(const std::string& system, std::vector<std::string> extra,
+                         test::RunResult* run = nullptr, const std::string& network = "packet") {
+  test::TempDir dir;
+  const auto json = dir / "train.json";
+  std::vector<std::string> a = {"--system", system,  "-q",      "--network",
+                                network,    "train", "--model", "resnet50",
+                                "--batch",  "4",     "--json",  json.string()};
+  a.insert(a.end(), extra.begin(), extra.end());
+  const auto r = test::run_program(PODSIM_BINARY, a);
+  EXPECT_EQ(r.exit_status, 0) << r.out << r.err;
+  if (run) *run = r;
+  return nlohmann::json::parse(test::read_text(json));
+}
+
+std::uint64_t step_ps(const nlohmann::json& j, const char* key) {
+  return j["steps"][1][key].get<std::uint64_t>();
+}
+
+// popdist: compiled all-reduces after the backward pass (no overlap on an IPU): the step is
+// compute plus communication, to the picosecond; the broadcast goes through the host.
+TEST(TrainIpuCli, PopdistReducesOverIpuLinkRingsAfterBackward) {
+  test::TempDir dir;
+  const auto trace = dir / "ipu.json";
+  test::RunResult run;
+  const auto j = train_ipu("ipu-pod16", {"--trace", trace.string()}, &run);
+  EXPECT_EQ(j["strategy"], "popdist");  // an IPU system's default
+  EXPECT_EQ(j["workers"], 16);
+  EXPECT_GT(step_ps(j, "comm_ps"), 0u);
+  EXPECT_EQ(step_ps(j, "step_ps"), step_ps(j, "compute_ps") + step_ps(j, "comm_ps"));
+  EXPECT_THAT(run.out, HasSubstr("gc200's bulk-synchronous roofline"));
+  EXPECT_THAT(run.out, HasSubstr("16 replicas in IPU-Link ring order"));
+  const std::string text = test::read_text(trace);
+  EXPECT_THAT(text, HasSubstr("IPU-Link all-reduce"));
+  EXPECT_THAT(text, HasSubstr("step-0 broadcast"));
+  // With an ideal network, 16 replicas run at one's pace.
+  const auto one = train_ipu("ipu-pod16", {"--ideal-network", "--ranks", "1"});
+  const auto all = train_ipu("ipu-pod16", {"--ideal-network"});
+  EXPECT_EQ(step_ps(one, "step_ps"), step_ps(all, "step_ps"));
+  EXPECT_DOUBLE_EQ(all["steps"][1]["efficiency"].get<double>(), 1.0);
+}
+
+// Across pods the ring crosses the GW-Links: slower than inside one pod.
+TEST(TrainIpuCli, PodsJoinOverGwLinks) {
+  const auto one_pod = train_ipu("ipu-pod128", {"--ranks", "64"}, nullptr, "flow");
+  const auto two_pods = train_ipu("ipu-pod128", {"--ranks", "128"}, nullptr, "flow");
+  EXPECT_GT(step_ps(two_pods, "comm_ps"), step_ps(one_pod, "comm_ps"));
+}
+
+// ipu-server: each server's IPU-Links, then the hosts' network.
+TEST(TrainIpuCli, IpuServersReduceInsideThenBetweenHosts) {
+  test::TempDir dir;
+  const auto trace = dir / "server.json";
+  const auto j = train_ipu("ipu-server", {"--strategy", "ipu-server", "--trace", trace.string()});
+  EXPECT_EQ(j["hosts"], 4);
+  const std::string text = test::read_text(trace);
+  for (const char* span : {"server all-reduce", "stage to host", "hosts all-reduce",
+                           "stage to device", "step-0 broadcast"}) {
+    EXPECT_THAT(text, HasSubstr(span));
+  }
+  const auto multiworker = train_ipu("ipu-server", {"--strategy", "ipu-multiworker"});
+  EXPECT_EQ(multiworker["hosts"], 4);
+}
+
+TEST(TrainIpuCli, WrongStrategiesAndReplicaCountsAreUsageErrors) {
+  const auto fails = [](std::vector<std::string> a, const std::string& message) {
+    const auto r = test::run_program(PODSIM_BINARY, a);
+    EXPECT_EQ(r.exit_status, 2) << r.out << r.err;
+    EXPECT_THAT(r.err, HasSubstr(message));
+  };
+  const std::vector<std::string> resnet = {"train", "--model", "resnet50", "--batch", "4"};
+  auto with = [&](const std::string& system, std::vector<std::string> extra) {
+    std::vector<std::string> a = {"--system", system};
+    a.insert(a.end(), resnet.begin(), resnet.end());
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  fails(with("ipu-pod16", {"--ranks", "12"}), "12 replicas: GCL's rings take a power of two");
+  fails(with("ipu-pod16", {"--strategy", "hccl"}), "ipu-pod16 is an IPU system");
+  fails(with("hls2", {"--strategy", "popdist"}), "runs on IPU systems");
+  fails({"--system", "ipu-pod16", "train", "--model", "resnet50"}, "a per-worker batch of at most");
+  fails(with("ipu-pod16", {"--functional"}), "moves no data");
+}
+
 }  // namespace
 }  // namespace podsim

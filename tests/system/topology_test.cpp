@@ -211,5 +211,64 @@ TEST(Topology, FlowLinksFollowTheSwitchesTablesAndHashes) {
   EXPECT_THROW(flow_links(t, from(0), {endpoint(0), 99999, 0xc000}, 7), std::invalid_argument);
 }
 
+// IPU-POD16: a ladder of 8 rungs, 2 IPU-Links per rung and per column neighbour; every link
+// lands on the port its peer reserves for it.
+TEST(Topology, IpuPod16IsAnIpuLinkLadder) {
+  const auto loaded = collectives::load_system_file("ipu-pod16", {});
+  const Topology t = build_topology(loaded.config, &loaded.tree);
+  EXPECT_EQ(t.chips, 16);
+  EXPECT_EQ(t.switches, 0);
+  EXPECT_EQ(t.links.size(), 44u);  // 8 rungs + 2 x 7 column pairs, 2 links each
+  const SystemConfig& s = loaded.config;
+  for (int a = 0; a < 16; ++a) {
+    for (int b = 0; b < 16; ++b) {
+      const int links = direct_links(s, a, b);
+      EXPECT_EQ(links, ipulink::links_between(s.box.ladder, a, b)) << a << " " << b;
+      for (int k = 0; k < links; ++k) {
+        const PortRef from{t.nic_of_chip(a), t.direct_port(a, b, k)};
+        EXPECT_EQ(t.peer(from), (PortRef{t.nic_of_chip(b), t.direct_port(b, a, k)}));
+      }
+    }
+  }
+  EXPECT_TRUE(directly_linked(s, 0, 1));    // a rung
+  EXPECT_TRUE(directly_linked(s, 0, 2));    // column neighbours
+  EXPECT_FALSE(directly_linked(s, 0, 3));   // diagonal
+  EXPECT_FALSE(directly_linked(s, 0, 14));  // an open ladder's ends
+  EXPECT_THROW(ports_between(t, s, 0, 3, 0), std::invalid_argument);
+}
+
+// IPU-POD64 closes the ladder into a torus; IPU-POD256 joins four of them by GW-Links through
+// switches at an IPU's 50 Gb/s share.
+TEST(Topology, IpuPodsCloseIntoToriAndJoinOverGwLinks) {
+  const auto pod64 = collectives::load_system_file("ipu-pod64", {});
+  const Topology t64 = build_topology(pod64.config);
+  EXPECT_EQ(t64.links.size(), 2u * (32 + 32 * 2));
+  EXPECT_TRUE(directly_linked(pod64.config, 0, 62));
+  const auto pod256 = collectives::load_system_file("ipu-pod256", {});
+  const Topology t = build_topology(pod256.config);
+  EXPECT_EQ(t.chips, 256);
+  EXPECT_EQ(t.switches, 1);
+  int gw = 0;
+  for (const TopologyLink& l : t.links) {
+    if (t.nodes[static_cast<std::size_t>(l.b.node)].kind == TopologyNode::Kind::kSwitch) {
+      ++gw;
+      EXPECT_DOUBLE_EQ(l.config.rate.bits_per_second, 50e9);
+    } else {
+      EXPECT_DOUBLE_EQ(l.config.rate.bits_per_second, 128e9);
+    }
+  }
+  EXPECT_EQ(gw, 256);
+  EXPECT_EQ(ports_between(t, pod256.config, 0, 64, 0).first, t.scale_out_port(0));
+}
+
+TEST(Topology, ALadderMustHoldTheBoxsChips) {
+  try {
+    collectives::load_system_file("ipu-pod16", {"box.chips=12"});
+    FAIL() << "no error";
+  } catch (const core::ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("box.ladder.rungs"));
+  }
+}
+
 }  // namespace
 }  // namespace podsim::system

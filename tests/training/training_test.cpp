@@ -1,10 +1,13 @@
-// The training arithmetic without the kernel: models' parameters, the step's timeline, DDP's
-// buckets, and compute profiles as files.
+// The training arithmetic without the kernel: models' parameters and work, the step's timeline,
+// DDP's buckets, compute profiles as files and by the IPU roofline, and placements.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "hw/ipulink/ipu_config.h"
 #include "tests/training/small_gpt.h"
 #include "training/cluster.h"
+#include "training/ipu_profile.h"
+#include "training/layer_work.h"
 #include "training/model.h"
 #include "training/profile.h"
 #include "training/timeline.h"
@@ -242,6 +245,98 @@ TEST(Cluster, NodesTimesDevices) {
   EXPECT_EQ(p.chips, (std::vector<int>{0, 1, 2, 3, 8, 9, 10, 11}));
   EXPECT_THROW(place_nodes(5, 1, kFourBoxes), std::invalid_argument);
   EXPECT_THROW(place_nodes(1, 0, kFourBoxes), std::invalid_argument);
+}
+
+// GCL's replicas: a power of two in a linked ring of one box, or whole boxes' rings in turn.
+TEST(Cluster, RingsOnIpuLinkLadders) {
+  const ipulink::Ladder pod16 = ipulink::pod16_ladder();
+  const BoxShape two_pods{2, 16};
+  const Placement eight = place_rings(8, pod16, two_pods);
+  EXPECT_EQ(eight.chips, ipulink::ring_order(pod16, 8));
+  for (std::size_t i = 0; i < eight.chips.size(); ++i) {
+    EXPECT_GT(
+        ipulink::links_between(pod16, eight.chips[i], eight.chips[(i + 1) % eight.chips.size()]),
+        0);
+  }
+  const Placement all = place_rings(32, pod16, two_pods);
+  ASSERT_EQ(all.chips.size(), 32u);
+  EXPECT_EQ(all.chips[16], 16 + all.chips[0]);  // the second box's ring, in the same order
+  EXPECT_THROW(place_rings(12, pod16, two_pods), std::invalid_argument);
+  EXPECT_THROW(place_rings(64, pod16, two_pods), std::invalid_argument);
+}
+
+// ResNet-50: 3.8 billion multiply-adds per 224x224 image forward [T9] (torchvision's counting
+// gives 4.1: its projections and classifier included).
+TEST(LayerWork, ResNet50HasItsPublishedMultiplyAdds) {
+  ModelRequest r;
+  r.name = "resnet50";
+  r.batch = 1;
+  const Model m = make_model(r);
+  double flops = 0, parameters = 0;
+  for (int layer : m.layers) {
+    const LayerWork w = layer_work(m.shapes[static_cast<std::size_t>(layer)]);
+    flops += w.forward_flops;
+    parameters += w.parameters;
+  }
+  EXPECT_GT(flops / 2, 3.8e9);
+  EXPECT_LT(flops / 2, 4.2e9);
+  EXPECT_EQ(parameters, 25557032.0);
+}
+
+// A transformer layer's matmuls: 2 x tokens x 12 h^2 (QKV, output, FFN of 4h) plus attention.
+TEST(LayerWork, ATransformerLayerIsItsMatmuls) {
+  const Model m = test::small_gpt();
+  const LayerShape& s = m.shapes.front();
+  ASSERT_EQ(s.kind, LayerKind::kTransformer);
+  const auto& c = s.transformer;
+  const double tokens = c.tokens(), h = c.hidden;
+  const double attention = 4.0 * c.batch * c.sequence * c.sequence * h;
+  EXPECT_DOUBLE_EQ(layer_work(s).forward_flops,
+                   2 * tokens * (4 * h * h + 2 * h * c.ffn) + attention);
+  EXPECT_DOUBLE_EQ(layer_work(s).backward_flops(), 2 * layer_work(s).forward_flops);
+}
+
+TEST(IpuProfile, TheRooflineTimesEachShapeAndBackwardIsTheLonger) {
+  ModelRequest r;
+  r.name = "resnet50";
+  r.batch = 4;
+  const Model m = make_model(r);
+  const StepProfile p = ipu_profile(m, ipulink::gc200(), "gc200");
+  ASSERT_EQ(p.shapes.size(), m.shapes.size());
+  p.check_matches(m, "test");
+  for (const LayerTiming& t : p.shapes) {
+    EXPECT_GT(t.forward_ps, 0u);
+    EXPECT_GT(t.backward_ps, t.forward_ps);
+  }
+  // The whole forward pass at least its FLOPs at the peak.
+  double flops = 0;
+  core::TimePs forward = 0;
+  for (int layer : m.layers) {
+    flops += layer_work(m.shapes[static_cast<std::size_t>(layer)]).forward_flops;
+    forward += p.shapes[static_cast<std::size_t>(layer)].forward_ps;
+  }
+  EXPECT_GT(static_cast<double>(forward), flops / 250e12 * 1e12);
+}
+
+// What does not fit an IPU's memory is refused up front, with the batch that would fit.
+TEST(IpuProfile, AReplicaThatDoesNotFitIsRefusedWithAdvice) {
+  ModelRequest r;
+  r.name = "resnet50";
+  r.batch = 256;
+  try {
+    ipu_profile(make_model(r), ipulink::gc200(), "gc200");
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("In-Processor-Memory; a per-worker batch of at most"));
+  }
+  r.name = "bert-large";
+  r.batch = 1;
+  try {
+    ipu_profile(make_model(r), ipulink::gc200(), "gc200");
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("weights and gradients alone do not fit"));
+  }
 }
 
 }  // namespace
