@@ -159,4 +159,18 @@ std::string svg_plot(const PlotSpec& spec, const std::vector<PlotSeries>& series
   return svg + "</svg>\n";
 }
 
+std::string svg_plots(const std::vector<std::pair<PlotSpec, std::vector<PlotSeries>>>& plots) {
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
+      "viewBox=\"0 0 {0} {1}\">\n",
+      kWidth, kHeight * static_cast<double>(plots.size()));
+  for (std::size_t i = 0; i < plots.size(); ++i) {
+    std::string one = svg_plot(plots[i].first, plots[i].second);
+    // Nested, each plot its own viewport a plot's height further down.
+    one.replace(0, 4, fmt::format("<svg y=\"{}\"", kHeight * static_cast<double>(i)));
+    svg += one;
+  }
+  return svg + "</svg>\n";
+}
+
 }  // namespace podsim::sims

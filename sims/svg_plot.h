@@ -24,4 +24,7 @@ struct PlotSpec {
 // Throws std::invalid_argument when there is nothing to draw or a log axis meets a value <= 0.
 std::string svg_plot(const PlotSpec& spec, const std::vector<PlotSeries>& series);
 
+// Several plots, one above the other, as one SVG. Throws as svg_plot does.
+std::string svg_plots(const std::vector<std::pair<PlotSpec, std::vector<PlotSeries>>>& plots);
+
 }  // namespace podsim::sims

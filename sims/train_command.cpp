@@ -618,11 +618,11 @@ class TrainCommand : public Command {
     fmt::print("model      {}\n", model.description);
     fmt::print("system     {} ({} chips), {} strategy{}\n", options.system, profile.chip, strategy_,
                ideal_network_ ? ", ideal network" : "");
-    fmt::print("{:>6} {:>11} {:>12} {:>10} {:>11} {:>11} {:>9}\n", "chips", "step_ms", "samples/s",
-               "efficiency", "compute_ms", "exposed_ms", "wall_s");
+    fmt::print("{:>6} {:>11} {:>12} {:>10} {:>11} {:>11} {:>12} {:>9}\n", "chips", "step_ms",
+               "samples/s", "efficiency", "compute_ms", "exposed_ms", "busiest_link", "cpu_s");
     std::ostringstream csv;
     csv << "chips,step_ms,samples_per_s,efficiency,compute_ms,exposed_ms,busiest_link,wall_s\n";
-    PlotSeries measured{"podsim", {}}, linear{"linear scaling", {}};
+    PlotSeries measured{"podsim", {}}, linear{"linear scaling", {}}, efficiencies{"podsim", {}};
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& p : points) {
       const auto& last = p["steps"].back();
@@ -640,6 +640,7 @@ class TrainCommand : public Command {
                          eff, compute, exposed, link, wall);
       measured.points.emplace_back(n, rate);
       linear.points.emplace_back(n, rate / eff);
+      efficiencies.points.emplace_back(n, eff);
       rows.push_back({{"chips", n},
                       {"step_ps", last["step_ps"]},
                       {"samples_per_s", rate},
@@ -656,7 +657,12 @@ class TrainCommand : public Command {
       spec.x_label = "chips";
       spec.y_label = "samples/s";
       spec.log_x = spec.log_y = true;
-      write_output_file(plot_file_, svg_plot(spec, {measured, linear}));
+      PlotSpec efficiency = spec;
+      efficiency.title = "scaling efficiency against linear";
+      efficiency.y_label = "efficiency";
+      efficiency.log_y = false;
+      write_output_file(plot_file_,
+                        svg_plots({{spec, {measured, linear}}, {efficiency, {efficiencies}}}));
     }
     if (!options.json_file.empty()) {
       const nlohmann::json j{{"model", model.name},          {"description", model.description},

@@ -42,9 +42,10 @@ struct HostNetworkConfig {
         "transport", transport,
         core::Choices<HostTransport>{{"roce", HostTransport::kRoce}, {"tcp", HostTransport::kTcp}},
         core::Spec("roce: RDMA as the chips' NICs do it; tcp: frames of the Ethernet MTU "
-                   "(1500 bytes) and the kernel's stack on each side of every packet"));
+                   "(1500 bytes: 1024 of payload in the model) and the kernel's stack on each "
+                   "side of every packet"));
     v.field("mtu", mtu,
-            core::Spec("roce: the path MTU (tcp uses 1500)")
+            core::Spec("roce: the path MTU (tcp: what a 1500-byte frame holds, 1024)")
                 .range(256, 4096)
                 .source("[N2]: 4096-byte path MTU"));
     v.field("stack_latency", stack_latency,

@@ -23,7 +23,9 @@ chip::ChipConfig host_endpoint(const HostConfig& host) {
   c.nic.ports = n.ports;
   c.nic.port_speed = n.port_speed;
   const bool tcp = n.transport == HostTransport::kTcp;
-  c.nic.roce.mtu = tcp ? 1500 : n.mtu;
+  // A 1500-byte Ethernet frame carries at most 1024 bytes in the NIC model's power-of-two
+  // payloads (as RoCE's path MTU over such a network is 1024).
+  c.nic.roce.mtu = tcp ? kTcpPayload : n.mtu;
   if (tcp) {
     c.nic.roce.tx_pipeline_latency = n.stack_latency;
     c.nic.roce.rx_pipeline_latency = n.stack_latency;

@@ -3,12 +3,15 @@
 // is the host's NICs, each port on a rail of front-end switches (one switch per rail up to its
 // ports, else leaves of half its ports under spines), and the host CPU's reduction as the
 // endpoint's one collective engine.
-// Captures: the host ports' rate, MTU and cables, the front-end switches' sharing, TCP as frames of
-// the Ethernet MTU with the kernel stack's latency on each packet, the CPU's reduction rate.
+// Captures: the host ports' rate, MTU and cables, the front-end switches' sharing, TCP as frames
+// within the Ethernet MTU with the kernel stack's latency on each packet, the CPU's reduction
+// rate.
 // Ignores: host NICs on the chips' own scale-out switches (a front-end network is separate
 // hardware), TCP's congestion control and its CPU cost per byte (the reduction rate stands for
 // the host's work).
 #pragma once
+
+#include <cstdint>
 
 #include "hw/system/system_config.h"
 
@@ -19,5 +22,8 @@ namespace podsim::system {
 // (the network disabled while boxes need it, more hosts than leaves of half the switch's ports
 // can spread over spines).
 SystemConfig host_network_system(const SystemConfig& system);
+
+// TCP's payload per frame in the model: the largest power of two a 1500-byte frame holds.
+inline constexpr std::uint32_t kTcpPayload = 1024;
 
 }  // namespace podsim::system

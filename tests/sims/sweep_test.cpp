@@ -103,5 +103,21 @@ TEST(SvgPlot, DrawsAxesTicksLegendAndOneLinePerSeries) {
   EXPECT_THROW(svg_plot(spec, {{"bad", {{0, 1}}}}), std::invalid_argument);  // log of zero
 }
 
+// Plots one above the other: each its own viewport, a plot's height apart.
+TEST(SvgPlot, StacksPlotsInOneSvg) {
+  PlotSpec a;
+  a.title = "throughput";
+  PlotSpec b;
+  b.title = "efficiency";
+  const std::string svg =
+      svg_plots({{a, {{"x", {{1, 1}, {2, 2}}}}}, {b, {{"y", {{1, 1}, {2, 1}}}}}});
+  EXPECT_THAT(svg, HasSubstr("height=\"880\""));
+  EXPECT_THAT(svg, HasSubstr("<svg y=\"0\""));
+  EXPECT_THAT(svg, HasSubstr("<svg y=\"440\""));
+  EXPECT_THAT(svg, HasSubstr(">efficiency</text>"));
+  EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
+  EXPECT_THROW(svg_plots({{a, {}}}), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace podsim::sims

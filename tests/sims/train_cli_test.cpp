@@ -138,6 +138,9 @@ TEST_F(TrainCli, AScalingStudyRunsEachPointAndWritesTableCsvAndPlot) {
   EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 4);
   EXPECT_THAT(test::read_text(svg), HasSubstr("<svg"));
   EXPECT_THAT(test::read_text(svg), HasSubstr("linear scaling"));
+  EXPECT_THAT(test::read_text(svg), HasSubstr("scaling efficiency against linear"));
+  // Regression: the printed table's header lacked the busiest link's column its rows have.
+  EXPECT_THAT(r.out, HasSubstr("exposed_ms busiest_link"));
   // The same point alone gives the same step.
   const auto eight = train({"--bucket", "64KiB"});
   EXPECT_EQ(j["points"][2]["step_ps"], eight["steps"][1]["step_ps"]);
