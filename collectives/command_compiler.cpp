@@ -16,6 +16,7 @@
 #include "hw/chip/spec/sync_values.h"
 #include "hw/dma/dma_descriptor.h"
 #include "hw/dma/dma_regs.h"
+#include "hw/tpc/data_type.h"
 #include "hw/tpc/kernels/functional.h"
 #include "hw/tpc/kernels/library.h"
 #include "podsim/spec/gaudi1.h"
@@ -26,20 +27,6 @@ namespace {
 constexpr std::uint32_t kNone = Command::kNone;
 constexpr std::uint32_t kMaxCount = 0x7FFF;  // a sync object's 15 bits
 constexpr std::uint64_t kBinaryAlign = 256;  // where a TPC fetches a kernel from
-
-tpc::Dtype tpc_type(core::DataType type) {
-  switch (type) {
-    case core::DataType::kFp32:
-      return tpc::Dtype::kF32;
-    case core::DataType::kBf16:
-      return tpc::Dtype::kBf16;
-    case core::DataType::kFp16:
-      return tpc::Dtype::kF16;
-    case core::DataType::kInt32:
-      return tpc::Dtype::kI32;
-  }
-  throw std::logic_error("a data type without a TPC type");
-}
 
 // The kernel library's element-wise kernel for a reduction operator.
 const char* reduction_kernel(core::ReduceOp op) {
@@ -389,7 +376,7 @@ CommandCompiler::KernelSpec CommandCompiler::plan_kernel(RankCode& code, const J
   }
   tpc::KernelRequest request;
   request.kernel = reduction_kernel(job.op);
-  request.dtype = tpc_type(job.type);
+  request.dtype = tpc::dtype_of(job.type);
   request.shape = {static_cast<std::uint32_t>(count)};
   const tpc::KernelPlan plan = tpc::plan_kernel(request);
   const tpc::LaunchSpec& launch = plan.launches.front();

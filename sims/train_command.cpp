@@ -28,6 +28,7 @@
 #include "sims/memory_budget.h"
 #include "sims/progress.h"
 #include "sims/svg_plot.h"
+#include "sims/train_functional.h"
 #include "training/cluster.h"
 #include "training/data_parallel.h"
 #include "training/functional.h"
@@ -352,88 +353,9 @@ class TrainCommand : public Command {
     o.fusion_bytes = fusion_bytes_;
     o.broadcast = !no_broadcast_;
     o.seed = options.seed;
-    system::SystemModel sim("system", system.config, std::move(topology),
-                            options.model_options(true));
-    std::unique_ptr<training::FunctionalRun> replicas;
-    try {
-      replicas = std::make_unique<training::FunctionalRun>(sim, o, placement.chips);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(fmt::format("train --functional: {}", e.what()));
-    }
-    training::FunctionalRun& run = *replicas;
-    std::unique_ptr<training::FunctionalRun> single;
-    int free_chip = 0;
-    while (free_chip < chips &&
-           std::count(placement.chips.begin(), placement.chips.end(), free_chip) > 0) {
-      ++free_chip;
-    }
-    if (free_chip < chips) {
-      training::FunctionalOptions one = o;
-      one.replicas = 1;
-      one.batch = o.batch * static_cast<std::uint32_t>(o.replicas);
-      single = std::make_unique<training::FunctionalRun>(sim, one, std::vector<int>{free_chip});
-    }
-    sc_core::sc_start();
-    if (!run.failure().empty() || (single && !single->failure().empty())) {
-      fmt::print(stderr, "podsim: train --functional failed: {}\n",
-                 run.failure().empty() ? single->failure() : run.failure());
-      return 1;
-    }
-    report_functional(options, model, placement, o, run.result(),
-                      single ? &single->result() : nullptr, free_chip);
-    return 0;
+    return train_functionally(options, system, std::move(topology), model, placement, o, strategy_);
   }
 
-  void report_functional(const GlobalOptions& options, const training::Model& model,
-                         const training::Placement& placement, const training::FunctionalOptions& o,
-                         const training::FunctionalResult& r,
-                         const training::FunctionalResult* single, int single_chip) const {
-    fmt::print("model      {}\n", model.description);
-    fmt::print("placement  {}; functional: replicas really train, gradients really averaged\n",
-               placement.description);
-    fmt::print("strategy   {}: {} all-reduce{} per step{}\n", strategy_, r.all_reduces,
-               r.all_reduces == 1 ? "" : "s",
-               o.broadcast ? ", rank 0's parameters broadcast first" : "");
-    if (single) {
-      fmt::print("compare    chip {} alone on the global batch of {}\n", single_chip,
-                 o.batch * static_cast<std::uint32_t>(o.replicas));
-    }
-    fmt::print("{:>5} {:>14} {:>14}\n", "step", "loss", single ? "one_chip_loss" : "");
-    nlohmann::json steps = nlohmann::json::array();
-    for (std::size_t s = 0; s < r.losses.size(); ++s) {
-      if (single) {
-        fmt::print("{:>5} {:>14.6f} {:>14.6f}\n", s, r.losses[s], single->losses[s]);
-      } else {
-        fmt::print("{:>5} {:>14.6f}\n", s, r.losses[s]);
-      }
-      steps.push_back({{"step", s}, {"loss", r.losses[s]}});
-      if (single) steps.back()["one_chip_loss"] = single->losses[s];
-    }
-    bool identical = true;
-    for (const auto& p : r.parameters) identical = identical && p == r.parameters.front();
-    fmt::print("replicas   {}\n",
-               identical ? "end with identical parameters" : "end with DIFFERENT parameters");
-    nlohmann::json j{{"model", model.name},    {"strategy", strategy_},
-                     {"replicas", o.replicas}, {"steps", steps},
-                     {"identical", identical}, {"all_reduces", r.all_reduces}};
-    if (single) {
-      double worst = 0, scale = 0;
-      const auto& a = r.parameters.front();
-      const auto& b = single->parameters.front();
-      for (std::size_t i = 0; i < a.size(); ++i) {
-        worst = std::max(worst, std::abs(a[i] - b[i]));
-        scale = std::max(scale, std::abs(b[i] - single->initial[i]));
-      }
-      fmt::print(
-          "one chip   the replicas' parameters differ from its by {:.2g} of its largest "
-          "update (bf16 weights: a few hundredths)\n",
-          worst / scale);
-      j["difference_from_one_chip"] = worst / scale;
-    }
-    if (!options.json_file.empty()) write_output_file(options.json_file, j.dump(2) + "\n");
-  }
-
-  // The child's part: the profile on a one-box copy of the system, written to --profile-out.
   // An IPU system's profile: the roofline, at once.
   static training::StepProfile ipu_profile(const system::SystemConfig& config,
                                            const training::Model& model) {
@@ -444,6 +366,7 @@ class TrainCommand : public Command {
     }
   }
 
+  // The child's part: the profile on a one-box copy of the system, written to --profile-out.
   int measure(const GlobalOptions& options, const collectives::LoadedSystemFile& system,
               const training::Model& model) {
     if (ipu(system.config)) {

@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
 #include <stdexcept>
 
 #include "collectives/communicator.h"
 #include "driver/host_drivers.h"
-#include "hw/tpc/numerics.h"
+#include "hw/tpc/data_type.h"
+#include "hw/tpc/kernels/library.h"
 #include "synapse/session.h"
 #include "training/profile.h"
 #include "workloads/convnet.h"
@@ -26,19 +26,6 @@ struct Buffer {
   std::vector<std::size_t> params;  // indices into the net's parameters, in packing order
   std::uint64_t bytes = 0, address = 0, scratch = 0;
 };
-
-core::DataType data_type(tpc::Dtype t) {
-  switch (t) {
-    case tpc::Dtype::kF32:
-      return core::DataType::kFp32;
-    case tpc::Dtype::kBf16:
-      return core::DataType::kBf16;
-    case tpc::Dtype::kF16:
-      return core::DataType::kFp16;
-    default:
-      throw std::invalid_argument("functional training: gradients of f32, bf16 or f16");
-  }
-}
 
 // The strategy's buffers: gradients in the order backward yields them (the last parameter's
 // first), a buffer closing when the next would take it past `cap` (DDP's buckets, Horovod's
@@ -58,29 +45,17 @@ std::vector<Buffer> plan_buffers(const Session& s, const std::vector<const ConvP
   return buffers;
 }
 
-// A buffer's bytes as the host CPU reads them, and back.
+// A buffer's bytes as the host CPU reads them (in fp32, as it sums them), and back.
 std::vector<float> decode(const std::vector<std::uint8_t>& bytes, tpc::Dtype t) {
-  const std::size_t size = tpc::info(t).bytes;
-  std::vector<float> v(bytes.size() / size);
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    std::uint32_t raw = 0;
-    std::memcpy(&raw, &bytes[i * size], size);
-    v[i] = t == tpc::Dtype::kF32    ? tpc::float_of(raw)
-           : t == tpc::Dtype::kBf16 ? tpc::bf16_to_f32(static_cast<std::uint16_t>(raw))
-                                    : tpc::f16_to_f32(static_cast<std::uint16_t>(raw));
-  }
+  std::vector<float> v(bytes.size() / tpc::info(t).bytes);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<float>(tpc::read_element(bytes, t, i));
   return v;
 }
 
 std::vector<std::uint8_t> encode(const std::vector<float>& v, tpc::Dtype t) {
-  const std::size_t size = tpc::info(t).bytes;
-  std::vector<std::uint8_t> bytes(v.size() * size);
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    const std::uint32_t raw = t == tpc::Dtype::kF32    ? tpc::bits_of(v[i])
-                              : t == tpc::Dtype::kBf16 ? tpc::f32_to_bf16(v[i])
-                                                       : tpc::f32_to_f16(v[i]);
-    std::memcpy(&bytes[i * size], &raw, size);
-  }
+  std::vector<std::uint8_t> bytes(v.size() * tpc::info(t).bytes);
+  for (std::size_t i = 0; i < v.size(); ++i) tpc::write_element(bytes, t, i, v[i]);
   return bytes;
 }
 
@@ -208,7 +183,7 @@ class Replica {
   static collectives::Spec spec(collectives::Op op, const Buffer& b) {
     collectives::Spec s;
     s.op = op;
-    s.type = data_type(b.dtype);
+    s.type = tpc::data_type_of(b.dtype);
     s.count = b.bytes / tpc::info(b.dtype).bytes;
     s.placement = collectives::Spec::Placement{b.address, b.address, b.scratch};
     s.base = std::min(b.address, b.scratch);
