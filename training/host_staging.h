@@ -31,8 +31,6 @@ class HostStaging {
 
   HostPath path() { return path_; }
   int hosts() const { return hosts_; }
-  // The hosts' network model, or nullptr when one host serves every worker.
-  system::SystemModel* network() { return network_.get(); }
   // "2 hosts over a front-end network of 2 x 100 Gb/s ports each (roce)", for reports.
   std::string description() const { return description_; }
 
