@@ -7,10 +7,12 @@
 // core: under 10 minutes packet by packet, under 30 s in flow mode.
 //
 //   bench/training_scale [--podsim PATH] [--json FILE] [--models A,B] [--points N,N,...]
-//                        [--networks flow,packet] [--layers N]
+//                        [--networks flow,packet] [--layers N] [--solve-interval T]
 //
 // --layers cuts each transformer model's depth for a quick look; the figures are recorded without
-// it.
+// it. --solve-interval is the flow network's (network.flow_solve_interval, 100ns by default:
+// halving-doubling across 64 boxes or more, which the tuning table picks for buckets under
+// 64 MiB, shares links across the fabric, and exact solving spans every flow; 0ns is exact).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -51,16 +53,19 @@ struct Figure {
 
 int main(int argc, char** argv) {
   std::string podsim = PODSIM_BINARY, json_file, models_text = "resnet50,gpt",
-              points_text = "8,64,256,1024", networks_text = "flow", layers;
+              points_text = "8,64,256,1024", networks_text = "flow", layers,
+              solve_interval = "100ns";
   if (!podsim::bench::read_flags(argc, argv,
                                  {{"--podsim", &podsim},
                                   {"--json", &json_file},
                                   {"--models", &models_text},
                                   {"--points", &points_text},
                                   {"--networks", &networks_text},
-                                  {"--layers", &layers}},
+                                  {"--layers", &layers},
+                                  {"--solve-interval", &solve_interval}},
                                  "usage: training_scale [--podsim PATH] [--json FILE] [--models "
-                                 "A,B] [--points N,N,...] [--networks flow,packet] [--layers N]")) {
+                                 "A,B] [--points N,N,...] [--networks flow,packet] [--layers N] "
+                                 "[--solve-interval T]")) {
     return 2;
   }
   std::vector<int> points;
@@ -81,16 +86,21 @@ int main(int argc, char** argv) {
       profile_args.insert(profile_args.end(), shape.begin(), shape.end());
       profile_args.insert(profile_args.end(), {"--profile-out", profile_file});
       const auto profiled = run_podsim(podsim, profile_args);
-      fmt::print("{}: compute profile measured on one Gaudi2 in {:.1f} s\n", model,
-                 profiled.wall_seconds);
+      fmt::print(
+          "{}: compute profile measured on one Gaudi2 in {:.1f} s; flow points solve "
+          "rates every {}\n",
+          model, profiled.wall_seconds, solve_interval);
       figures.push_back(
           {fmt::format("{} compute profile wall time", model), profiled.wall_seconds, "s", "-"});
       fmt::print("{:>8} {:>6} {:>10} {:>12} {:>11} {:>9} {:>9}\n", "network", "chips", "step_ms",
                  "samples/s", "efficiency", "wall_s", "rss_GiB");
       for (const std::string& network : split(networks_text)) {
         for (int chips : points) {
-          std::vector<std::string> args = {"--system", system_for(chips), "--network", network,
-                                           "train"};
+          std::vector<std::string> args = {"--system", system_for(chips), "--network", network};
+          if (network == "flow") {
+            args.insert(args.end(), {"--set", "network.flow_solve_interval=" + solve_interval});
+          }
+          args.push_back("train");
           args.insert(args.end(), shape.begin(), shape.end());
           args.insert(args.end(), {"--profile", profile_file, "--ranks", std::to_string(chips),
                                    "--steps", "1", "--no-broadcast"});

@@ -72,8 +72,9 @@ struct Spec {
   int pipeline = 0;
   // Hierarchical all-reduce: the algorithm of the phase across the boxes, kRing (a step per box,
   // chunked to overlap each step's latency) or kHalvingDoubling (log2 of the boxes steps, the
-  // extra boxes folded in first), which pays far fewer latencies across many boxes.
-  Algorithm across = Algorithm::kRing;
+  // extra boxes folded in first), which pays far fewer latencies across many boxes; kAuto: the
+  // tuning table's rule that picked the hierarchical algorithm says which (TuningRule::across).
+  Algorithm across = Algorithm::kAuto;
   // Where reductions run: the DMA engines, or the TPCs with the kernel library's add, min and max
   // (as HCCL may), which leaves the DMA engines to copies.
   enum class ReduceEngine : std::uint8_t { kDma, kTpc };

@@ -78,6 +78,17 @@ std::uint32_t Communicator::qp(int from, int to, int lane) {
   return qa;
 }
 
+bool Communicator::on_ladders() const {
+  return model_.config().box.wiring == system::BoxWiring::kLadder;
+}
+
+int Communicator::boxes_spanned() const {
+  const int box_chips = model_.config().box.chips;
+  std::set<int> boxes;
+  for (int c : chips_) boxes.insert(c / box_chips);
+  return static_cast<int>(boxes.size());
+}
+
 bool Communicator::fully_linked() const {
   for (int a = 0; a < size(); ++a) {
     for (int b = a + 1; b < size(); ++b) {
@@ -87,19 +98,39 @@ bool Communicator::fully_linked() const {
   return true;
 }
 
-Algorithm Communicator::resolve(const Spec& spec) const {
-  if (spec.algorithm != Algorithm::kAuto) return spec.algorithm;
+const TuningRule* Communicator::first_rule(const Spec& spec,
+                                           std::optional<Algorithm> algorithm) const {
   const bool in_one_box = fully_linked();
+  const int boxes = boxes_spanned();
   for (const auto& rule : tuning_.auto_rules) {
-    if (rule.matches(spec.op, in_one_box, size_bytes(spec)) && can_run(spec, rule.algorithm)) {
-      return rule.algorithm;
+    if (algorithm && rule.algorithm != *algorithm) continue;
+    if (rule.matches(spec.op, in_one_box, boxes, size_bytes(spec)) &&
+        can_run(spec, rule.algorithm)) {
+      return &rule;
     }
   }
+  return nullptr;
+}
+
+Algorithm Communicator::resolve(const Spec& spec) const {
+  if (spec.algorithm != Algorithm::kAuto) return spec.algorithm;
+  if (const TuningRule* rule = first_rule(spec, std::nullopt)) return rule->algorithm;
   return spec.op == Op::kAllToAll ? Algorithm::kMesh : Algorithm::kRing;
+}
+
+// The rule that picked the hierarchical algorithm for an `auto` request is also the first
+// hierarchical rule that matches, so explicit and automatic requests decide alike.
+Spec Communicator::with_across(const Spec& spec) const {
+  Spec out = spec;
+  if (out.across != Algorithm::kAuto) return out;
+  const TuningRule* rule = first_rule(spec, Algorithm::kHierarchical);
+  out.across = rule ? rule->across : Algorithm::kRing;
+  return out;
 }
 
 bool Communicator::can_run(const Spec& spec, Algorithm algorithm) const {
   if (!supports(algorithm, spec.op)) return false;
+  if (on_ladders() && algorithm != Algorithm::kRing) return false;
   if (spec.rings > 1 && algorithm != Algorithm::kRing) return false;
   if (spec.pipeline > 1 && algorithm != Algorithm::kHierarchical) return false;
   if (algorithm != Algorithm::kHierarchical) return true;
@@ -147,7 +178,8 @@ void Communicator::check_hierarchical(const Spec& spec) const {
         fmt::format("hierarchical all_reduce: count {} is not a multiple of the {} ranks per box",
                     spec.count, h->per_box));
   }
-  if (spec.across != Algorithm::kRing && spec.across != Algorithm::kHalvingDoubling) {
+  if (spec.across != Algorithm::kAuto && spec.across != Algorithm::kRing &&
+      spec.across != Algorithm::kHalvingDoubling) {
     throw std::invalid_argument(
         fmt::format("hierarchical all_reduce: across the boxes runs ring or halving_doubling, "
                     "not {}",
@@ -368,7 +400,7 @@ void Communicator::trace_rank(int r, const Handle& handle, core::TimePs end) con
   std::string row = "collectives";
   if (runs_phases_) {
     row = fmt::format("phase_{}", to_string(handle.spec.op));
-    if (handle.algorithm == Algorithm::kRing) row += "_rails";
+    if (handle.spec.op == Op::kAllReduce) row += "_rails";  // the phase across the boxes
     row += fmt::format("_{}", handle.trace_row);
   }
   const auto track = trace.track(fmt::format("{}.{}", model_.chip(chip(r)).name(), row));
@@ -394,7 +426,7 @@ bool Communicator::connected() const {
 std::uint64_t Communicator::buffers_end(const Spec& spec) const {
   const Layout l = layout(spec, size(), 0);
   return resolve(spec) == Algorithm::kHierarchical
-             ? std::max(l.end, hierarchical_plan(spec, l, *hierarchy()).scratch_end)
+             ? std::max(l.end, hierarchical_plan(with_across(spec), l, *hierarchy()).scratch_end)
              : l.end;
 }
 
@@ -422,6 +454,12 @@ void Communicator::validate(const Spec& spec) const {
   if (!supports(algorithm, spec.op)) {
     throw std::invalid_argument(
         fmt::format("the {} algorithm does not run {}", to_string(algorithm), to_string(spec.op)));
+  }
+  if (on_ladders() && algorithm != Algorithm::kRing) {
+    throw std::invalid_argument(fmt::format(
+        "the {} algorithm needs links IPU-Link ladders do not have: only the ring runs there "
+        "(GCL's rings, over the ladder's ring order)",
+        to_string(algorithm)));
   }
   if (spec.rings > 1 && (algorithm != Algorithm::kRing || spec.op != Op::kAllReduce)) {
     throw std::invalid_argument("several rings: only the ring all_reduce runs on several rings");
@@ -452,9 +490,10 @@ void Communicator::validate(const Spec& spec) const {
 std::shared_ptr<Handle> Communicator::start(const Spec& spec) {
   validate(spec);
   if (resolve(spec) == Algorithm::kHierarchical) {
-    auto handle = new_handle(spec, Algorithm::kHierarchical);
+    const Spec decided = with_across(spec);
+    auto handle = new_handle(decided, Algorithm::kHierarchical);
     handle->remaining = 1;
-    start_hierarchical(spec, layout(spec, size(), 0), handle);
+    start_hierarchical(decided, layout(decided, size(), 0), handle);
     return handle;
   }
   return start_together({spec});

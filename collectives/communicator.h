@@ -105,11 +105,19 @@ class Communicator {
   // (a system file's collectives.auto) that matches and can run here; with none, the mesh for an
   // all-to-all and the ring for the rest.
   Algorithm resolve(const Spec& spec) const;
+  // `spec` with a hierarchical all-reduce's phase across the boxes decided: its own, or for
+  // kAuto the `across` of the first hierarchical tuning rule that matches (the ring when none
+  // does).
+  Spec with_across(const Spec& spec) const;
   // Whether `algorithm` runs `spec` on these ranks (the operation, rings, pipeline depth, box
   // structure).
   bool can_run(const Spec& spec, Algorithm algorithm) const;
   // True when every pair of ranks shares a direct link.
   bool fully_linked() const;
+  // How many boxes the ranks' chips lie in.
+  int boxes_spanned() const;
+  // True when the boxes are IPU-Link ladders, where only rings over neighbours run.
+  bool on_ladders() const;
   // True when every pair of ranks can reach each other: directly, over the scale-out network, or
   // within one ladder box through neighbours (an algorithm whose peers are not neighbours there
   // is refused by the link it lacks).
@@ -141,6 +149,9 @@ class Communicator {
   std::shared_ptr<Handle> start_together(const std::vector<Spec>& specs);
 
  private:
+  // The first tuning rule that matches `spec` (op, span, size) and can run it, of `algorithm`
+  // when given.
+  const TuningRule* first_rule(const Spec& spec, std::optional<Algorithm> algorithm) const;
   static int next_collective_id();
   // Whether the chips are coarse: programs run on the direct launcher, not compiled.
   bool coarse() const;

@@ -98,6 +98,10 @@ Bytes reduce_halving_doubling(const Spec& spec, const Window& w, const Sources& 
 // order, or in halving-doubling order when the boxes run that.
 Bytes reduce_hierarchical(const Spec& spec, const Hierarchy& h, const Window& w,
                           const Sources& inputs) {
+  if (spec.across == Algorithm::kAuto) {
+    throw std::invalid_argument(
+        "hierarchical reference: the phase across the boxes is not decided (with_across)");
+  }
   Bytes out = w.zeros();
   for (const auto& [piece, count] :
        cut_pieces(spec.count, static_cast<std::uint64_t>(h.per_box), pipeline_depth(spec))) {
@@ -355,8 +359,9 @@ InputPattern load_inputs(Communicator& comm, const Spec& spec, std::uint64_t see
   return inputs;
 }
 
-std::uint64_t check_outputs(Communicator& comm, const Spec& spec, Algorithm algorithm,
+std::uint64_t check_outputs(Communicator& comm, const Spec& asked, Algorithm algorithm,
                             const InputPattern& inputs) {
+  const Spec spec = comm.with_across(asked);
   const auto hierarchy = comm.hierarchy();
   const Hierarchy* h = hierarchy ? &*hierarchy : nullptr;
   const std::size_t element = core::size_of(spec.type);

@@ -35,7 +35,7 @@ class InputPattern {
 
 // Elements [first, first + count) of what rank `rank`'s output buffer must hold when `algorithm`
 // (not kAuto) combines the inputs in its documented order; the hierarchical order needs the box
-// structure. Holds one window per rank at most.
+// structure and spec.across decided (Communicator::with_across). Holds one window per rank at most.
 Bytes expected_output(const Spec& spec, Algorithm algorithm, const InputPattern& inputs, int rank,
                       std::uint64_t first, std::uint64_t count,
                       const Hierarchy* hierarchy = nullptr);

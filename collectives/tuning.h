@@ -23,7 +23,10 @@ struct TuningRule {
   Span span = Span::kAny;
   core::ByteSize min_bytes{0};
   core::ByteSize max_bytes{0};  // 0: no upper limit
+  int min_boxes = 1;            // the ranks span at least this many boxes
   Algorithm algorithm = Algorithm::kRing;
+  // For the hierarchical algorithm: the algorithm of its phase across the boxes.
+  Algorithm across = Algorithm::kRing;
 
   template <class V>
   void describe(V& v) {
@@ -35,11 +38,20 @@ struct TuningRule {
     v.field("min_bytes", min_bytes, core::Spec("smallest size (nccl-tests' size) the rule covers"));
     v.field("max_bytes", max_bytes,
             core::Spec("sizes from this one up are not covered; 0: no upper limit"));
+    v.field("min_boxes", min_boxes,
+            core::Spec("the rule covers ranks over at least this many boxes").min(1));
     v.choice("algorithm", algorithm, algorithm_choices(), core::Spec("the algorithm to run"));
+    v.choice(
+        "across", across,
+        core::Choices<Algorithm>{{"ring", Algorithm::kRing},
+                                 {"halving_doubling", Algorithm::kHalvingDoubling}},
+        core::Spec("with algorithm hierarchical: the algorithm of its phase across the boxes"));
   }
   void check(core::ConfigChecks& c) const;
 
-  bool matches(Op op_asked, bool in_one_box, std::uint64_t bytes) const;
+  // For an `op_asked` of `bytes` over ranks in `boxes` boxes, all directly linked when
+  // `in_one_box`.
+  bool matches(Op op_asked, bool in_one_box, int boxes, std::uint64_t bytes) const;
 
   // "any" and every operation, by collective.h's names.
   static core::Choices<std::optional<Op>> op_choices();

@@ -27,6 +27,7 @@
 #include "sims/memory_budget.h"
 #include "sims/parallel_split.h"
 #include "sims/progress.h"
+#include "training/cluster.h"
 
 namespace podsim::sims {
 namespace {
@@ -41,6 +42,7 @@ struct Row {
   std::uint64_t wrong = 0;
   bool ok = true;
   collectives::Algorithm algorithm = collectives::Algorithm::kRing;
+  collectives::Algorithm across = collectives::Algorithm::kRing;  // a hierarchical one's
 };
 
 // Each rank's mean time over the timed iterations, combined as nccl-tests' -a does.
@@ -121,6 +123,7 @@ class CollectiveRunner : public sc_core::sc_module {
       }
       if (inputs) row.wrong += collectives::check_outputs(comm_, spec, handle->algorithm, *inputs);
       row.algorithm = handle->algorithm;
+      row.across = handle->spec.across;
     }
     row.seconds = combine_ranks(per_rank, options_.average);
     return row;
@@ -156,12 +159,14 @@ class CollectiveCommand : public Command {
     if (warmup_ < 0) throw UsageError("--warmup (-w) must not be negative");
     auto topology = system::build_topology(system.config, &system.tree);
     const int ranks = ranks_wanted() > 0 ? ranks_wanted() : topology.chips;
+    const std::string given =
+        ranks_ > 0 ? fmt::format("--ranks {}", ranks_)
+                   : fmt::format("-t {} x -g {}", std::max(nthreads_, 1), std::max(ngpus_, 1));
     if (ranks < 1 || ranks > topology.chips) {
-      const std::string given =
-          ranks_ > 0 ? fmt::format("--ranks {}", ranks_)
-                     : fmt::format("-t {} x -g {}", std::max(nthreads_, 1), std::max(ngpus_, 1));
       throw UsageError(fmt::format("{}: the system has {} chips", given, topology.chips));
     }
+    pick_chip_model(system.config);
+    const std::vector<int> chips = rank_chips(system.config, ranks, given);
     auto specs = make_specs(ranks);
     if (!csv_file_.empty()) write_output_file(csv_file_, "");  // writable before the run
     if (!options.trace_file.empty()) core::trace_writer().open(options.trace_file);
@@ -194,8 +199,6 @@ class CollectiveCommand : public Command {
         fmt::print("partition  {}\n", parallel->partition().describe());
       }
     }
-    std::vector<int> chips(static_cast<std::size_t>(ranks));
-    std::iota(chips.begin(), chips.end(), 0);
     collectives::Communicator comm(model, chips, system.tuning);
     validate(comm, specs);
     ProgressBar progress("collective", !options.quiet && !parallel);
@@ -213,7 +216,7 @@ class CollectiveCommand : public Command {
       failures = gather_failures(*options.mpi, failures);
       if (!end_split_run(options, *parallel)) return 0;
     }
-    return report(options, system.config.name, model, ranks, runner, cpu, failures);
+    return report(options, system.config.name, model, chips, runner, cpu, failures);
   }
 
  private:
@@ -238,9 +241,10 @@ class CollectiveCommand : public Command {
                   "1 to 4)")
         ->capture_default_str();
     c->add_option("--across", across_,
-                  "a hierarchical all_reduce's phase across the boxes: ring or halving_doubling")
+                  "a hierarchical all_reduce's phase across the boxes: ring, halving_doubling, or "
+                  "auto (the system's tuning table)")
         ->capture_default_str()
-        ->check(CLI::IsMember({"ring", "halving_doubling", "hd"}));
+        ->check(CLI::IsMember({"auto", "ring", "halving_doubling", "hd"}));
     c->add_option("--reduce-on", reduce_on_,
                   "engines that reduce: dma (the DMA engines) or tpc (TPC kernels)")
         ->capture_default_str()
@@ -257,12 +261,14 @@ class CollectiveCommand : public Command {
     c->add_flag("--in-place", in_place_, "in place only (--place in)");
     static const std::map<std::string, system::ChipModel> chip_models{
         {"detailed", system::ChipModel::kDetailed}, {"coarse", system::ChipModel::kCoarse}};
-    c->add_option("--chips", chips_,
-                  "detailed (command buffers on the chips' queue managers, launched through the "
-                  "driver) or coarse (programs posted straight to the NICs, engines timed by "
-                  "rate: for scale studies; docs/collectives.md)")
-        ->transform(CLI::CheckedTransformer(chip_models, CLI::ignore_case))
-        ->type_name("detailed|coarse");
+    chips_option_ =
+        c->add_option(
+             "--chips", chips_,
+             "detailed (command buffers on the chips' queue managers, launched through the "
+             "driver) or coarse (programs posted straight to the NICs, engines timed by "
+             "rate: for scale studies; docs/collectives.md)")
+            ->transform(CLI::CheckedTransformer(chip_models, CLI::ignore_case))
+            ->type_name("detailed|coarse");
     c->add_flag("--timing-only", timing_only_,
                 "move no data and check nothing (large sweeps; same times)");
   }
@@ -410,6 +416,36 @@ class CollectiveCommand : public Command {
     return out;
   }
 
+  // An IPU's collectives run on its links by the engines' rate model (GCL has no driver queues
+  // to detail), as podsim train runs them.
+  void pick_chip_model(const system::SystemConfig& config) {
+    if (config.compute != system::ComputeModel::kIpuRoofline) return;
+    if (chips_option_->count() > 0 && chips_ == system::ChipModel::kDetailed) {
+      throw UsageError(fmt::format(
+          "--chips detailed: {}'s IPUs run collectives as coarse chips only (no driver or queue "
+          "managers to detail; docs/ipulink.md)",
+          config.name));
+    }
+    chips_ = system::ChipModel::kCoarse;
+  }
+
+  // Ranks on chips 0..N-1, or on IPU-Link ladders in the ladder's ring order (the only order
+  // whose neighbours are all linked), as GCL places replicas.
+  static std::vector<int> rank_chips(const system::SystemConfig& config, int ranks,
+                                     const std::string& given) {
+    if (config.box.wiring == system::BoxWiring::kLadder) {
+      try {
+        return training::place_rings(ranks, config.box.ladder, {config.boxes, config.box.chips})
+            .chips;
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(fmt::format("{}: {}", given, e.what()));
+      }
+    }
+    std::vector<int> chips(static_cast<std::size_t>(ranks));
+    std::iota(chips.begin(), chips.end(), 0);
+    return chips;
+  }
+
   // Every point must fit the chips, and a functional run's buffers the host's memory: refused
   // before anything runs rather than killed by the system part way.
   void validate(collectives::Communicator& comm, std::vector<collectives::Spec>& specs) {
@@ -483,7 +519,9 @@ class CollectiveCommand : public Command {
     return rooted ? r.spec.root : -1;
   }
 
-  void print_header(const std::string& system_name, system::SystemModel& model, int ranks) const {
+  void print_header(const std::string& system_name, system::SystemModel& model,
+                    const std::vector<int>& chips) const {
+    const int ranks = static_cast<int>(chips.size());
     static const char* average_names[] = {"rank 0", "mean over ranks", "least over ranks",
                                           "most over ranks (the collective's end)"};
     fmt::print("# {} on {} ({} ranks){}{}{}\n", op_, system_name, ranks,
@@ -494,7 +532,9 @@ class CollectiveCommand : public Command {
                             : ", not checked");
     fmt::print("# warmup iters: {} iters: {} validation: {} average: {}\n#\n# Using devices\n",
                warmup_, iters_, checks() ? 1 : 0, average_names[average_]);
-    for (int r = 0; r < ranks; ++r) fmt::print("#  Rank {:>3} {}\n", r, model.chip(r).name());
+    for (int r = 0; r < ranks; ++r) {
+      fmt::print("#  Rank {:>3} {}\n", r, model.chip(chips[static_cast<std::size_t>(r)]).name());
+    }
     fmt::print("#\n#{:>69}{:>40}\n", "out-of-place", "in-place");
     fmt::print("#{:>11} {:>13} {:>9} {:>7} {:>7}", "size", "count", "type", "redop", "root");
     for (int p = 0; p < 2; ++p)
@@ -506,10 +546,12 @@ class CollectiveCommand : public Command {
   }
 
   int report(const GlobalOptions& options, const std::string& system_name,
-             system::SystemModel& model, int ranks, const CollectiveRunner& runner, double cpu,
+             system::SystemModel& model, const std::vector<int>& chips,
+             const CollectiveRunner& runner, double cpu,
              const std::vector<std::string>& failures) const {
+    const int ranks = static_cast<int>(chips.size());
     const double factor = collectives::bus_factor(*collectives::parse_op(op_), ranks);
-    print_header(system_name, model, ranks);
+    print_header(system_name, model, chips);
     std::ostringstream csv;
     csv << "size_bytes,count,type,redop,root,place,algo,time_us,algbw_gbps,busbw_gbps,wrong\n";
     nlohmann::json json_rows = nlohmann::json::array();
@@ -545,6 +587,9 @@ class CollectiveCommand : public Command {
                              {"root", root_of(*r)},
                              {"place", place},
                              {"algo", algo},
+                             {"across", r->algorithm == collectives::Algorithm::kHierarchical
+                                            ? nlohmann::json(collectives::to_string(r->across))
+                                            : nlohmann::json()},
                              {"time_us", r->seconds * 1e6},
                              {"algbw_gbps", algbw},
                              {"busbw_gbps", algbw * factor},
@@ -605,7 +650,7 @@ class CollectiveCommand : public Command {
 
   static constexpr std::size_t kMostSizes = 10000;
 
-  std::string op_ = "all_reduce", algo_ = "auto", across_ = "ring", dtype_ = "float",
+  std::string op_ = "all_reduce", algo_ = "auto", across_ = "auto", dtype_ = "float",
               redop_ = "sum", reduce_on_ = "dma", place_ = "both";
   std::string min_bytes_ = "1MiB", max_bytes_ = "64MiB", chunk_ = "1MiB", step_bytes_;
   int factor_ = 2;
@@ -614,6 +659,7 @@ class CollectiveCommand : public Command {
       pipeline_ = 0, check_ = 1, average_ = 3;
   bool in_place_ = false, timing_only_ = false;
   system::ChipModel chips_ = system::ChipModel::kDetailed;
+  CLI::Option* chips_option_ = nullptr;
   std::string csv_file_;
 };
 

@@ -139,6 +139,20 @@ void MaxMinSolver::gather(int start) {
   }
 }
 
+namespace {
+// `ids` (each marked `mark` in `items`, no repeats) in ascending order: a scan of every item in
+// id order where they are many (cheaper than sorting a group that spans the fabric), a sort
+// otherwise.
+template <class Items>
+void sort_marked(std::vector<int>& ids, const Items& items, std::uint64_t mark) {
+  if (ids.size() * 8 < items.size()) return std::sort(ids.begin(), ids.end());
+  ids.clear();
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (items[i].mark == mark) ids.push_back(static_cast<int>(i));
+  }
+}
+}  // namespace
+
 const std::vector<int>& MaxMinSolver::solve() {
   ++mark_;
   group_links_.clear();
@@ -149,15 +163,18 @@ const std::vector<int>& MaxMinSolver::solve() {
     gather(link);
   }
   dirty_.clear();
-  // Ascending ids and links: the sums below do not depend on how the groups were reached.
-  std::sort(group_links_.begin(), group_links_.end());
   // Flows with no links are groups of their own, at their limit since they came.
   for (int id : linkless_) {
-    if (flows_[static_cast<std::size_t>(id)].live) group_flows_.push_back(id);
+    Flow& f = flows_[static_cast<std::size_t>(id)];
+    if (f.live && f.mark != mark_) {
+      f.mark = mark_;
+      group_flows_.push_back(id);
+    }
   }
   linkless_.clear();
-  std::sort(group_flows_.begin(), group_flows_.end());
-  group_flows_.erase(std::unique(group_flows_.begin(), group_flows_.end()), group_flows_.end());
+  // Ascending flow ids: the sums below do not depend on how the groups were reached. (The links'
+  // order does not matter: each is set up on its own and the heap orders them by level and id.)
+  sort_marked(group_flows_, flows_, mark_);
   fill();
   return group_flows_;
 }
@@ -230,14 +247,16 @@ void MaxMinSolver::fill_in_rounds() {
   }
 }
 
-// One bottleneck at a time: each link's level of
-// saturation (the common rate at which it fills: its base level plus what is left over the
-// weight of its unfrozen flows) waits in a heap, and so does each limited flow's limit; the
-// lowest is taken, the flows it holds freeze there, and only the links those flows cross are
-// brought up to that level and given a new saturation level. A link's entry is stale once its
-// version has moved on. Each step costs the frozen flows' links, not the whole group's.
+// One bottleneck at a time: each link's level of saturation (the common rate at which it fills:
+// its base level plus what is left over the weight of its unfrozen flows) waits in a heap, and
+// so does each limited flow's limit; the lowest is taken, the flows it holds freeze there, and
+// only the links those flows cross are brought up to that level and moved to their new
+// saturation level. Each step costs the frozen flows' links, not the whole group's.
 void MaxMinSolver::fill_by_bottleneck() {
-  link_heap_.clear();
+  if (link_levels_.ids() != static_cast<int>(links_.size())) {
+    link_levels_.reset(static_cast<int>(links_.size()));
+  }
+  link_levels_.clear();
   limit_heap_.clear();
   int unfrozen = 0;
   for (int l : group_links_) {
@@ -253,7 +272,7 @@ void MaxMinSolver::fill_by_bottleneck() {
     f.rate = 0;
     f.frozen = false;
     ++unfrozen;
-    if (f.limit != kUnlimited) limit_heap_.push_back({f.limit, id, 0});
+    if (f.limit != kUnlimited) limit_heap_.push_back({f.limit, id});
     for (const Use& u : f.uses) {
       Link& link = links_[static_cast<std::size_t>(u.link)];
       link.weight += u.weight;
@@ -264,14 +283,10 @@ void MaxMinSolver::fill_by_bottleneck() {
     return a.at != b.at ? a.at > b.at : a.id > b.id;
   };
   for (int l : group_links_) {
-    Link& link = links_[static_cast<std::size_t>(l)];
-    if (link.unfrozen > 0) link_heap_.push_back({link.left / link.weight, l, ++link.version});
+    const Link& link = links_[static_cast<std::size_t>(l)];
+    if (link.unfrozen > 0) link_levels_.set(l, link.left / link.weight);
   }
-  std::make_heap(link_heap_.begin(), link_heap_.end(), later);
   std::make_heap(limit_heap_.begin(), limit_heap_.end(), later);
-  const auto stale = [this](const Level& e) {
-    return links_[static_cast<std::size_t>(e.id)].version != e.version;
-  };
   // Freezes `id` at `level`; the links it crosses are brought to that level without it.
   const auto freeze = [&](int id, double level) {
     Flow& f = flows_[static_cast<std::size_t>(id)];
@@ -284,21 +299,15 @@ void MaxMinSolver::fill_by_bottleneck() {
       link.base = level;
       link.weight = --link.unfrozen > 0 ? link.weight - u.weight : 0;
       if (link.unfrozen == 0) {
-        ++link.version;
+        link_levels_.erase(u.link);
         continue;
       }
-      link_heap_.push_back(
-          {level + std::max(link.left, 0.0) / link.weight, u.link, ++link.version});
-      std::push_heap(link_heap_.begin(), link_heap_.end(), later);
+      link_levels_.set(u.link, level + std::max(link.left, 0.0) / link.weight);
     }
   };
   std::vector<int> held;
   while (unfrozen > 0) {
-    while (!link_heap_.empty() && stale(link_heap_.front())) {
-      std::pop_heap(link_heap_.begin(), link_heap_.end(), later);
-      link_heap_.pop_back();
-    }
-    const double by_link = link_heap_.empty() ? kUnlimited : link_heap_.front().at;
+    const double by_link = link_levels_.empty() ? kUnlimited : link_levels_.top().at;
     const double by_limit = limit_heap_.empty() ? kUnlimited : limit_heap_.front().at;
     if (by_limit <= by_link) {
       const int id = limit_heap_.front().id;
@@ -307,9 +316,8 @@ void MaxMinSolver::fill_by_bottleneck() {
       if (!flows_[static_cast<std::size_t>(id)].frozen) freeze(id, by_limit);
       continue;
     }
-    const int l = link_heap_.front().id;
-    std::pop_heap(link_heap_.begin(), link_heap_.end(), later);
-    link_heap_.pop_back();
+    const int l = link_levels_.top().id;
+    link_levels_.pop();
     // Its unfrozen flows, in id order (the link's list is in the order flows came).
     held.clear();
     for (int id : links_[static_cast<std::size_t>(l)].flows) {

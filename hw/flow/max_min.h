@@ -16,6 +16,8 @@
 #include <limits>
 #include <vector>
 
+#include "hw/flow/level_heap.h"
+
 namespace podsim::flow {
 
 class MaxMinSolver {
@@ -68,15 +70,13 @@ class MaxMinSolver {
     double left = 0;
     double weight = 0;  // of the unfrozen flows on it
     int unfrozen = 0;
-    double base = 0;            // the level `left` was last brought to
-    std::uint32_t version = 0;  // of its entry in the heap of saturation levels
+    double base = 0;  // the level `left` was last brought to
     bool dirty = false;
   };
-  // A level at which link or flow `id` stops the filling (a link's entry as of `version`).
+  // A level at which flow `id` meets its limit.
   struct Level {
     double at;
     int id;
-    std::uint32_t version;
   };
   void check_flow(int flow) const;
   void touch(int link);
@@ -93,7 +93,8 @@ class MaxMinSolver {
   std::uint64_t mark_ = 0;
   std::vector<int> group_links_;  // the solve's groups: their links and flows
   std::vector<int> group_flows_;
-  std::vector<Level> link_heap_, limit_heap_;  // fill()'s
+  LevelHeap link_levels_;          // fill()'s: where each link fills
+  std::vector<Level> limit_heap_;  // fill()'s
   int live_ = 0;
 };
 

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 namespace podsim::collectives {
 namespace {
 
@@ -31,6 +33,7 @@ TEST(Reference, AnyWindowIsThatPartOfTheWholeResult) {
       spec.count = 96 * kRanks;
       spec.rings = algorithm == Algorithm::kRing && op == Op::kAllReduce ? 3 : 1;
       spec.pipeline = algorithm == Algorithm::kHierarchical ? 2 : 0;
+      spec.across = Algorithm::kRing;
       spec.root = 5;
       const InputPattern inputs(spec, kRanks, 7);
       const std::size_t element = core::size_of(spec.type);
@@ -53,12 +56,22 @@ TEST(Reference, AnyWindowIsThatPartOfTheWholeResult) {
   EXPECT_GT(compared, 500);
 }
 
+TEST(Reference, RefusesAHierarchicalPhaseAcrossTheBoxesNotDecided) {
+  Spec spec;
+  spec.count = 8 * kRanks;
+  const Hierarchy boxes{2, 4, 1};
+  const InputPattern inputs(spec, kRanks, 3);
+  EXPECT_THROW(expected_output(spec, Algorithm::kHierarchical, inputs, 0, 0, 8, &boxes),
+               std::invalid_argument);
+}
+
 // Integer sums are exact in any order: every algorithm's all-reduce is the plain sum of the
 // ranks' inputs, and an all-gather's block b is rank b's input.
 TEST(Reference, WindowsMatchSumsAndCopiesMadeHere) {
   Spec spec;
   spec.type = core::DataType::kInt32;
   spec.count = 64 * kRanks;
+  spec.across = Algorithm::kHalvingDoubling;
   const Hierarchy boxes{2, 4, 1};
   for (Algorithm algorithm : {Algorithm::kRing, Algorithm::kMesh, Algorithm::kHierarchical,
                               Algorithm::kHalvingDoubling, Algorithm::kTree}) {

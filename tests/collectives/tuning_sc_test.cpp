@@ -33,6 +33,15 @@ struct Picker {
     spec.pipeline = pipeline;
     return to_string(comm->resolve(spec));
   }
+  // The phase across the boxes a hierarchical all-reduce of `bytes` runs, asked as `across`.
+  std::string across(std::uint64_t bytes, Algorithm algorithm = Algorithm::kAuto,
+                     Algorithm across = Algorithm::kAuto) const {
+    Spec spec;
+    spec.count = bytes / 4;
+    spec.algorithm = algorithm;
+    spec.across = across;
+    return to_string(comm->with_across(spec).across);
+  }
 };
 
 constexpr std::uint64_t kKiB = 1024, kMiB = 1024 * kKiB;
@@ -64,6 +73,26 @@ TEST(AutoAlgorithm, AcrossBoxes) {
   // A pipeline depth only the hierarchical algorithm takes: the rules that cannot run are
   // passed over.
   EXPECT_EQ(p.pick(Op::kAllReduce, 64 * kKiB, 4), "hierarchical");
+}
+
+TEST(AutoAlgorithm, PhaseAcrossTheBoxesByBoxesAndSize) {
+  // One model per process (SystemC names): 4 boxes as 32 ranks of hls2-pod128.
+  const Picker four("hls2-pod128", 32);
+  EXPECT_EQ(four.across(1 * kMiB), "halving_doubling");
+  EXPECT_EQ(four.across(8 * kMiB), "ring");
+  EXPECT_EQ(four.across(1024 * kMiB), "ring");
+  // An explicit hierarchical request below the hierarchical rules' sizes takes the first
+  // hierarchical rule's phase; an explicit phase is kept.
+  EXPECT_EQ(four.across(64 * kKiB, Algorithm::kHierarchical), "halving_doubling");
+  EXPECT_EQ(four.across(1 * kMiB, Algorithm::kAuto, Algorithm::kRing), "ring");
+  EXPECT_EQ(four.across(1024 * kMiB, Algorithm::kHierarchical, Algorithm::kHalvingDoubling),
+            "halving_doubling");
+}
+
+TEST(AutoAlgorithm, PhaseAcrossSixteenBoxes) {
+  const Picker sixteen("hls2-pod128", 128);
+  EXPECT_EQ(sixteen.across(8 * kMiB), "halving_doubling");
+  EXPECT_EQ(sixteen.across(16 * kMiB), "ring");
 }
 
 TEST(AutoAlgorithm, RanksThatAreNotWholeBoxesSkipTheHierarchicalRule) {

@@ -46,11 +46,19 @@ TEST(TuningTable, RulesMatchByOperationSpanAndSize) {
   rule.span = Span::kBoxes;
   rule.min_bytes = core::ByteSize{1024};
   rule.max_bytes = core::ByteSize{4096};
-  EXPECT_TRUE(rule.matches(Op::kAllReduce, false, 1024));
-  EXPECT_FALSE(rule.matches(Op::kAllReduce, false, 4096));  // the upper bound is excluded
-  EXPECT_FALSE(rule.matches(Op::kAllReduce, false, 1023));
-  EXPECT_FALSE(rule.matches(Op::kAllReduce, true, 2048));
-  EXPECT_FALSE(rule.matches(Op::kBroadcast, false, 2048));
+  EXPECT_TRUE(rule.matches(Op::kAllReduce, false, 2, 1024));
+  EXPECT_FALSE(rule.matches(Op::kAllReduce, false, 2, 4096));  // the upper bound is excluded
+  EXPECT_FALSE(rule.matches(Op::kAllReduce, false, 2, 1023));
+  EXPECT_FALSE(rule.matches(Op::kAllReduce, true, 1, 2048));
+  EXPECT_FALSE(rule.matches(Op::kBroadcast, false, 2, 2048));
+}
+
+TEST(TuningTable, RulesMatchByTheBoxesSpanned) {
+  TuningRule rule;
+  rule.min_boxes = 8;
+  EXPECT_FALSE(rule.matches(Op::kAllReduce, false, 4, 1024));
+  EXPECT_TRUE(rule.matches(Op::kAllReduce, false, 8, 1024));
+  EXPECT_TRUE(rule.matches(Op::kAllReduce, false, 128, 1024));
 }
 
 std::string load_error(const std::string& rules) {
@@ -63,6 +71,16 @@ std::string load_error(const std::string& rules) {
     return e.what();
   }
   return "no error";
+}
+
+TEST(TuningTable, AMinimumOfNoBoxesIsNamedAtItsKey) {
+  EXPECT_THAT(load_error("    - {algorithm: ring, min_boxes: 0}\n"),
+              HasSubstr("collectives.auto.0.min_boxes"));
+}
+
+TEST(TuningTable, AnAcrossPhaseOtherThanRingOrHalvingDoublingIsNamedAtItsKey) {
+  EXPECT_THAT(load_error("    - {algorithm: hierarchical, across: mesh}\n"),
+              HasSubstr("collectives.auto.0.across"));
 }
 
 TEST(TuningTable, AnUnknownAlgorithmIsNamedAtItsKey) {

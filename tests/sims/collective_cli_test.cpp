@@ -480,11 +480,36 @@ TEST_F(CollectiveCli, HalvingDoublingAcrossTheBoxesChecksOutAndTakesFewerSteps) 
   std::vector<std::string> args = {"--system",      "hls2-pod128", "--algo",
                                    "hierarchical",  "--sizes",     "1MiB",
                                    "--timing-only", "--network",   "flow"};
+  // By default the tuning table picks the phase: halving-doubling for 1 MiB over 16 boxes.
+  const auto picked = collective(args)["rows"][0];
+  EXPECT_EQ(picked["across"], "halving_doubling");
+  args.insert(args.end(), {"--across", "ring"});
   const double ring = collective(args)["rows"][0]["time_us"].get<double>();
-  args.insert(args.end(), {"--across", "halving_doubling"});
+  args.back() = "halving_doubling";
   const double hd = collective(args)["rows"][0]["time_us"].get<double>();
   EXPECT_LT(hd, 0.8 * ring) << hd << " us against " << ring << " us";
+  EXPECT_EQ(picked["time_us"].get<double>(), hd);
   EXPECT_THAT(fails({"--algo", "hierarchical", "--across", "mesh"}).err, HasSubstr("--across"));
+}
+
+// On an IPU-Link ladder the ranks take the ladder's ring order and the ring runs, checked, on
+// coarse chips; what the ladder cannot run is refused up front (it once ranked chips 0..N-1,
+// failed the detailed chips' driver set-up, and crashed on the mesh's missing links).
+TEST_F(CollectiveCli, IpuLaddersRunRingsInTheirRingOrder) {
+  const auto run = collective({"--system", "ipu-pod16", "--ranks", "8", "--sizes", "1MiB"});
+  EXPECT_EQ(run["rows"][0]["algo"], "ring");
+  EXPECT_EQ(run["rows"][0]["wrong"], 0);
+  EXPECT_EQ(run["chips"], "coarse");
+  EXPECT_THAT(last_.out, HasSubstr("#  Rank   1 system.box0.chip2\n"));
+  EXPECT_THAT(last_.out, HasSubstr("#  Rank   7 system.box0.chip1\n"));
+  EXPECT_THAT(fails({"--system", "ipu-pod16", "--algo", "mesh", "--sizes", "1KiB"}).err,
+              HasSubstr("only the ring runs there"));
+  EXPECT_THAT(fails({"--system", "ipu-pod16", "--op", "all_to_all", "--sizes", "1KiB"}).err,
+              HasSubstr("only the ring runs there"));
+  EXPECT_THAT(fails({"--system", "ipu-pod16", "--chips", "detailed", "--sizes", "1KiB"}).err,
+              HasSubstr("coarse chips only"));
+  EXPECT_THAT(fails({"--system", "ipu-pod16", "--ranks", "12", "--sizes", "1KiB"}).err,
+              HasSubstr("--ranks 12: 12 replicas"));
 }
 
 // Halving-doubling folds 6 ranks to 4; the tree broadcasts from a middle root; auto picks the
