@@ -79,6 +79,32 @@ void print_chip(const chip::ChipConfig& c, const std::vector<chip::Region>& map)
   }
 }
 
+// An IPU as the IPU roofline sees it (hw/ipulink/ipu_config.h): its blocks are not modeled, so
+// the Gaudi-shaped lines (TPCs, MME, HBM, queues, address map) would describe nothing real.
+void print_ipu_chip(const system::SystemConfig& s) {
+  const ipulink::IpuConfig& ipu = s.ipu;
+  fmt::print("chip      {}: {}\n", s.chip.name, s.chip.description);
+  const auto row = [](const char* label, const std::string& value) {
+    fmt::print("  {:<22}{}\n", label, value);
+  };
+  row("compute", fmt::format("IPU roofline (bulk-synchronous): {} tiles, {} FP16 peak", ipu.tiles,
+                             to_string(ipu.peak_fp16)));
+  row("In-Processor memory",
+      fmt::format("{} ({} per tile), {}", to_string(core::ByteSize{ipu.memory_bytes()}),
+                  to_string(ipu.memory_per_tile), format_gbytes_per_second(ipu.memory_bandwidth)));
+  row("exchange",
+      fmt::format("{} all to all, {} to start", format_gbytes_per_second(ipu.exchange_bandwidth),
+                  to_string(ipu.exchange_latency)));
+  row("sync", fmt::format("{} on chip, {} over the Sync-Links", to_string(ipu.sync_latency),
+                          to_string(ipu.sync_link_latency)));
+  row("IPU-Links", fmt::format("{} x {} each way", ipu.ipu_links,
+                               format_gbytes_per_second(ipu.ipu_link_rate_each_way())));
+  row("host link", format_gbytes_per_second(ipu.host_link_rate));
+  row("streaming memory", format_gbytes_per_second(ipu.streaming_memory_bandwidth));
+  row("fabric ports", fmt::format("{} x {} (IPU-Links and GW-Link on the NIC transport)",
+                                  s.chip.nic.ports, to_string(s.chip.nic.port_speed)));
+}
+
 // Links by what they join, and switches by tier, counted in the wired graph.
 struct GraphCounts {
   int in_box_links = 0, endpoint_links = 0, switch_links = 0;
@@ -154,9 +180,17 @@ void print_ceilings(const system::SystemConfig& s, const system::SystemCeilings&
       fmt::format("{} line, {} goodput", format_gbytes_per_second(c.scale_out_line),
                   format_gbytes_per_second(c.scale_out_goodput)));
   row("scale-out per box", format_gbytes_per_second(c.box_scale_out_line) + " line");
-  row(fmt::format("in-box all-reduce algbw (n={})", c.chips_per_box).c_str(),
-      format_gbytes_per_second(c.all_reduce_algbw_ceiling) + " (goodput x n / 2(n-1))");
-  row("HBM per chip", format_gbytes_per_second(s.chip.hbm.bandwidth));
+  if (s.box.wiring == system::BoxWiring::kAllToAll) {
+    row(fmt::format("in-box all-reduce algbw (n={})", c.chips_per_box).c_str(),
+        format_gbytes_per_second(c.all_reduce_algbw_ceiling) + " (goodput x n / 2(n-1))");
+  } else {
+    row("in-box all-reduce", "rings over neighbours' links (podsim collective measures them)");
+  }
+  if (s.compute == system::ComputeModel::kIpuRoofline) {
+    row("In-Processor memory per chip", format_gbytes_per_second(s.ipu.memory_bandwidth));
+  } else {
+    row("HBM per chip", format_gbytes_per_second(s.chip.hbm.bandwidth));
+  }
   row("host PCIe per chip", format_gbytes_per_second(chip::pcie_dma_bandwidth(s.chip.pcie)));
 }
 
@@ -182,6 +216,14 @@ nlohmann::json to_json(const system::SystemConfig& s, const system::SystemCeilin
     regions.push_back({{"name", r.name}, {"base", r.base}, {"size", r.size}});
   }
   j["chip"]["address_map"] = regions;
+  if (s.compute == system::ComputeModel::kIpuRoofline) {
+    j["ipu"] = {{"tiles", s.ipu.tiles},
+                {"memory_bytes", s.ipu.memory_bytes()},
+                {"memory_gbytes_per_second", gbytes(s.ipu.memory_bandwidth)},
+                {"exchange_gbytes_per_second", gbytes(s.ipu.exchange_bandwidth)},
+                {"peak_fp16_flops", s.ipu.peak_fp16.flops},
+                {"ipu_links", s.ipu.ipu_links}};
+  }
   j["topology"] = {
       {"chips", c.chips},
       {"boxes", c.boxes},
@@ -218,7 +260,11 @@ class InfoCommand : public Command {
                         to_json(s, ceilings, graph, map, options.seed).dump(2) + "\n");
     }
     fmt::print("system    {}: {}\n", s.name, s.description);
-    print_chip(s.chip, map);
+    if (s.compute == system::ComputeModel::kIpuRoofline) {
+      print_ipu_chip(s);
+    } else {
+      print_chip(s.chip, map);
+    }
     print_topology(s, ceilings, graph);
     print_ceilings(s, ceilings);
     return 0;

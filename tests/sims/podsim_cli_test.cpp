@@ -71,11 +71,30 @@ TEST(PodsimInfo, CountsTheNetworkOfMultiBoxSystems) {
   const auto pod = podsim({"info", "--system", "hls2-pod128"});
   ASSERT_EQ(pod.exit_status, 0) << pod.err;
   EXPECT_THAT(pod.out, HasSubstr("128 (16 boxes of 8)"));
-  EXPECT_THAT(pod.out, HasSubstr("1344 in-box point-to-point, 384 chip-to-switch, 0 switch-to-switch"));
+  EXPECT_THAT(pod.out,
+              HasSubstr("1344 in-box point-to-point, 384 chip-to-switch, 0 switch-to-switch"));
   EXPECT_THAT(pod.out, HasSubstr("3 (3 leaf/edge, 0 spine/aggregation, 0 core)"));
   const auto tree = podsim({"info", "--system", "fattree-k16"});
   ASSERT_EQ(tree.exit_status, 0) << tree.err;
   EXPECT_THAT(tree.out, HasSubstr("320 (128 leaf/edge, 128 spine/aggregation, 64 core)"));
+}
+
+// An IPU system shows the IPU the roofline computes with, not the Gaudi stand-in's blocks.
+TEST(PodsimInfo, ShowsAnIpuAsItsRooflineSeesIt) {
+  test::TempDir dir;
+  const auto file = dir / "info.json";
+  const auto r = podsim({"info", "--system", "ipu-pod16", "--json", file.string()});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("1472 tiles"));
+  EXPECT_THAT(r.out, HasSubstr("(624KiB per tile)"));
+  EXPECT_THAT(r.out, HasSubstr("10 x 16.00 GB/s each way"));
+  EXPECT_THAT(r.out, HasSubstr("rings over neighbours' links"));
+  EXPECT_THAT(r.out, Not(HasSubstr("TPC cores")));
+  EXPECT_THAT(r.out, Not(HasSubstr("HBM")));
+  EXPECT_THAT(r.out, Not(HasSubstr("in-box all-reduce algbw")));
+  const auto j = nlohmann::json::parse(test::read_text(file));
+  EXPECT_EQ(j["ipu"]["tiles"], 1472);
+  EXPECT_EQ(j["ipu"]["memory_bytes"], 1472u * 624 * 1024);
 }
 
 TEST(PodsimInfo, WritesJson) {
@@ -126,8 +145,8 @@ TEST(PodsimConfig, ShowsDefaultsTheFilesLeaveOut) {
 TEST(PodsimBadConfig, UnknownKey) {
   test::TempDir dir;
   const auto file = dir.write("bad.yaml", "extends: hls2\nname: bad\nbox:\n  chipz: 4\n");
-  expect_config_error(podsim({"info", "--system", file.string()}), "bad.yaml:4:3",
-                      "box.chipz", "did you mean 'chips'?");
+  expect_config_error(podsim({"info", "--system", file.string()}), "bad.yaml:4:3", "box.chipz",
+                      "did you mean 'chips'?");
 }
 
 TEST(PodsimBadConfig, UnknownKeyFromTheCommandLine) {
@@ -195,8 +214,8 @@ TEST(PodsimBadConfig, MalformedYaml) {
 
 TEST(PodsimBadConfig, EachProblemIsReportedOnce) {
   test::TempDir dir;
-  const auto file = dir.write("many.yaml",
-                              "extends: hls2\nname: many\nbox:\n  chips: -1\n  wiring: ring\n");
+  const auto file =
+      dir.write("many.yaml", "extends: hls2\nname: many\nbox:\n  chips: -1\n  wiring: ring\n");
   const auto r = podsim({"info", "--system", file.string()});
   EXPECT_EQ(r.exit_status, 2);
   const auto lines = std::count(r.err.begin(), r.err.end(), '\n');
@@ -206,9 +225,10 @@ TEST(PodsimBadConfig, EachProblemIsReportedOnce) {
 }
 
 TEST(PodsimCli, HelpWorksForEveryCommand) {
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"--help"}, {"info", "--help"}, {"config", "--help"},
-        {"selftest", "--help"}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"--help"},
+                                               {"info", "--help"},
+                                               {"config", "--help"},
+                                               {"selftest", "--help"}}) {
     const auto r = podsim(args);
     EXPECT_EQ(r.exit_status, 0) << args.front();
     EXPECT_THAT(r.out, HasSubstr("--system")) << args.front();
@@ -265,8 +285,12 @@ TEST(PodsimSelftest, SameInputsGiveByteIdenticalOutputs) {
   for (int run = 0; run < 2; ++run) {
     const auto json = dir / ("s" + std::to_string(run) + ".json");
     const auto table = dir / ("s" + std::to_string(run) + ".csv");
-    ASSERT_EQ(podsim({"selftest", "--bytes", "2MiB", "--seed", "7", "--stats", json.string()}).exit_status, 0);
-    ASSERT_EQ(podsim({"selftest", "--bytes", "2MiB", "--seed", "7", "--stats", table.string()}).exit_status, 0);
+    ASSERT_EQ(podsim({"selftest", "--bytes", "2MiB", "--seed", "7", "--stats", json.string()})
+                  .exit_status,
+              0);
+    ASSERT_EQ(podsim({"selftest", "--bytes", "2MiB", "--seed", "7", "--stats", table.string()})
+                  .exit_status,
+              0);
     stats.push_back(test::read_text(json));
     csv.push_back(test::read_text(table));
   }
