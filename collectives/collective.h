@@ -73,7 +73,8 @@ struct Spec {
   // Hierarchical all-reduce: the algorithm of the phase across the boxes, kRing (a step per box,
   // chunked to overlap each step's latency) or kHalvingDoubling (log2 of the boxes steps, the
   // extra boxes folded in first), which pays far fewer latencies across many boxes; kAuto: the
-  // tuning table's rule that picked the hierarchical algorithm says which (TuningRule::across).
+  // first hierarchical tuning rule that matches says which (TuningRule::across,
+  // Communicator::with_across).
   Algorithm across = Algorithm::kAuto;
   // Where reductions run: the DMA engines, or the TPCs with the kernel library's add, min and max
   // (as HCCL may), which leaves the DMA engines to copies.

@@ -36,15 +36,15 @@ std::vector<chip::Region> address_map(const chip::ChipConfig& c) {
   return chip.address_map().regions();
 }
 
+// One line of a section: its label in a column, then the value.
+void row(const char* label, const std::string& value) { fmt::print("  {:<22}{}\n", label, value); }
+
 std::string port_limit(core::Bandwidth b) {
   return b.bits_per_second > 0 ? format_gbytes_per_second(b) : std::string("no limit");
 }
 
 void print_chip(const chip::ChipConfig& c, const std::vector<chip::Region>& map) {
   fmt::print("chip      {}: {}\n", c.name, c.description);
-  const auto row = [](const char* label, const std::string& value) {
-    fmt::print("  {:<22}{}\n", label, value);
-  };
   row("TPC cores", c.tpc.cores == 0
                        ? std::string("none")
                        : fmt::format("{} with a QMAN each, {:.2f} GHz, VLM {}, SLM {}", c.tpc.cores,
@@ -84,9 +84,6 @@ void print_chip(const chip::ChipConfig& c, const std::vector<chip::Region>& map)
 void print_ipu_chip(const system::SystemConfig& s) {
   const ipulink::IpuConfig& ipu = s.ipu;
   fmt::print("chip      {}: {}\n", s.chip.name, s.chip.description);
-  const auto row = [](const char* label, const std::string& value) {
-    fmt::print("  {:<22}{}\n", label, value);
-  };
   row("compute", fmt::format("IPU roofline (bulk-synchronous): {} tiles, {} FP16 peak", ipu.tiles,
                              to_string(ipu.peak_fp16)));
   row("In-Processor memory",
@@ -147,9 +144,6 @@ std::string network_text(const system::NetworkConfig& n) {
 
 void print_topology(const system::SystemConfig& s, const system::SystemCeilings& c,
                     const GraphCounts& g) {
-  const auto row = [](const char* label, const std::string& value) {
-    fmt::print("  {:<22}{}\n", label, value);
-  };
   fmt::print("topology\n");
   row("chips", fmt::format("{} ({} box{} of {})", c.chips, c.boxes, c.boxes == 1 ? "" : "es",
                            c.chips_per_box));
@@ -168,6 +162,7 @@ void print_topology(const system::SystemConfig& s, const system::SystemCeilings&
 }
 
 void print_ceilings(const system::SystemConfig& s, const system::SystemCeilings& c) {
+  // A wider label column: the ceilings' labels are longer.
   const auto row = [](const char* label, const std::string& value) {
     fmt::print("  {:<32}{}\n", label, value);
   };
