@@ -11,6 +11,8 @@ namespace podsim::flow {
 namespace {
 // Capacity left below this share of a link's capacity counts as full (rounding in the filling).
 constexpr double kFull = 1e-12;
+// Rates within this share of each other are equal (rounding in the filling).
+constexpr double kTie = 1e-9;
 }  // namespace
 
 int MaxMinSolver::add_link(double capacity) {
@@ -64,15 +66,13 @@ int MaxMinSolver::add_weighted_flow(const std::vector<Use>& uses, double limit) 
   f.uses = uses;
   f.limit = limit;
   f.live = true;
-  if (uses.empty()) {
-    f.rate = limit;
-    linkless_.push_back(id);
-  }
+  if (uses.empty()) f.rate = limit;
+  added_.push_back(id);
   for (const Use& u : uses) {
     Link& link = links_[static_cast<std::size_t>(u.link)];
     f.slot.push_back(static_cast<std::uint32_t>(link.flows.size()));
     link.flows.push_back(id);
-    touch(u.link);
+    link.weights.push_back(u.weight);
   }
   ++live_;
   return id;
@@ -93,7 +93,9 @@ void MaxMinSolver::remove_flow(int flow) {
     // The last flow on the link takes the leaving one's place.
     const int moved = link.flows.back();
     link.flows[f.slot[i]] = moved;
+    link.weights[f.slot[i]] = link.weights.back();
     link.flows.pop_back();
+    link.weights.pop_back();
     if (moved != flow) {
       Flow& m = flows_[static_cast<std::size_t>(moved)];
       for (std::size_t j = 0; j < m.uses.size(); ++j) {
@@ -115,28 +117,53 @@ void MaxMinSolver::touch(int link) {
   dirty_.push_back(link);
 }
 
-// Everything that shares links with `link`'s flows, transitively, joins the solve's groups.
-void MaxMinSolver::gather(int start) {
-  if (links_[static_cast<std::size_t>(start)].mark == mark_) return;
-  links_[static_cast<std::size_t>(start)].mark = mark_;
-  std::vector<int> stack{start};
-  while (!stack.empty()) {
-    Link& link = links_[static_cast<std::size_t>(stack.back())];
-    group_links_.push_back(stack.back());
-    stack.pop_back();
-    for (int id : link.flows) {
-      Flow& f = flows_[static_cast<std::size_t>(id)];
-      if (f.mark == mark_) continue;
-      f.mark = mark_;
-      group_flows_.push_back(id);
-      for (const Use& u : f.uses) {
-        Link& next = links_[static_cast<std::size_t>(u.link)];
-        if (next.mark == mark_) continue;
-        next.mark = mark_;
-        stack.push_back(u.link);
+// Link `link` joins the solve; when it was full, its fastest flows (those it may hold) will join.
+void MaxMinSolver::reach_link(int link) {
+  Link& l = links_[static_cast<std::size_t>(link)];
+  if (l.mark == mark_) return;
+  l.mark = mark_;
+  group_links_.push_back(link);
+  if (l.full) full_reached_.push_back(link);
+}
+
+// Flow `id` is recomputed; the links it crosses join the solve.
+void MaxMinSolver::join(int id) {
+  Flow& f = flows_[static_cast<std::size_t>(id)];
+  if (f.mark == mark_) return;
+  f.mark = mark_;
+  group_flows_.push_back(id);
+  for (const Use& u : f.uses) reach_link(u.link);
+}
+
+// The fastest flows of every full link reached join, until none is left out.
+void MaxMinSolver::reach() {
+  while (!full_reached_.empty()) {
+    const Link& l = links_[static_cast<std::size_t>(full_reached_.back())];
+    full_reached_.pop_back();
+    for (int id : l.flows) {
+      if (flows_[static_cast<std::size_t>(id)].rate >= l.fastest * (1 - kTie)) join(id);
+    }
+  }
+}
+
+// After a fill: a recomputed flow held by a link on which a kept flow is faster is not max-min
+// fair (it could rise at the kept flow's expense); such kept flows join. Returns whether any did.
+bool MaxMinSolver::join_overtaken() {
+  bool joined = false;
+  for (std::size_t i = 0, n = group_flows_.size(); i < n; ++i) {
+    const Flow& f = flows_[static_cast<std::size_t>(group_flows_[i])];
+    if (f.held_by < 0) continue;
+    const Link& l = links_[static_cast<std::size_t>(f.held_by)];
+    const double rate = f.rate;
+    if (l.fastest_kept <= rate * (1 + kTie)) continue;
+    for (int id : l.flows) {
+      if (flows_[static_cast<std::size_t>(id)].rate > rate * (1 + kTie)) {
+        joined = joined || flows_[static_cast<std::size_t>(id)].mark != mark_;
+        join(id);
       }
     }
   }
+  return joined;
 }
 
 namespace {
@@ -157,26 +184,52 @@ const std::vector<int>& MaxMinSolver::solve() {
   ++mark_;
   group_links_.clear();
   group_flows_.clear();
-  std::sort(dirty_.begin(), dirty_.end());
   for (int link : dirty_) {
     links_[static_cast<std::size_t>(link)].dirty = false;
-    gather(link);
+    reach_link(link);
   }
   dirty_.clear();
-  // Flows with no links are groups of their own, at their limit since they came.
-  for (int id : linkless_) {
-    Flow& f = flows_[static_cast<std::size_t>(id)];
-    if (f.live && f.mark != mark_) {
-      f.mark = mark_;
-      group_flows_.push_back(id);
-    }
+  for (int id : added_) {
+    if (flows_[static_cast<std::size_t>(id)].live) join(id);
   }
-  linkless_.clear();
-  // Ascending flow ids: the sums below do not depend on how the groups were reached. (The links'
-  // order does not matter: each is set up on its own and the heap orders them by level and id.)
-  sort_marked(group_flows_, flows_, mark_);
-  fill();
+  added_.clear();
+  do {
+    reach();
+    // Ascending flow ids: the sums below do not depend on how the flows were reached. (The
+    // links' order does not matter: each is set up on its own and the heap orders them by level
+    // and id.)
+    sort_marked(group_flows_, flows_, mark_);
+    set_room();
+    fill();
+  } while (join_overtaken());
+  settle_links();
   return group_flows_;
+}
+
+// Each link's room for the recomputed flows: its capacity less the load of the flows kept.
+void MaxMinSolver::set_room() {
+  for (int id : group_links_) {
+    Link& l = links_[static_cast<std::size_t>(id)];
+    l.room = l.capacity;
+    l.fastest_kept = 0;
+    for (std::size_t i = 0; i < l.flows.size(); ++i) {
+      const Flow& f = flows_[static_cast<std::size_t>(l.flows[i])];
+      if (f.mark == mark_) continue;
+      l.room -= l.weights[i] * f.rate;
+      l.fastest_kept = std::max(l.fastest_kept, f.rate);
+    }
+    l.room = std::max(l.room, 0.0);
+  }
+}
+
+// What the next solve needs to know of the links this one reached.
+void MaxMinSolver::settle_links() {
+  for (int id : group_links_) {
+    Link& l = links_[static_cast<std::size_t>(id)];
+    l.full = !l.flows.empty() && l.left <= kFull * l.capacity;
+    l.fastest = 0;
+    for (int f : l.flows) l.fastest = std::max(l.fastest, flows_[static_cast<std::size_t>(f)].rate);
+  }
 }
 
 // Progressive filling over the gathered groups: in rounds for small groups, one bottleneck at a
@@ -193,7 +246,7 @@ void MaxMinSolver::fill() {
 void MaxMinSolver::fill_in_rounds() {
   for (int l : group_links_) {
     Link& link = links_[static_cast<std::size_t>(l)];
-    link.left = link.capacity;
+    link.left = link.room;
     link.weight = 0;
     link.unfrozen = 0;
   }
@@ -230,9 +283,12 @@ void MaxMinSolver::fill_in_rounds() {
       Flow& f = flows_[static_cast<std::size_t>(id)];
       f.rate = level;
       bool frozen = f.limit <= level;
+      f.held_by = -1;
       for (const Use& u : f.uses) {
         const Link& link = links_[static_cast<std::size_t>(u.link)];
-        frozen = frozen || link.left <= kFull * link.capacity;
+        if (frozen || link.left > kFull * link.capacity) continue;
+        frozen = true;
+        f.held_by = u.link;
       }
       if (!frozen) {
         unfrozen[kept++] = id;
@@ -261,7 +317,7 @@ void MaxMinSolver::fill_by_bottleneck() {
   int unfrozen = 0;
   for (int l : group_links_) {
     Link& link = links_[static_cast<std::size_t>(l)];
-    link.left = link.capacity;
+    link.left = link.room;
     link.weight = 0;
     link.unfrozen = 0;
     link.base = 0;
@@ -287,11 +343,13 @@ void MaxMinSolver::fill_by_bottleneck() {
     if (link.unfrozen > 0) link_levels_.set(l, link.left / link.weight);
   }
   std::make_heap(limit_heap_.begin(), limit_heap_.end(), later);
-  // Freezes `id` at `level`; the links it crosses are brought to that level without it.
-  const auto freeze = [&](int id, double level) {
+  // Freezes `id` at `level` (held by link `by`, -1 for its limit); the links it crosses are brought
+  // to that level without it.
+  const auto freeze = [&](int id, double level, int by) {
     Flow& f = flows_[static_cast<std::size_t>(id)];
     f.rate = level;
     f.frozen = true;
+    f.held_by = by;
     --unfrozen;
     for (const Use& u : f.uses) {
       Link& link = links_[static_cast<std::size_t>(u.link)];
@@ -313,7 +371,7 @@ void MaxMinSolver::fill_by_bottleneck() {
       const int id = limit_heap_.front().id;
       std::pop_heap(limit_heap_.begin(), limit_heap_.end(), later);
       limit_heap_.pop_back();
-      if (!flows_[static_cast<std::size_t>(id)].frozen) freeze(id, by_limit);
+      if (!flows_[static_cast<std::size_t>(id)].frozen) freeze(id, by_limit, -1);
       continue;
     }
     const int l = link_levels_.top().id;
@@ -325,7 +383,7 @@ void MaxMinSolver::fill_by_bottleneck() {
       if (f.mark == mark_ && !f.frozen) held.push_back(id);
     }
     std::sort(held.begin(), held.end());
-    for (int id : held) freeze(id, by_link);
+    for (int id : held) freeze(id, by_link, l);
   }
 }
 

@@ -6,8 +6,13 @@
 // same pace until a link fills or a flow meets its limit, and the flows held there freeze
 // (in rounds over the whole group for small groups, one bottleneck at a time from a heap for
 // large ones; the two agree up to rounding).
-// Incremental: max-min allocations split over the connected groups of flows that share links,
-// so solve() recomputes only the groups that gained or lost a flow since the last solve.
+// Incremental: a flow's rate is set by its limit or by a full link on which it is among the
+// fastest (its bottleneck), so a change can reach other flows only through the fastest flows
+// on full links. solve() recomputes the flows added since the last solve and, transitively, the
+// fastest flows on every full link that a recomputed or removed flow crosses; the others keep
+// their rates and their loads. When a recomputed flow ends up held by a link on which a flow kept
+// is faster, that flow is recomputed too and the solve repeated, so the rates are the max-min
+// allocation of all live flows (up to rounding), however few were recomputed.
 // Ignores: packets, queues and congestion control dynamics (PFC, DCQCN), which a flow model
 // cannot follow; the caller adds framing overhead and latency.
 #pragma once
@@ -42,10 +47,10 @@ class MaxMinSolver {
   // Throws std::invalid_argument when `flow` is not a live flow.
   void remove_flow(int flow);
 
-  // Recomputes the rates of every flow that shares links, directly or through other flows, with
-  // a flow added or removed since the last solve, and returns those flows (ascending ids; their
-  // rates may or may not have changed). rate(flow) then reads any live flow's rate.
-  // Deterministic: the result depends only on the links and flows, not on the order flows came.
+  // Recomputes the rates of the flows a change since the last solve can reach (above), and
+  // returns those flows (ascending ids; their rates may or may not have changed). rate(flow) then
+  // reads any live flow's rate. Deterministic: the same calls give the same rates, and a set of
+  // flows added at once gets the same rates whatever order they came in.
   const std::vector<int>& solve();
   double rate(int flow) const;
   // The weighted sum of the live flows' rates over `link`, as of the last solve().
@@ -58,15 +63,22 @@ class MaxMinSolver {
     std::vector<std::uint32_t> slot;  // the flow's place in each used link's `flows`
     double limit = kUnlimited;
     double rate = 0;
-    std::uint64_t mark = 0;
+    std::uint64_t mark = 0;  // recomputed by the solve of this mark
+    int held_by = -1;        // the link the fill froze it at (-1: its limit)
     bool live = false;
     bool frozen = false;
   };
   struct Link {
     double capacity = 0;
-    std::vector<int> flows;  // live flows using it
+    std::vector<int> flows;       // live flows using it
+    std::vector<double> weights;  // theirs on it
+    // As of the last solve that reached it.
+    bool full = false;
+    double fastest = 0;  // the fastest flow's rate
     // Scratch of the solve that last reached the link.
     std::uint64_t mark = 0;
+    double room = 0;          // its capacity less the load of the flows kept
+    double fastest_kept = 0;  // the fastest flow's rate among those kept
     double left = 0;
     double weight = 0;  // of the unfrozen flows on it
     int unfrozen = 0;
@@ -80,7 +92,12 @@ class MaxMinSolver {
   };
   void check_flow(int flow) const;
   void touch(int link);
-  void gather(int link);
+  void reach_link(int link);
+  void join(int flow);
+  void reach();
+  bool join_overtaken();
+  void set_room();
+  void settle_links();
   void fill();
   void fill_in_rounds();
   void fill_by_bottleneck();
@@ -88,11 +105,12 @@ class MaxMinSolver {
   std::vector<Link> links_;
   std::vector<Flow> flows_;
   std::vector<int> free_ids_;  // removed flows' ids, reused lowest first
-  std::vector<int> dirty_;     // links whose set of flows changed since the last solve
-  std::vector<int> linkless_;  // flows with no links added since the last solve
+  std::vector<int> dirty_;     // links that lost a flow since the last solve
+  std::vector<int> added_;     // flows added since the last solve
   std::uint64_t mark_ = 0;
-  std::vector<int> group_links_;  // the solve's groups: their links and flows
+  std::vector<int> group_links_;  // the links the solve reached and the flows it recomputes
   std::vector<int> group_flows_;
+  std::vector<int> full_reached_;  // full links whose fastest flows have not joined yet
   LevelHeap link_levels_;          // fill()'s: where each link fills
   std::vector<Level> limit_heap_;  // fill()'s
   int live_ = 0;

@@ -95,22 +95,42 @@ TEST(MaxMin, WeightedUsesLoadLinksByTheirShare) {
   EXPECT_THROW(s.add_weighted_flow({{forward, 0}}), std::invalid_argument);
 }
 
-// Only the flows that share links with a change are recomputed; the others keep their rates.
-TEST(MaxMin, ASolveRecomputesOnlyTheGroupsThatChanged) {
+// Only the flows a change can reach through full links are recomputed; the others keep their
+// rates.
+TEST(MaxMin, ASolveRecomputesOnlyWhatAChangeReaches) {
   MaxMinSolver s;
   const int l0 = s.add_link(100), l1 = s.add_link(100), l2 = s.add_link(60);
   const int a = s.add_flow({l0}), b = s.add_flow({l0, l1}), c = s.add_flow({l2});
   EXPECT_EQ(s.solve(), (std::vector<int>{a, b, c}));
   EXPECT_DOUBLE_EQ(s.rate(a), 50);
-  const int d = s.add_flow({l1});  // joins a and b's group through l1
-  EXPECT_EQ(s.solve(), (std::vector<int>{a, b, d}));
+  // l1 had room (b is held on l0): d takes what b leaves there, and b keeps its rate.
+  const int d = s.add_flow({l1});
+  EXPECT_EQ(s.solve(), (std::vector<int>{d}));
   EXPECT_DOUBLE_EQ(s.rate(b), 50);
   EXPECT_DOUBLE_EQ(s.rate(d), 50);
+  // l0 was full: b is recomputed, and through l1 (now full) d.
   s.remove_flow(a);
   EXPECT_EQ(s.solve(), (std::vector<int>{b, d}));
   EXPECT_DOUBLE_EQ(s.rate(b), 50);
   EXPECT_DOUBLE_EQ(s.rate(c), 60);  // untouched
   EXPECT_TRUE(s.solve().empty());   // nothing changed since
+}
+
+// A flow added on a link with room, where it fills the link and a flow kept there is faster,
+// makes the solve recompute that flow: it gives up its excess. The slower one held elsewhere
+// keeps its rate.
+TEST(MaxMin, AFlowThatFillsALinkWithRoomRecomputesTheFasterFlowThere) {
+  MaxMinSolver s;
+  const int shared = s.add_link(100), own = s.add_link(80), narrow = s.add_link(10);
+  const int fast = s.add_flow({shared, own}), slow = s.add_flow({shared, narrow});
+  s.solve();
+  EXPECT_DOUBLE_EQ(s.rate(fast), 80);  // shared has 10 left
+  EXPECT_DOUBLE_EQ(s.rate(slow), 10);
+  const int extra = s.add_flow({shared});
+  EXPECT_EQ(s.solve(), (std::vector<int>{fast, extra}));
+  EXPECT_DOUBLE_EQ(s.rate(fast), 45);
+  EXPECT_DOUBLE_EQ(s.rate(extra), 45);
+  EXPECT_DOUBLE_EQ(s.rate(slow), 10);
 }
 
 // Whether `s`'s rates are max-min fair: no link over capacity, every limited flow at most its
@@ -182,6 +202,66 @@ TEST(MaxMin, LargeGroupsAreMaxMinFairToo) {
   for (int f = 0; f < kFlows; ++f) {
     EXPECT_NEAR(backward.rate(id[f]), forward.rate(f), 1e-9 * forward.rate(f)) << f;
   }
+}
+
+// Flows coming and going over many solves (2 to 4 links each, some with acknowledgement-like
+// light weights, some limited): after every solve the rates are max-min fair and equal to those
+// a new solver gives the live flows added at once.
+TEST(MaxMin, IncrementalSolvesMatchSolvingEverythingAgain) {
+  constexpr int kLinks = 30, kRounds = 300;
+  std::uint64_t x = 777;
+  const auto next = [&x](int n) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int>((x >> 33) % static_cast<std::uint64_t>(n));
+  };
+  std::vector<double> capacity;
+  MaxMinSolver s;
+  for (int l = 0; l < kLinks; ++l) capacity.push_back(50 + 25 * next(4));
+  for (double c : capacity) s.add_link(c);
+  struct Live {
+    int id;
+    std::vector<MaxMinSolver::Use> uses;
+    double limit;
+  };
+  std::vector<Live> live;
+  int reopened = 0;  // solves that recomputed fewer flows than were live
+  for (int round = 0; round < kRounds; ++round) {
+    for (int k = next(4); k > 0 && !live.empty(); --k) {
+      const auto gone = live.begin() + next(static_cast<int>(live.size()));
+      s.remove_flow(gone->id);
+      live.erase(gone);
+    }
+    for (int k = next(5); k > 0; --k) {
+      Live f{-1, {}, next(6) == 0 ? 5.0 + next(30) : MaxMinSolver::kUnlimited};
+      const int hops = 2 + next(3);
+      for (int h = 0; h < hops; ++h) {
+        const int link = next(kLinks);
+        bool taken = false;
+        for (const auto& e : f.uses) taken = taken || e.link == link;
+        if (!taken) f.uses.push_back({link, h == hops - 1 && next(3) == 0 ? 0.05 : 1.0});
+      }
+      f.id = s.add_weighted_flow(f.uses, f.limit);
+      live.push_back(f);
+    }
+    reopened += s.solve().size() < live.size() ? 1 : 0;
+    MaxMinSolver fresh;
+    for (double c : capacity) fresh.add_link(c);
+    std::vector<std::vector<MaxMinSolver::Use>> uses;
+    std::vector<double> limits;
+    for (const Live& f : live) {
+      fresh.add_weighted_flow(f.uses, f.limit);
+      uses.push_back(f.uses);
+      limits.push_back(f.limit);
+    }
+    fresh.solve();
+    expect_max_min_fair(fresh, uses, capacity, limits);
+    for (std::size_t i = 0; i < live.size(); ++i) {
+      ASSERT_NEAR(s.rate(live[i].id), fresh.rate(static_cast<int>(i)),
+                  1e-9 * fresh.rate(static_cast<int>(i)))
+          << "round " << round << ", flow " << live[i].id;
+    }
+  }
+  EXPECT_GT(reopened, kRounds / 2);  // the solves were incremental
 }
 
 TEST(MaxMin, BadInputIsRefusedWithTheReason) {
