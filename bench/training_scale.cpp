@@ -10,9 +10,8 @@
 //                        [--networks flow,packet] [--layers N] [--solve-interval T]
 //
 // --layers cuts each transformer model's depth for a quick look; the figures are recorded without
-// it. --solve-interval is the flow network's (network.flow_solve_interval, 100ns by default:
-// halving-doubling across 64 boxes or more, which the tuning table picks for buckets under
-// 64 MiB, shares links across the fabric, and exact solving spans every flow; 0ns is exact).
+// it. --solve-interval is the flow network's (network.flow_solve_interval; 0ns, exact, by default:
+// an interval batches changes into fewer solves but seldom saves time, docs/network.md).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -54,7 +53,7 @@ struct Figure {
 int main(int argc, char** argv) {
   std::string podsim = PODSIM_BINARY, json_file, models_text = "resnet50,gpt",
               points_text = "8,64,256,1024", networks_text = "flow", layers,
-              solve_interval = "100ns";
+              solve_interval = "0ns";
   if (!podsim::bench::read_flags(argc, argv,
                                  {{"--podsim", &podsim},
                                   {"--json", &json_file},

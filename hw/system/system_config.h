@@ -92,8 +92,8 @@ struct NetworkConfig {
     v.field("flow_solve_interval", flow_solve_interval,
             core::Spec("--network flow: links' shares recomputed at most once per this interval, "
                        "a flow's start and end taking effect at the next multiple of it (0: at "
-                       "once, exact); for scale studies whose flows share links across the whole "
-                       "fabric, where each recomputation spans every flow")
+                       "once, exact); batches many changes into one recomputation, which seldom "
+                       "saves time since each recomputes only what its changes reach")
                 .min(0)
                 .source("[D] 0; docs/network.md (Flow-level network) measures what 100 ns costs "
                         "in accuracy and saves in time"));
