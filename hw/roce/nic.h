@@ -361,6 +361,7 @@ class Nic : public sc_core::sc_module,
   void flow_post(Qp& qp, const SendRequest& request);
   void flow_begin(Qp& qp, FlowKind kind, core::TimePs issue_ps, core::TimePs overlap_ps);
   void flow_start(FlowMessage& m);
+  static bool is_send(const FlowMessage& m);
   void flow_first_arrival(FlowMessage& m);
   void flow_copy(FlowMessage& m, std::uint64_t offset, std::uint64_t length, std::uint64_t address,
                  core::TimePs* done);

@@ -4,8 +4,9 @@
 // A message's life, with the packet path's rule each step follows:
 //  - post, or the QP's message before it leaving: its first packet's payload is read after the
 //    TX pipeline latency (a QP that was idle) or while the packet before leaves (a busy one);
-//  - start, when that read is done: the flow starts; its first packet's tail reaches the receiver,
-//    which then copies everything but the last packet's payload from the sender's memory;
+//  - start, when that read is done: the flow starts; a SEND's first packet's tail reaches the
+//    receiver, which then takes the receive and copies everything but the last packet's payload
+//    from the sender's memory (other messages copy it with the last packet: one event fewer);
 //
 // The payload between the first and the last packet moves through memory without occupying it.
 // The packet path's transfers, one per packet, interleave with the other traffic of the memory
@@ -213,8 +214,9 @@ void Nic::flow_start(FlowMessage& m) {
   const flow::Route& route = *qp.route;
   ++m.pending;
   net.start(route, m.response ? nullptr : qp.ack_route, m.ack_weight, m.wire_bytes, *this, &m);
-  if (m.packets > 1) {
-    // Everything before the last packet is placed when the first arrives.
+  if (m.packets > 1 && is_send(m)) {
+    // A SEND takes its receive when its first packet arrives (RNR is decided there); other
+    // messages place all their bytes when the last packet is in (flow_last_arrival).
     const core::TimePs first_tail = now + net.serialization_ps(route.front(), m.first_wire);
     const Nic& to = *m.receiver;
     ++m.pending;
@@ -291,13 +293,17 @@ bool Nic::flow_take_send(Qp& qp, FlowMessage& m) {
   return true;
 }
 
-// Everything but the last packet's payload, written when the first packet is in.
+bool Nic::is_send(const FlowMessage& m) {
+  return !m.response && !is_write(m.wqe.request.opcode) && !is_read(m.wqe.request.opcode);
+}
+
+// A SEND's first packet: it takes the receive, and everything but the last packet's payload is
+// written into it.
 void Nic::flow_first_arrival(FlowMessage& m) {
   Qp& qp = *qps_[m.receiver_qp];
   if (qp.state != QpState::kConnected || m.status != CompletionStatus::kSuccess) return;
-  const bool send = !m.response && !is_write(m.wqe.request.opcode);
-  if (send && !flow_take_send(qp, m)) return;
-  flow_copy(m, 0, m.length - m.last_payload, send ? qp.receive.address : m.target, nullptr);
+  if (!flow_take_send(qp, m)) return;
+  flow_copy(m, 0, m.length - m.last_payload, qp.receive.address, nullptr);
 }
 
 // Bytes [offset, offset + length) of the message, from the sender's memory to `address` here:
@@ -360,6 +366,9 @@ void Nic::flow_last_arrival(FlowMessage& m) {
   if (is_read(op)) return flow_answer_read(qp, m);
   const bool send = !is_write(op);
   if (m.packets == 1 && send) flow_take_send(qp, m);
+  // A WRITE's bytes before the last packet's, untimed: the packets before the last took no
+  // time of the memory (above), so placing them now or at the first packet is the same time.
+  if (!send) flow_copy(m, 0, m.length - m.last_payload, m.target, nullptr);
   if (is_write(op) && has_immediate(op) && m.status == CompletionStatus::kSuccess &&
       qp.receives.empty()) {
     m.status = CompletionStatus::kRnrRetryExceeded;
@@ -459,10 +468,12 @@ void Nic::flow_on_response(FlowMessage& r) {
   count_arrival(r);
   FlowMessage& request = *r.request;
   core::TimePs done = now;
-  if (qp.state == QpState::kConnected && r.status == CompletionStatus::kSuccess &&
-      r.last_payload > 0) {
-    const std::uint64_t offset = r.length - r.last_payload;
-    flow_copy(r, offset, r.last_payload, r.target + offset, &done);
+  if (qp.state == QpState::kConnected) {
+    flow_copy(r, 0, r.length - r.last_payload, r.target, nullptr);
+    if (r.last_payload > 0) {
+      const std::uint64_t offset = r.length - r.last_payload;
+      flow_copy(r, offset, r.last_payload, r.target + offset, &done);
+    }
   }
   request.status = r.status;
   r.request = nullptr;
