@@ -115,16 +115,43 @@ void FlowNetwork::start(const Route& data, const Route* ack, double ack_weight, 
   f.rate = 0;
   f.since = core::now_ps();
   flows_started_->add();
-  request_solve();
+  request_solve(core::now_ps());
 }
 
-// Everything that starts or ends at this instant is in before the rates are recomputed.
-void FlowNetwork::request_solve() {
-  if (solve_armed_) return;
-  solve_armed_ = true;
-  core::TimePs at = core::now_ps();
+void FlowNetwork::start_at(core::TimePs at, const Route& data, const Route* ack, double ack_weight,
+                           double wire_bytes, FlowEndpoint& sink, void* token) {
+  at = std::max(at, core::now_ps());
+  waiting_.push_back({at, waiting_order_++, &data, ack, ack_weight, wire_bytes, &sink, token});
+  std::push_heap(waiting_.begin(), waiting_.end(), std::greater<Waiting>());
+  request_solve(at);
+}
+
+bool FlowNetwork::cancel_start(void* token) {
+  auto it = std::find_if(waiting_.begin(), waiting_.end(),
+                         [token](const Waiting& w) { return w.token == token; });
+  if (it == waiting_.end()) return false;
+  waiting_.erase(it);
+  std::make_heap(waiting_.begin(), waiting_.end(), std::greater<Waiting>());
+  return true;
+}
+
+// The flows due by now start, in the order they were due.
+void FlowNetwork::start_waiting() {
+  const core::TimePs now = core::now_ps();
+  while (!waiting_.empty() && waiting_.front().at <= now) {
+    std::pop_heap(waiting_.begin(), waiting_.end(), std::greater<Waiting>());
+    const Waiting w = waiting_.back();
+    waiting_.pop_back();
+    start(*w.data, w.ack, w.ack_weight, w.wire_bytes, *w.sink, w.token);
+  }
+}
+
+// Everything that starts or ends at the solve's instant is in before the rates are recomputed
+// (a solve already armed for then takes it).
+void FlowNetwork::request_solve(core::TimePs at) {
   if (solve_interval_ps_ > 0)
     at = (at + solve_interval_ps_ - 1) / solve_interval_ps_ * solve_interval_ps_;
+  if (!solves_armed_.insert(at).second) return;
   queue_->schedule(at, *this, kSolve);
 }
 
@@ -158,8 +185,9 @@ void FlowNetwork::fire(std::uint32_t tag) {
 }
 
 void FlowNetwork::solve() {
-  solve_armed_ = false;
   const core::TimePs now = core::now_ps();
+  start_waiting();  // while this solve is still armed: it is theirs
+  solves_armed_.erase(now);
   const std::vector<int>& changed = solver_.solve();
   solves_->add();
   flows_resolved_->add(changed.size());
@@ -204,7 +232,7 @@ void FlowNetwork::drain() {
     f.queued = false;
     for (int l : *f.route) --link_flows_[static_cast<std::size_t>(l)];
     solver_.remove_flow(id);
-    request_solve();
+    request_solve(now);
     sink->flow_drained(token);
   }
   if (!drains_.empty()) arm_drain(drains_.top().at);

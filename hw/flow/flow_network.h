@@ -20,6 +20,7 @@
 #include <boost/heap/d_ary_heap.hpp>
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <systemc>
 #include <unordered_map>
@@ -80,6 +81,12 @@ class FlowNetwork : public sc_core::sc_module, private core::Timed {
   // last byte has left the source.
   void start(const Route& data, const Route* ack, double ack_weight, double wire_bytes,
              FlowEndpoint& sink, void* token);
+  // The same from `at` (not before now): the flow joins at the solve that its start brings, so
+  // the caller needs no event of its own to start it. Until then cancel_start(token) withdraws
+  // it (returning whether it was still waiting).
+  void start_at(core::TimePs at, const Route& data, const Route* ack, double ack_weight,
+                double wire_bytes, FlowEndpoint& sink, void* token);
+  bool cancel_start(void* token);
   // Calls flow_delivered(port, token, what) on the endpoint at `to` at time `at` (not before
   // now). Throws std::invalid_argument when no endpoint answers to `to`.
   void deliver(core::TimePs at, fabric::EndpointId to, void* token, std::uint32_t what);
@@ -125,10 +132,22 @@ class FlowNetwork : public sc_core::sc_module, private core::Timed {
     FlowEndpoint* endpoint = nullptr;
     int port = 0;
   };
+  // A flow waiting to start (start_at).
+  struct Waiting {
+    core::TimePs at;
+    std::uint64_t order;  // among those due at the same time, the order they came in
+    const Route* data;
+    const Route* ack;
+    double ack_weight, wire_bytes;
+    FlowEndpoint* sink;
+    void* token;
+    bool operator>(const Waiting& o) const { return at != o.at ? at > o.at : order > o.order; }
+  };
   enum Tag : std::uint32_t { kSolve = 0, kDrain = 1, kDeliverBase = 2 };
 
   void fire(std::uint32_t tag) override;
-  void request_solve();
+  void request_solve(core::TimePs at);
+  void start_waiting();
   void solve();
   void drain();
   void arm_drain(core::TimePs at);
@@ -146,7 +165,9 @@ class FlowNetwork : public sc_core::sc_module, private core::Timed {
   std::vector<Flow> flows_;  // by solver id
   DrainHeap drains_;
   std::vector<core::TimePs> drain_callbacks_;  // a min-heap of when kDrain callbacks run
-  bool solve_armed_ = false;
+  std::set<core::TimePs> solves_armed_;        // when kSolve callbacks run
+  std::vector<Waiting> waiting_;               // a min-heap
+  std::uint64_t waiting_order_ = 0;
   std::vector<Delivery> deliveries_;  // by slot (tag - kDeliverBase)
   std::vector<std::uint32_t> free_slots_;
   core::Counter* flows_started_;

@@ -4,9 +4,11 @@
 // A message's life, with the packet path's rule each step follows:
 //  - post, or the QP's message before it leaving: its first packet's payload is read after the
 //    TX pipeline latency (a QP that was idle) or while the packet before leaves (a busy one);
-//  - start, when that read is done: the flow starts; a SEND's first packet's tail reaches the
-//    receiver, which then takes the receive and copies everything but the last packet's payload
-//    from the sender's memory (other messages copy it with the last packet: one event fewer);
+//  - start, when that read is done: the flow starts (at the flow network's solve then, with no
+//    event of the NIC's); a SEND of several packets starts from an event of its own, since its
+//    first packet's tail reaching the receiver is timed from it: the receiver then takes the
+//    receive and copies everything but the last packet's payload from the sender's memory (other
+//    messages copy it with the last packet);
 //
 // The payload between the first and the last packet moves through memory without occupying it.
 // The packet path's transfers, one per packet, interleave with the other traffic of the memory
@@ -204,26 +206,28 @@ void Nic::flow_begin(Qp& qp, FlowKind kind, core::TimePs issue_ps, core::TimePs 
     ready = std::max(core::now_ps(), ready - overlap_ps);
   }
   ++m.pending;
-  network_of(qp).deliver(ready, ports_[qp.port].address, &m, FlowMessage::kStart);
+  if (m.packets > 1 && is_send(m)) {
+    // Its first packet's arrival is timed from the start (flow_start).
+    return network_of(qp).deliver(ready, ports_[qp.port].address, &m, FlowMessage::kStart);
+  }
+  network_of(qp).start_at(ready, *qp.route, m.response ? nullptr : qp.ack_route, m.ack_weight,
+                          m.wire_bytes, *this, &m);
 }
 
+// A SEND of several packets starts: its first packet's arrival is timed from now.
 void Nic::flow_start(FlowMessage& m) {
   Qp& qp = *qps_[m.qp];
   const core::TimePs now = core::now_ps();
   flow::FlowNetwork& net = network_of(qp);
   const flow::Route& route = *qp.route;
   ++m.pending;
-  net.start(route, m.response ? nullptr : qp.ack_route, m.ack_weight, m.wire_bytes, *this, &m);
-  if (m.packets > 1 && is_send(m)) {
-    // A SEND takes its receive when its first packet arrives (RNR is decided there); other
-    // messages place all their bytes when the last packet is in (flow_last_arrival).
-    const core::TimePs first_tail = now + net.serialization_ps(route.front(), m.first_wire);
-    const Nic& to = *m.receiver;
-    ++m.pending;
-    net.deliver(net.tail_arrival(route, m.first_wire, first_tail) +
-                    static_cast<core::TimePs>(to.config_.rx_pipeline_latency.ps),
-                qp.remote, &m, FlowMessage::kFirstArrival);
-  }
+  net.start(route, qp.ack_route, m.ack_weight, m.wire_bytes, *this, &m);
+  // It takes its receive when its first packet arrives (RNR is decided there).
+  const core::TimePs first_tail = now + net.serialization_ps(route.front(), m.first_wire);
+  ++m.pending;
+  net.deliver(net.tail_arrival(route, m.first_wire, first_tail) +
+                  static_cast<core::TimePs>(m.receiver->config_.rx_pipeline_latency.ps),
+              qp.remote, &m, FlowMessage::kFirstArrival);
 }
 
 void Nic::flow_drained(void* token) {
@@ -508,6 +512,8 @@ void Nic::flow_fail_lanes(Qp& qp, CompletionStatus send_status) {
         status = CompletionStatus::kFlushed;
       }
       m->flushed = true;
+      // One still waiting to start never does.
+      if (network_of(qp).cancel_start(m)) --m->pending;
       if (m->request) {
         unref(m->request);
         m->request = nullptr;

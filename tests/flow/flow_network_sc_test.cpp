@@ -85,6 +85,28 @@ TEST(FlowNetwork, ASolveIntervalDefersRateChangesToItsMultiples) {
   EXPECT_EQ(sink.drained[1], std::make_pair(2, 33 * kUs + kUs / 2));
 }
 
+// A flow started ahead (start_at) joins at its time, sharing the link from then on as one started
+// then would; one withdrawn before its time never runs.
+TEST(FlowNetwork, AFlowStartedAheadJoinsAtItsTimeUnlessWithdrawn) {
+  FlowNetwork net("net");
+  const int l = net.add_link(link(false, false));
+  Sink sink;
+  const Route route{l};
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  net.start(route, nullptr, 0, 250000, sink, token(1));               // 20 us alone
+  net.start_at(10 * kUs, route, nullptr, 0, 125000, sink, token(2));  // 10 us alone
+  net.start_at(12 * kUs, route, nullptr, 0, 125000, sink, token(3));
+  EXPECT_TRUE(net.cancel_start(token(3)));
+  EXPECT_FALSE(net.cancel_start(token(3)));
+  sc_core::sc_start();
+  // The first alone for 10 us (half its bytes), then both at half the link: each has 125 000
+  // bytes left and ends 20 us later.
+  ASSERT_EQ(sink.drained.size(), 2u);
+  EXPECT_EQ(sink.drained[0], std::make_pair(1, 30 * kUs));
+  EXPECT_EQ(sink.drained[1], std::make_pair(2, 30 * kUs));
+  EXPECT_EQ(net.flows_started(), 2u);
+}
+
 TEST(FlowNetwork, DeliveriesComeAtTheirTimeToTheirEndpoint) {
   FlowNetwork net("net");
   Sink a, b;
