@@ -3,9 +3,9 @@
 // of every cable as a link of its line rate; a flow's route as its packets would take it (the
 // caller's router: each switch's table and ECMP hash); flows sharing links by max-min fairness
 // (max_min.h), recomputed whenever flows start or end (once per simulated instant, or at the
-// next multiple of a solve interval when one is set, and only for the flows that share links
-// with those that changed); a flow's acknowledgements as a small
-// weighted share of the links they cross back; and a frame's latency over a route as the packet
+// next multiple of a solve interval when one is set, and only for the flows the changes can
+// reach); a flow's acknowledgements as a small weighted share of the links they cross back; and
+// a frame's latency over a route as the packet
 // network gives an unqueued frame: serialization on each link, propagation, each switch's
 // pipeline latency, cut-through (forwarding once the header is in) or store-and-forward.
 // Ignores: queues, PFC, ECN marking and DCQCN, drops and retransmission (flows always arrive),
