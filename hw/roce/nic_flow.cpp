@@ -505,6 +505,8 @@ void Nic::flow_fail_lanes(Qp& qp, CompletionStatus send_status) {
   CompletionStatus status = send_status;
   for (FlowLane& lane : qp.lane) {
     const bool requests = &lane == &qp.lane[kRequesterFlow];
+    // At most one message of a busy lane is still waiting in the network to start.
+    bool may_wait = lane.busy;
     for (std::size_t i = 0; i < lane.queue.size(); ++i) {
       FlowMessage* m = lane.queue[i];
       if (requests) {
@@ -513,7 +515,10 @@ void Nic::flow_fail_lanes(Qp& qp, CompletionStatus send_status) {
       }
       m->flushed = true;
       // One still waiting to start never does.
-      if (network_of(qp).cancel_start(m)) --m->pending;
+      if (may_wait && network_of(qp).cancel_start(m)) {
+        --m->pending;
+        may_wait = false;
+      }
       if (m->request) {
         unref(m->request);
         m->request = nullptr;
