@@ -33,6 +33,7 @@
 #include "training/data_parallel.h"
 #include "training/functional.h"
 #include "training/host_staging.h"
+#include "training/ipu_pipeline.h"
 #include "training/ipu_profile.h"
 #include "training/profile.h"
 
@@ -93,6 +94,10 @@ class TrainCommand : public Command {
     c->add_option("--accumulate", accumulate_,
                   "micro-batches per step: gradients accumulate over this many forward and "
                   "backward passes and are averaged once, overlapping the last")
+        ->capture_default_str();
+    c->add_option("--pipeline", pipeline_,
+                  "IPUs per replica (IPU systems, popdist): the model's layers cut into this many "
+                  "pipeline stages, for models one IPU cannot hold; --ranks counts IPUs")
         ->capture_default_str();
     c->add_option("--bucket", bucket_text_,
                   "gradient bucket cap (DDP's bucket_cap_mb), a size: 25MiB, 0 for one bucket")
@@ -179,9 +184,15 @@ class TrainCommand : public Command {
     if (training::uses_hosts(dp.strategy, dp.host_staged)) {
       hosts = host_staging(system, placement.chips, model_options);
     }
+    const training::IpuPipeline pipeline = plan_pipeline(system.config, model, profile);
+    for (const training::PipelineStage& stage : pipeline.stages) {
+      dp.stage_parameters.push_back(stage.parameters);
+    }
     training::DataParallelRun run(
-        "train", comm, training::step_timeline(model, profile.shapes, grad_bytes, accumulate_), dp,
-        hosts ? hosts->path() : training::HostPath{});
+        "train", comm,
+        pipeline_ > 1 ? training::pipeline_timeline(model, pipeline, accumulate_, grad_bytes)
+                      : training::step_timeline(model, profile.shapes, grad_bytes, accumulate_),
+        dp, hosts ? hosts->path() : training::HostPath{});
     sc_core::sc_start();
     const double cpu = cpu_seconds() - cpu_before;
     if (!options.stats_file.empty()) {
@@ -193,7 +204,8 @@ class TrainCommand : public Command {
                  run.failure().empty() ? "the steps did not finish" : run.failure());
       return 1;
     }
-    report(options, model, profile, sim, placement, run, cpu, fabric_totals(sim), hosts.get());
+    report(options, model, profile, sim, placement, run, cpu, fabric_totals(sim), hosts.get(),
+           pipeline);
     return 0;
   }
 
@@ -210,6 +222,11 @@ class TrainCommand : public Command {
           fmt::format("train: --strategy {} runs on RoCE ports; {} is an IPU system: use popdist, "
                       "ipu-server or ipu-multiworker",
                       strategy_, options.system));
+    }
+    if (pipeline_ > 1 && (!ipu(config) || strategy_ != "popdist")) {
+      throw UsageError(fmt::format(
+          "train: --pipeline {} pipelines a replica over IPUs: it runs popdist on IPU systems{}",
+          pipeline_, ipu(config) ? "" : fmt::format("; {} is not one", options.system)));
     }
     if (!ipu(config) && ipu_strategy) {
       throw UsageError(
@@ -252,6 +269,7 @@ class TrainCommand : public Command {
       throw UsageError("train: --staging host goes with --strategy horovod");
     }
     if (accumulate_ < 1) throw UsageError("train: --accumulate must be at least 1");
+    if (pipeline_ < 1) throw UsageError("train: --pipeline must be at least 1");
     bucket_bytes_ = bucket_text_ == "0" ? 0 : parse_size_option("--bucket", bucket_text_);
     if (scale_.empty() && !(csv_file_.empty() && plot_file_.empty())) {
       throw UsageError("train: --csv and --plot go with --scale");
@@ -301,6 +319,9 @@ class TrainCommand : public Command {
     }
     if (config.box.wiring == system::BoxWiring::kLadder) {
       try {
+        if (pipeline_ > 1) {
+          return training::place_pipeline(ranks, pipeline_, config.box.ladder, shape);
+        }
         return training::place_rings(ranks, config.box.ladder, shape);
       } catch (const std::invalid_argument& e) {
         throw UsageError(fmt::format("train: --ranks {}: {}", ranks, e.what()));
@@ -357,10 +378,11 @@ class TrainCommand : public Command {
   }
 
   // An IPU system's profile: the roofline, at once.
-  static training::StepProfile ipu_profile(const system::SystemConfig& config,
-                                           const training::Model& model) {
+  training::StepProfile ipu_profile(const system::SystemConfig& config,
+                                    const training::Model& model) const {
     try {
-      return training::ipu_profile(model, config.ipu, config.chip.name);
+      // A pipelined replica's stages check their own memory (ipu_pipeline.h).
+      return training::ipu_profile(model, config.ipu, config.chip.name, {}, pipeline_ == 1);
     } catch (const std::invalid_argument& e) {
       throw UsageError(fmt::format("train: {}", e.what()));
     }
@@ -525,11 +547,16 @@ class TrainCommand : public Command {
 
   // What the job's points share besides the model.
   void add_job_args(std::vector<std::string>& args) const {
-    args.insert(
-        args.end(),
-        {"--strategy", strategy_, "--staging", staging_, "--steps", std::to_string(steps_),
-         "--bucket", bucket_text_, "--grad-dtype", grad_dtype_, "--chips", chips_text_, "--fusion",
-         fusion_text_, "--cycle-time", cycle_text_, "--accumulate", std::to_string(accumulate_)});
+    args.insert(args.end(), {"--strategy",   strategy_,
+                             "--staging",    staging_,
+                             "--steps",      std::to_string(steps_),
+                             "--bucket",     bucket_text_,
+                             "--grad-dtype", grad_dtype_,
+                             "--chips",      chips_text_,
+                             "--fusion",     fusion_text_,
+                             "--cycle-time", cycle_text_,
+                             "--accumulate", std::to_string(accumulate_),
+                             "--pipeline",   std::to_string(pipeline_)});
     if (no_overlap_) args.push_back("--no-overlap");
     if (no_broadcast_) args.push_back("--no-broadcast");
     if (ideal_network_) args.push_back("--ideal-network");
@@ -598,10 +625,12 @@ class TrainCommand : public Command {
   void report(const GlobalOptions& options, const training::Model& model,
               const training::StepProfile& profile, system::SystemModel& sim,
               const training::Placement& placement, const training::DataParallelRun& run,
-              double cpu, const FabricTotals& fabric, const training::HostStaging* hosts) const {
+              double cpu, const FabricTotals& fabric, const training::HostStaging* hosts,
+              const training::IpuPipeline& pipeline) const {
     const int ranks = static_cast<int>(placement.chips.size());
     const training::Timeline& t = run.timeline();
-    const double samples = static_cast<double>(model.batch) * ranks * t.micro_batches;
+    const int replicas = ranks / pipeline_;
+    const double samples = static_cast<double>(model.batch) * replicas * t.micro_batches;
     // Linear scaling: every worker at its compute's pace.
     const double linear = samples / (static_cast<double>(run.compute_ps()) * 1e-12);
     nlohmann::json steps_json = nlohmann::json::array();
@@ -626,16 +655,19 @@ class TrainCommand : public Command {
     }
     const std::string how = strategy_text(run, ranks);
     fmt::print("strategy   {}: {} ({} gradients){}{}\n", strategy_, how, grad_dtype_,
-               no_overlap_ ? ", after the backward pass" : ", overlapping the backward pass",
+               no_overlap_ || strategy_ == "popdist" ? ", after the backward pass"
+                                                     : ", overlapping the backward pass",
                ideal_network_ ? ", ideal network" : "");
     if (hosts) {
       fmt::print("hosts      {}; PCIe staging over each box's tree\n", hosts->description());
     }
+    if (pipeline_ > 1) print_pipeline(model, pipeline, t);
     if (t.micro_batches > 1) {
       fmt::print(
-          "accumulate {} micro-batches per step ({} samples per worker), gradients "
-          "averaged after the last\n",
-          t.micro_batches, model.batch * static_cast<std::uint32_t>(t.micro_batches));
+          "accumulate {} micro-batches per step ({} samples per {}), gradients averaged after "
+          "the last\n",
+          t.micro_batches, model.batch * static_cast<std::uint32_t>(t.micro_batches),
+          pipeline_ > 1 ? "replica" : "worker");
     }
     fmt::print("{:>5} {:>11} {:>11} {:>11} {:>11} {:>12} {:>10}\n", "step", "step_ms", "compute_ms",
                "comm_ms", "exposed_ms", "samples/s", "efficiency");
@@ -681,6 +713,8 @@ class TrainCommand : public Command {
                      {"micro_batches", t.micro_batches},
                      {"system", options.system},
                      {"workers", ranks},
+                     {"replicas", replicas},
+                     {"pipeline_stages", pipeline_},
                      {"chips", placement.chips},
                      {"placement", placement.description},
                      {"strategy", strategy_},
@@ -690,11 +724,72 @@ class TrainCommand : public Command {
                      {"overlap", !no_overlap_},
                      {"ideal_network", ideal_network_},
                      {"profile", profile.to_json()},
+                     {"pipeline", pipeline_json(pipeline)},
                      {"steps", steps_json},
                      {"fabric", fabric.to_json()},
                      {"busiest_link_utilisation", busiest},
                      {"simulation_cpu_s", cpu}};
     write_output_file(options.json_file, j.dump(2) + "\n");
+  }
+
+  // The replica's pipeline (--pipeline), or none.
+  training::IpuPipeline plan_pipeline(const system::SystemConfig& config,
+                                      const training::Model& model,
+                                      const training::StepProfile& profile) const {
+    if (pipeline_ == 1) return {};
+    // place_pipeline's stages are neighbouring blocks: IPU-Links inside a pod, GW-Links (the
+    // scale-out ports) between pods once the IPUs span several.
+    const int ipus = ranks_ > 0 ? ranks_ : config.boxes * config.box.chips;
+    const bool across_pods = ipus > config.box.chips;
+    if (across_pods && config.scale_out.port_speed.bits_per_second == 0) {
+      throw UsageError(fmt::format(
+          "train: --pipeline {} over {} IPUs: the stages would span {}'s boxes, which no "
+          "GW-Links join (their hosts' network does not carry a pipeline)",
+          pipeline_, ipus, config.name));
+    }
+    const core::Bandwidth link =
+        across_pods ? config.scale_out.port_speed : config.ipu.ipu_link_rate_each_way();
+    try {
+      return training::plan_ipu_pipeline(model, profile.shapes, config.ipu, pipeline_, accumulate_,
+                                         link);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(fmt::format("train: --pipeline {}: {}", pipeline_, e.what()));
+    }
+  }
+
+  static nlohmann::json pipeline_json(const training::IpuPipeline& pipeline) {
+    nlohmann::json stages = nlohmann::json::array();
+    for (const training::PipelineStage& st : pipeline.stages) {
+      stages.push_back({{"first_layer", st.first},
+                        {"end_layer", st.end},
+                        {"forward_ps", st.forward_ps},
+                        {"backward_ps", st.backward_ps},
+                        {"optimizer_ps", st.optimizer_ps},
+                        {"parameters", st.parameters},
+                        {"memory_bytes", st.memory_bytes},
+                        {"optimizer_state_streamed", st.offloaded}});
+    }
+    return {
+        {"stages", stages}, {"slot_ps", pipeline.slot_ps}, {"transfer_ps", pipeline.transfer_ps}};
+  }
+
+  static void print_pipeline(const training::Model& model, const training::IpuPipeline& pipeline,
+                             const training::Timeline& t) {
+    const auto stages = static_cast<int>(pipeline.stages.size());
+    fmt::print(
+        "pipeline   {} stages, {} slots of {:.3f} ms per step ({} micro-batch{}, {} to fill "
+        "and drain); {:.3f} ms per boundary transfer\n",
+        stages, t.micro_batches + stages - 1, ms(pipeline.slot_ps), t.micro_batches,
+        t.micro_batches == 1 ? "" : "es", stages - 1, ms(pipeline.transfer_ps));
+    for (int s = 0; s < stages; ++s) {
+      const training::PipelineStage& st = pipeline.stages[static_cast<std::size_t>(s)];
+      fmt::print(
+          "  stage {}  layers {}-{} of {}: {:.3f} ms forward + {:.3f} ms backward per "
+          "micro-batch, {:.1f} M parameters, {:.0f} MB on its IPU{}\n",
+          s, st.first, st.end - 1, model.layers.size(), ms(st.forward_ps), ms(st.backward_ps),
+          static_cast<double>(st.parameters) * 1e-6, st.memory_bytes * 1e-6,
+          st.offloaded ? " (optimizer state in Streaming Memory)" : "");
+    }
   }
 
   // How the strategy reduces, for the report.
@@ -703,6 +798,11 @@ class TrainCommand : public Command {
       return fmt::format(
           "tensor fusion up to {} every {}, ring all-reduces{}, learning rate scaled by {}",
           fusion_text_, cycle_text_, staging_ == "host" ? " staged through the hosts" : "", ranks);
+    }
+    if (strategy_ == "popdist" && pipeline_ > 1) {
+      return "each stage's gradients all-reduced after the backward pass among that stage's IPUs, "
+             "every stage at once, by GCL's rings over the IPU-Links (GW-Links between pods), "
+             "compiled into the step; broadcast over the hosts";
     }
     if (strategy_ == "popdist") {
       return "every gradient all-reduced after the backward pass by GCL's rings over the "
@@ -743,6 +843,7 @@ class TrainCommand : public Command {
   std::vector<int> scale_;
   bool functional_ = false;
   int accumulate_ = 1;
+  int pipeline_ = 1;
   std::string csv_file_, plot_file_;
 };
 

@@ -125,27 +125,73 @@ Placement place_nodes(int num_nodes, int devices, const BoxShape& shape) {
   return place(hosts, shape, fmt::format("num_nodes {} x devices {}", num_nodes, devices));
 }
 
+namespace {
+
+// `count` IPUs (a power of two) in GCL's ring order from system-wide IPU `first`: a ring of one
+// box's sub-ladder, or whole boxes' rings one after another (a ring over the pods' GW-Links).
+// `first` is a multiple of `count` (and so of a rung, or of a box).
+std::vector<int> ring_block(int first, int count, const ipulink::Ladder& ladder,
+                            const BoxShape& shape) {
+  std::vector<int> chips;
+  const std::vector<int> ring = ipulink::ring_order(ladder, std::min(count, shape.per_box));
+  for (int box_first = first; box_first < first + count; box_first += shape.per_box) {
+    for (int ipu : ring) chips.push_back(box_first + ipu);
+  }
+  return chips;
+}
+
+// Throws unless `replicas` is a power of two that whole boxes take when larger than one, and
+// `ipus` fit the system.
+void check_rings(int replicas, int ipus, const BoxShape& shape) {
+  if (replicas < 1 || (replicas & (replicas - 1)) != 0) {
+    throw std::invalid_argument(
+        fmt::format("{} replicas: GCL's rings take a power of two of them", replicas));
+  }
+  if (replicas > shape.per_box && replicas % shape.per_box != 0) {
+    throw std::invalid_argument(fmt::format("{} replicas: more than a box takes whole boxes of {}",
+                                            replicas, shape.per_box));
+  }
+  if (ipus > shape.boxes * shape.per_box) {
+    throw std::invalid_argument(
+        fmt::format("{} IPUs: the system has {} chips", ipus, shape.boxes * shape.per_box));
+  }
+}
+
+std::string boxes_text(int ipus, const BoxShape& shape) {
+  const int boxes = (ipus + shape.per_box - 1) / shape.per_box;
+  return fmt::format("{} box{}", boxes, boxes == 1 ? "" : "es");
+}
+
+}  // namespace
+
 Placement place_rings(int ranks, const ipulink::Ladder& ladder, const BoxShape& shape) {
-  if (ranks < 1 || (ranks & (ranks - 1)) != 0) {
-    throw std::invalid_argument(
-        fmt::format("{} replicas: GCL's rings take a power of two of them", ranks));
-  }
-  const int boxes = ranks <= shape.per_box ? 1 : ranks / shape.per_box;
-  if (ranks > shape.per_box && ranks % shape.per_box != 0) {
-    throw std::invalid_argument(
-        fmt::format("{} replicas: more than a box takes whole boxes of {}", ranks, shape.per_box));
-  }
-  if (boxes > shape.boxes) {
-    throw std::invalid_argument(
-        fmt::format("{} replicas: the system has {} chips", ranks, shape.boxes * shape.per_box));
-  }
-  const std::vector<int> ring = ipulink::ring_order(ladder, std::min(ranks, shape.per_box));
+  check_rings(ranks, ranks, shape);
   Placement p;
-  for (int box = 0; box < boxes; ++box) {
-    for (int ipu : ring) p.chips.push_back(box * shape.per_box + ipu);
+  p.chips = ring_block(0, ranks, ladder, shape);
+  p.description = fmt::format("{} replica{} in IPU-Link ring order over {}", ranks,
+                              ranks == 1 ? "" : "s", boxes_text(ranks, shape));
+  return p;
+}
+
+Placement place_pipeline(int ipus, int stages, const ipulink::Ladder& ladder,
+                         const BoxShape& shape) {
+  if (stages < 1 || ipus % stages != 0) {
+    throw std::invalid_argument(
+        fmt::format("{} IPUs in pipelines of {} stages: the IPUs must be a multiple of the stages",
+                    ipus, stages));
   }
-  p.description = fmt::format("{} replica{} in IPU-Link ring order over {} box{}", ranks,
-                              ranks == 1 ? "" : "s", boxes, boxes == 1 ? "" : "es");
+  const int replicas = ipus / stages;
+  check_rings(replicas, ipus, shape);
+  Placement p;
+  for (int s = 0; s < stages; ++s) {
+    const std::vector<int> block = ring_block(s * replicas, replicas, ladder, shape);
+    p.chips.insert(p.chips.end(), block.begin(), block.end());
+  }
+  p.description = fmt::format(
+      "{} replica{} pipelined over {} IPUs each, on {}: stage s on IPUs {}s to {}s + {}, in "
+      "IPU-Link ring order",
+      replicas, replicas == 1 ? "" : "s", stages, boxes_text(ipus, shape), replicas, replicas,
+      replicas - 1);
   return p;
 }
 

@@ -31,5 +31,11 @@ Placement place_nodes(int num_nodes, int devices, const BoxShape& shape);
 // of one box whose neighbours are linked, or whole boxes' rings one after another (a ring over
 // the pods' GW-Links) [S16].
 Placement place_rings(int ranks, const ipulink::Ladder& ladder, const BoxShape& shape);
+// Replicas pipelined over `stages` IPUs each, `ipus` in all: stage s of every replica takes the
+// s-th block of ipus / stages IPUs (a power of two), laid out as place_rings lays out that many
+// replicas, so that each stage's gradients all-reduce over a ring of its own. Rank
+// s * (ipus / stages) + r is replica r's stage s.
+Placement place_pipeline(int ipus, int stages, const ipulink::Ladder& ladder,
+                         const BoxShape& shape);
 
 }  // namespace podsim::training

@@ -27,6 +27,7 @@ DataParallelRun::DataParallelRun(sc_core::sc_module_name name, collectives::Comm
     }
     servers_ = comm_.split(boxes, keys);
   }
+  if (!options_.stage_parameters.empty()) split_stages();
   if (uses_hosts(options_.strategy, options_.host_staged)) {
     if (!host_.staging || host_.host_of_rank.size() != static_cast<std::size_t>(comm_.size()) ||
         !(host_.reduce_bytes_per_s > 0 && host_.update_bytes_per_s > 0)) {
@@ -45,11 +46,27 @@ DataParallelRun::DataParallelRun(sc_core::sc_module_name name, collectives::Comm
   SC_THREAD(run);
 }
 
+void DataParallelRun::split_stages() {
+  const auto stages = static_cast<int>(options_.stage_parameters.size());
+  if (options_.strategy != Strategy::kPopdist || comm_.size() % stages != 0) {
+    throw std::invalid_argument(
+        "pipelined replicas run popdist, over a multiple of the stages' count of ranks");
+  }
+  const int replicas = comm_.size() / stages;
+  std::vector<int> stage_of, keys;
+  for (int r = 0; r < comm_.size(); ++r) {
+    stage_of.push_back(r / replicas);
+    keys.push_back(r);
+  }
+  stages_ = comm_.split(stage_of, keys);
+}
+
 void DataParallelRun::run() {
   try {
     if (!options_.ideal_network) {
       comm_.open();
       for (auto& [box, server] : servers_) server.open();
+      for (auto& [stage, ranks] : stages_) ranks.open();
       if (host_.hosts) host_.hosts->open();
     }
     for (int i = 0; i < options_.steps; ++i) steps_.push_back(step(i == 0));
@@ -170,6 +187,7 @@ void DataParallelRun::stream_to_hosts(core::TimePs compute_start, StepResult& r)
 // backward pass has ended (bulk-synchronous: exchange never overlaps compute) [T4, S16].
 void DataParallelRun::reduce_compiled(core::TimePs compute_start, StepResult& r) {
   wait_until(compute_start + timeline_.backward_ps);
+  if (!stages_.empty()) return reduce_stages(r);
   const std::uint64_t bytes = options_.parameters * options_.gradient_bytes;
   if (!options_.ideal_network && comm_.size() > 1) {
     const core::TimePs start = core::now_ps();
@@ -177,6 +195,25 @@ void DataParallelRun::reduce_compiled(core::TimePs compute_start, StepResult& r)
     trace_host("IPU-Link all-reduce", start, core::now_ps());
   }
   ++r.all_reduces;
+}
+
+// Pipelined popdist: each stage's gradients all-reduced among its IPUs, every stage at once.
+void DataParallelRun::reduce_stages(StepResult& r) {
+  r.all_reduces += static_cast<int>(stages_.size());
+  if (options_.ideal_network || stages_.begin()->second.size() == 1) return;
+  const core::TimePs start = core::now_ps();
+  std::vector<std::shared_ptr<collectives::Handle>> running;
+  for (auto& [stage, ranks] : stages_) {
+    const std::uint64_t bytes =
+        options_.stage_parameters[static_cast<std::size_t>(stage)] * options_.gradient_bytes;
+    running.push_back(ranks.start(spec(ranks, collectives::Op::kAllReduce, bytes)));
+  }
+  for (const auto& h : running) {
+    h->wait_done();
+    if (!h->ok) throw std::runtime_error("a pipeline stage's all-reduce failed");
+  }
+  r.comm_ps += core::now_ps() - start;
+  trace_host("IPU-Link all-reduce per stage", start, core::now_ps());
 }
 
 // ipu-server: every server's IPUs all-reduce over their IPU-Links at once, then each server's sum

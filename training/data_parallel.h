@@ -18,6 +18,8 @@
 //    devices by rings over the IPU-Links (and GW-Links between pods) once the backward pass has
 //    ended: the collective is compiled into the step's program, whose bulk-synchronous phases
 //    do not overlap compute with exchange; the first step's broadcast over the hosts' network;
+//    replicas pipelined over several IPUs all-reduce each stage's gradients among that stage's
+//    IPUs, every stage at once;
 //  - ipu-server: hierarchical for IPUs on PCIe cards: the gradients all-reduced inside each
 //    server over its IPU-Links, then each server's sum staged to its host, all-reduced between
 //    the hosts over their network, and copied back to every IPU.
@@ -85,8 +87,12 @@ struct DataParallelOptions {
   bool broadcast = true;       // the first step broadcasts the parameters from rank 0
   bool ideal_network = false;  // collectives take no time
   int rings = 1;               // popdist, ipu-server: rings per all-reduce (ring.h's lanes)
-  int steps = 2;               // the first with the broadcast
-  std::uint64_t base = 0;      // where the collectives' buffers start on every chip
+  // popdist with replicas pipelined over IPUs (ipu_pipeline.h): each stage's parameters. Rank
+  // s * replicas + r is replica r's stage s (place_pipeline); each stage's ranks all-reduce its
+  // gradients, every stage at once. Empty: one IPU per replica.
+  std::vector<std::uint64_t> stage_parameters;
+  int steps = 2;           // the first with the broadcast
+  std::uint64_t base = 0;  // where the collectives' buffers start on every chip
 };
 
 struct StepResult {
@@ -129,6 +135,8 @@ class DataParallelRun : public sc_core::sc_module {
   void reduce_fused(core::TimePs compute_start, StepResult& r);
   void stream_to_hosts(core::TimePs compute_start, StepResult& r);
   void reduce_compiled(core::TimePs compute_start, StepResult& r);
+  void split_stages();
+  void reduce_stages(StepResult& r);
   void reduce_per_server(core::TimePs compute_start, StepResult& r);
   void staged_all_reduce(std::uint64_t bytes, StepResult& r);
   void host_all_reduce(std::uint64_t bytes);
@@ -156,6 +164,7 @@ class DataParallelRun : public sc_core::sc_module {
   double host_reduce_ps_per_byte_ = 0;  // the box with the most workers: its local sum
   std::vector<Bucket> buckets_;
   std::map<int, collectives::Communicator> servers_;  // ipu-server: each box's ranks
+  std::map<int, collectives::Communicator> stages_;   // pipelined popdist: each stage's ranks
   std::vector<StepResult> steps_;
   std::string failure_;
 };

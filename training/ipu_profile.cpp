@@ -43,35 +43,49 @@ core::TimePs time(const ipulink::IpuConfig& ipu, const ipulink::PhaseWork& p) {
 
 }  // namespace
 
-StepProfile ipu_profile(const Model& model, const ipulink::IpuConfig& ipu, const std::string& chip,
-                        const IpuWorkModel& m) {
-  // What one replica holds: bf16 weights and gradients, every layer's activations, the code.
-  double resident = m.code_share * static_cast<double>(ipu.memory_bytes());
-  double activations = 0;
-  for (int layer : model.layers) {
+IpuFootprint ipu_footprint(const Model& model, const std::vector<int>& layers,
+                           const IpuWorkModel& m) {
+  IpuFootprint f;
+  for (int layer : layers) {
     const LayerWork w = layer_work(model.shapes[static_cast<std::size_t>(layer)]);
-    resident += 4 * w.parameters;
-    activations += w.activation_bytes;
+    f.resident += 4 * w.parameters;
+    f.activations += w.activation_bytes;
+    f.state += m.state_bytes * w.parameters;
   }
+  return f;
+}
+
+core::TimePs ipu_streaming_ps(const ipulink::IpuConfig& ipu, double parameters,
+                              const IpuWorkModel& m) {
+  const double bytes = 2 * m.state_bytes * parameters;  // read and written back
+  return static_cast<core::TimePs>(bytes * 8e12 / ipu.streaming_memory_bandwidth.bits_per_second);
+}
+
+StepProfile ipu_profile(const Model& model, const ipulink::IpuConfig& ipu, const std::string& chip,
+                        const IpuWorkModel& m, bool check_memory) {
+  // What one replica holds: bf16 weights and gradients, every layer's activations, the code.
+  const IpuFootprint f = ipu_footprint(model, model.layers, m);
+  const double code = m.code_share * static_cast<double>(ipu.memory_bytes());
+  const double resident = code + f.resident;
   const double memory = static_cast<double>(ipu.memory_bytes());
-  if (resident + activations > memory) {
-    const double per_sample = activations / model.batch;
+  if (check_memory && resident + f.activations > memory) {
+    const double per_sample = f.activations / model.batch;
     const double room = memory - resident;
     const std::string advice =
         room >= per_sample
             ? fmt::format("a per-worker batch of at most {} fits",
                           static_cast<long long>(std::floor(room / per_sample)))
-            : std::string(
-                  "its weights and gradients alone do not fit: a replica would have to "
-                  "span several IPUs (pipelining, not modeled)");
+            : fmt::format(
+                  "its weights and gradients alone do not fit: pipeline each replica over at "
+                  "least {} IPUs (--pipeline)",
+                  static_cast<int>(std::ceil(f.resident / (memory - code))));
     throw std::invalid_argument(fmt::format(
         "{} with batch {} holds {:.0f} MB per IPU (weights, gradients, activations, code) but "
         "an IPU has {:.0f} MB of In-Processor-Memory; {}",
-        model.name, model.batch, (resident + activations) / 1e6, memory / 1e6, advice));
+        model.name, model.batch, (resident + f.activations) / 1e6, memory / 1e6, advice));
   }
   // The optimizer's state stays on chip if it fits beside the rest, else in Streaming Memory.
-  const double state = m.state_bytes * static_cast<double>(model.parameters());
-  const bool offloaded = resident + activations + state > memory;
+  const bool offloaded = check_memory && resident + f.activations + f.state > memory;
   StepProfile p;
   p.chip = chip;
   for (const LayerShape& s : model.shapes) {
@@ -84,11 +98,7 @@ StepProfile ipu_profile(const Model& model, const ipulink::IpuConfig& ipu, const
     update.memory_bytes = m.update_bytes * w.parameters;
     update.efficiency = 1;
     t.optimizer_ps = time(ipu, update);
-    if (offloaded) {
-      const double bytes = 2 * m.state_bytes * w.parameters;  // read and written back
-      t.optimizer_ps +=
-          static_cast<core::TimePs>(bytes * 8e12 / ipu.streaming_memory_bandwidth.bits_per_second);
-    }
+    if (offloaded) t.optimizer_ps += ipu_streaming_ps(ipu, w.parameters, m);
     p.keys.push_back(s.key());
     p.shapes.push_back(t);
   }

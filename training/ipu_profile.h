@@ -6,11 +6,12 @@
 // optimizer's state moves to Streaming Memory when it does not fit beside them (as Graphcore's
 // offloading does), each step reading and writing it there.
 // Captures: FLOPs at a fraction of the FP16.16 peak, tile-memory and exchange bytes, one sync
-// per superstep, the memory limit and the streaming cost. Ignores: pipelining a model over
-// several IPUs (a replica is one IPU), recomputation, the exchange's code size growing with it.
+// per superstep, the memory limit and the streaming cost. Ignores: recomputation, the exchange's
+// code size growing with it. (A replica pipelined over several IPUs: ipu_pipeline.h.)
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "hw/ipulink/ipu_config.h"
 #include "training/model.h"
@@ -27,9 +28,23 @@ struct IpuWorkModel {
   double state_bytes = 12;         // per parameter: fp32 master weight and two moments
 };
 
+// What a set of layers holds in In-Processor-Memory, in bytes.
+struct IpuFootprint {
+  double resident = 0;     // bf16 weights and gradients (the code share is the caller's)
+  double activations = 0;  // one micro-batch's, every layer's
+  double state = 0;        // the optimizer's fp32 master weights and moments
+};
+IpuFootprint ipu_footprint(const Model& model, const std::vector<int>& layers,
+                           const IpuWorkModel& work = {});
+// The optimizer's state of `parameters` read from and written back to Streaming Memory, per step.
+core::TimePs ipu_streaming_ps(const ipulink::IpuConfig& ipu, double parameters,
+                              const IpuWorkModel& work = {});
+
 // Throws std::invalid_argument when a replica's weights, gradients, activations and code do not
-// fit the IPU's memory, with the largest per-worker batch that would.
+// fit the IPU's memory, with the largest per-worker batch that would (or, when not even the
+// weights fit, the pipelining that would). With `check_memory` false (a pipelined replica, whose
+// stages check their own: ipu_pipeline.h) every optimizer's state counts as on chip.
 StepProfile ipu_profile(const Model& model, const ipulink::IpuConfig& ipu, const std::string& chip,
-                        const IpuWorkModel& work = {});
+                        const IpuWorkModel& work = {}, bool check_memory = true);
 
 }  // namespace podsim::training

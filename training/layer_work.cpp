@@ -18,6 +18,7 @@ LayerWork transformer(const workloads::TransformerConfig& c, double element) {
   LayerWork w;
   w.forward_flops = 2 * tokens * (4 * h * h + 2 * h * f) + 2 * 2 * scores * c.head_size();
   w.activation_bytes = element * (10 * tokens * h + 2 * tokens * f + 2 * scores);
+  w.output_bytes = element * tokens * h;
   return w;
 }
 
@@ -26,6 +27,7 @@ LayerWork head(const workloads::LmHeadConfig& c, double element) {
   LayerWork w;
   w.forward_flops = 2 * logits * c.hidden;
   w.activation_bytes = element * (2 * logits + static_cast<double>(c.tokens) * c.hidden);
+  w.output_bytes = element * c.tokens;  // the per-token losses
   return w;
 }
 
@@ -37,6 +39,7 @@ LayerWork conv(const workloads::ConvUnitConfig& c, double element) {
   const auto add = [&](double in_c, double out_c, double window, double positions) {
     w.forward_flops += 2 * in_c * out_c * window * window * positions * n;
     w.activation_bytes += 3 * element * out_c * positions * n;
+    w.output_bytes = element * out_c * positions * n;  // the last convolution's
   };
   const double h = c.height, wd = c.width;
   switch (c.kind) {
@@ -56,6 +59,7 @@ LayerWork conv(const workloads::ConvUnitConfig& c, double element) {
       // Dense layers: two FLOPs per weight per sample.
       w.forward_flops = 2 * n * static_cast<double>(c.parameters());
       w.activation_bytes = element * n * (static_cast<double>(c.channels) + c.classes);
+      w.output_bytes = element * n * c.classes;
       break;
   }
   return w;

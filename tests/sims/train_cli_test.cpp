@@ -421,6 +421,47 @@ TEST(TrainIpuCli, IpuServersReduceInsideThenBetweenHosts) {
   EXPECT_EQ(multiworker["hosts"], 4);
 }
 
+// BERT-Large does not fit one IPU: pipelined over four, each stage's gradients all-reduce among
+// that stage's IPUs. The step is the schedule's N + K - 1 slots and the slowest stage's update,
+// then the stages' all-reduces; samples/s counts replicas, not IPUs.
+TEST(TrainIpuCli, APipelinedReplicaSpansSeveralIpus) {
+  test::TempDir dir;
+  const auto json = dir / "train.json";
+  const auto trace = dir / "trace.json";
+  const std::vector<std::string> a = {
+      "--system",     "ipu-pod16",  "-q",      "--network",   "flow",       "train",
+      "--model",      "bert-large", "--batch", "2",           "--pipeline", "4",
+      "--accumulate", "8",          "--json",  json.string(), "--trace",    trace.string()};
+  const auto r = test::run_program(PODSIM_BINARY, a);
+  ASSERT_EQ(r.exit_status, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(test::read_text(json));
+  EXPECT_EQ(j["workers"], 16);
+  EXPECT_EQ(j["replicas"], 4);
+  const auto& stages = j["pipeline"]["stages"];
+  ASSERT_EQ(stages.size(), 4u);
+  int next = 0;
+  std::uint64_t parameters = 0, optimizer = 0;
+  for (const auto& s : stages) {
+    EXPECT_EQ(s["first_layer"], next);
+    EXPECT_GT(s["end_layer"].get<int>(), next);
+    next = s["end_layer"].get<int>();
+    EXPECT_LE(s["memory_bytes"].get<double>(), 897.0 * 1024 * 1024);
+    parameters += s["parameters"].get<std::uint64_t>();
+    optimizer = std::max(optimizer, s["optimizer_ps"].get<std::uint64_t>());
+  }
+  EXPECT_EQ(next, 25);  // 24 encoder layers and the head
+  EXPECT_EQ(parameters, j["parameters"].get<std::uint64_t>());
+  const auto slot = j["pipeline"]["slot_ps"].get<std::uint64_t>();
+  EXPECT_EQ(step_ps(j, "compute_ps"), (8 + 4 - 1) * slot + optimizer);
+  EXPECT_EQ(j["steps"][1]["all_reduces"], 4);
+  EXPECT_GT(step_ps(j, "comm_ps"), 0u);
+  EXPECT_EQ(step_ps(j, "step_ps"), step_ps(j, "compute_ps") + step_ps(j, "comm_ps"));
+  EXPECT_DOUBLE_EQ(j["steps"][1]["samples_per_s"].get<double>(),
+                   4 * 2 * 8 / (static_cast<double>(step_ps(j, "step_ps")) * 1e-12));
+  EXPECT_THAT(r.out, HasSubstr("4 replicas pipelined over 4 IPUs each"));
+  EXPECT_THAT(test::read_text(trace), HasSubstr("IPU-Link all-reduce per stage"));
+}
+
 TEST(TrainIpuCli, WrongStrategiesAndReplicaCountsAreUsageErrors) {
   const auto fails = [](std::vector<std::string> a, const std::string& message) {
     const auto r = test::run_program(PODSIM_BINARY, a);
@@ -439,6 +480,16 @@ TEST(TrainIpuCli, WrongStrategiesAndReplicaCountsAreUsageErrors) {
   fails(with("hls2", {"--strategy", "popdist"}), "runs on IPU systems");
   fails({"--system", "ipu-pod16", "train", "--model", "resnet50"}, "a per-worker batch of at most");
   fails(with("ipu-pod16", {"--functional"}), "moves no data");
+  fails({"--system", "ipu-pod16", "train", "--model", "bert-large", "--batch", "2"},
+        "pipeline each replica over at least 2 IPUs (--pipeline)");
+  fails(with("hls2", {"--pipeline", "2"}), "--pipeline 2 pipelines a replica over IPUs");
+  fails(with("ipu-pod16", {"--pipeline", "3"}), "16 IPUs in pipelines of 3 stages");
+  fails(with("ipu-pod16", {"--pipeline", "2", "--strategy", "ipu-server"}), "it runs popdist");
+  fails({"--system", "ipu-pod16", "train", "--model", "bert-large", "--pipeline", "2"},
+        "does not fit 2 pipeline stages");
+  fails({"--system", "ipu-server", "train", "--model", "bert-large", "--batch", "2", "--pipeline",
+         "4"},
+        "which no GW-Links join");
 }
 
 }  // namespace

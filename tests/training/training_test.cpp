@@ -3,9 +3,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "hw/ipulink/ipu_config.h"
 #include "tests/training/small_gpt.h"
 #include "training/cluster.h"
+#include "training/ipu_pipeline.h"
 #include "training/ipu_profile.h"
 #include "training/layer_work.h"
 #include "training/model.h"
@@ -265,6 +269,106 @@ TEST(Cluster, RingsOnIpuLinkLadders) {
   EXPECT_THROW(place_rings(64, pod16, two_pods), std::invalid_argument);
 }
 
+// Pipelined replicas: stage s's IPUs are the s-th block, each a linked ring of its own.
+TEST(Cluster, PipelineStagesTakeBlocksOfLinkedRings) {
+  const ipulink::Ladder pod16 = ipulink::pod16_ladder();
+  const BoxShape two_pods{2, 16};
+  const Placement p = place_pipeline(16, 4, pod16, two_pods);
+  ASSERT_EQ(p.chips.size(), 16u);
+  for (int s = 0; s < 4; ++s) {
+    for (int r = 0; r < 4; ++r) {
+      const int ipu = p.chips[static_cast<std::size_t>(4 * s + r)];
+      EXPECT_GE(ipu, 4 * s);
+      EXPECT_LT(ipu, 4 * s + 4);
+      const int next = p.chips[static_cast<std::size_t>(4 * s + (r + 1) % 4)];
+      EXPECT_GT(ipulink::links_between(pod16, ipu, next), 0) << ipu << " to " << next;
+    }
+  }
+  // Stages as large as a pod take whole pods.
+  const Placement wide = place_pipeline(32, 2, pod16, two_pods);
+  EXPECT_EQ(wide.chips[16], 16 + wide.chips[0]);
+  EXPECT_THROW(place_pipeline(16, 3, pod16, two_pods), std::invalid_argument);  // not a multiple
+  EXPECT_THROW(place_pipeline(24, 2, pod16, two_pods), std::invalid_argument);  // 12 replicas
+  EXPECT_THROW(place_pipeline(64, 2, pod16, two_pods), std::invalid_argument);  // too many
+}
+
+// The cut is the best of all cuts into consecutive stages, on the slowest stage's forward and
+// backward; the step is N + K - 1 slots.
+TEST(IpuPipeline, TheCutBalancesTheStagesAndTheStepHasItsRamp) {
+  ModelRequest r;
+  r.name = "gpt";
+  r.layers = 6;
+  r.hidden = 256;
+  r.heads = 4;
+  r.sequence = 128;
+  r.vocab = 8192;
+  r.batch = 2;
+  const Model m = make_model(r);
+  const StepProfile profile = ipu_profile(m, ipulink::gc200(), "gc200", {}, false);
+  const auto pass = [&](int first, int end) {
+    core::TimePs t = 0;
+    for (int i = first; i < end; ++i) {
+      const LayerTiming& l = profile.shapes[static_cast<std::size_t>(m.layers[i])];
+      t += l.forward_ps + l.backward_ps;
+    }
+    return t;
+  };
+  const int n = static_cast<int>(m.layers.size());
+  core::TimePs best = std::numeric_limits<core::TimePs>::max();
+  for (int a = 1; a < n; ++a) {
+    for (int b = a + 1; b < n; ++b) {
+      best = std::min(best, std::max({pass(0, a), pass(a, b), pass(b, n)}));
+    }
+  }
+  const core::Bandwidth link = ipulink::gc200().ipu_link_rate_each_way();
+  const IpuPipeline p = plan_ipu_pipeline(m, profile.shapes, ipulink::gc200(), 3, 8, link);
+  ASSERT_EQ(p.stages.size(), 3u);
+  core::TimePs slowest = 0;
+  for (const PipelineStage& s : p.stages) {
+    EXPECT_EQ(s.forward_ps + s.backward_ps, pass(s.first, s.end));
+    slowest = std::max(slowest, s.forward_ps + s.backward_ps);
+  }
+  EXPECT_EQ(p.stages.front().first, 0);
+  EXPECT_EQ(p.stages.back().end, n);
+  EXPECT_EQ(slowest, best);
+  EXPECT_GT(p.transfer_ps, 0u);
+  EXPECT_EQ(p.slot_ps, slowest + 2 * p.transfer_ps);
+  const Timeline t = pipeline_timeline(m, p, 8, 2);
+  EXPECT_EQ(t.backward_ps, (8 + 3 - 1) * p.slot_ps);
+  EXPECT_LE(t.forward_ps, t.backward_ps);
+  // One stage is the unpipelined step.
+  const IpuPipeline one = plan_ipu_pipeline(m, profile.shapes, ipulink::gc200(), 1, 8, link);
+  const Timeline plain = step_timeline(m, profile.shapes, 2, 8);
+  const Timeline same = pipeline_timeline(m, one, 8, 2);
+  EXPECT_EQ(same.backward_ps, plain.backward_ps);
+  EXPECT_EQ(same.optimizer_ps, plain.optimizer_ps);
+}
+
+// Each stage must fit its IPU; when none can, the error says how much each would hold.
+TEST(IpuPipeline, StagesThatDoNotFitAreRefused) {
+  ModelRequest r;
+  r.batch = 2;
+  const Model bert = make_model(r);
+  const ipulink::IpuConfig ipu = ipulink::gc200();
+  const StepProfile profile = ipu_profile(bert, ipu, "gc200", {}, false);
+  const IpuPipeline p =
+      plan_ipu_pipeline(bert, profile.shapes, ipu, 4, 16, ipu.ipu_link_rate_each_way());
+  for (const PipelineStage& s : p.stages) {
+    EXPECT_LE(s.memory_bytes, static_cast<double>(ipu.memory_bytes()));
+    // BERT-Large's optimizer state does not fit beside a quarter of it: it streams.
+    EXPECT_TRUE(s.offloaded);
+    EXPECT_GT(s.optimizer_ps, profile.shapes[0].optimizer_ps);
+  }
+  try {
+    plan_ipu_pipeline(bert, profile.shapes, ipu, 2, 16, ipu.ipu_link_rate_each_way());
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("does not fit 2 pipeline stages"));
+  }
+  EXPECT_THROW(plan_ipu_pipeline(bert, profile.shapes, ipu, 26, 16, ipu.ipu_link_rate_each_way()),
+               std::invalid_argument);
+}
+
 // ResNet-50: 3.8 billion multiply-adds per 224x224 image forward [T9] (torchvision's counting
 // gives 4.1: its projections and classifier included).
 TEST(LayerWork, ResNet50HasItsPublishedMultiplyAdds) {
@@ -335,7 +439,8 @@ TEST(IpuProfile, AReplicaThatDoesNotFitIsRefusedWithAdvice) {
     ipu_profile(make_model(r), ipulink::gc200(), "gc200");
     FAIL() << "no error";
   } catch (const std::invalid_argument& e) {
-    EXPECT_THAT(e.what(), HasSubstr("weights and gradients alone do not fit"));
+    EXPECT_THAT(e.what(), HasSubstr("weights and gradients alone do not fit: pipeline each "
+                                    "replica over at least 2 IPUs (--pipeline)"));
   }
 }
 
