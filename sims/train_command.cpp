@@ -110,6 +110,9 @@ class TrainCommand : public Command {
                 "same checkpoint)");
     c->add_flag("--no-overlap", no_overlap_,
                 "all-reduces wait for the backward pass to end instead of overlapping it");
+    c->add_flag("--no-replay", no_replay_,
+                "simulate every collective, even one identical to one before on an idle flow "
+                "network (which is otherwise replayed, with the same times: docs/training.md)");
     c->add_flag("--ideal-network", ideal_network_,
                 "communication takes no time (the compute-bound bound)");
     c->add_option("--chips", chips_text_,
@@ -177,6 +180,8 @@ class TrainCommand : public Command {
     dp.broadcast = !no_broadcast_;
     dp.ideal_network = ideal_network_;
     dp.steps = steps_;
+    // Replayed collectives leave no spans in the trace and only their counters in the stats.
+    dp.replay = !no_replay_ && options.trace_file.empty() && options.stats_file.empty();
     std::unique_ptr<training::HostStaging> hosts;
     if (ipu(system.config))
       dp.rings = 2 * std::max(1, std::min(system.config.box.ladder.links_per_rung,
@@ -560,6 +565,7 @@ class TrainCommand : public Command {
     if (no_overlap_) args.push_back("--no-overlap");
     if (no_broadcast_) args.push_back("--no-broadcast");
     if (ideal_network_) args.push_back("--ideal-network");
+    if (no_replay_) args.push_back("--no-replay");
   }
 
   void report_scale(const GlobalOptions& options, const training::Model& model,
@@ -704,7 +710,12 @@ class TrainCommand : public Command {
           fabric.uplink_max_bytes * 1e-6, 100 * busiest,
           fabric.uplink_max_bytes / fabric.uplink_mean_bytes);
     }
-    fmt::print("simulator  {:.2f} s CPU for the steps (profile not included)\n", cpu);
+    const training::CollectiveReplay& replay = run.replay();
+    fmt::print("simulator  {:.2f} s CPU for the steps (profile not included){}\n", cpu,
+               replay.replayed() == 0
+                   ? std::string()
+                   : fmt::format("; {} of {} collectives replayed (--no-replay simulates them)",
+                                 replay.replayed(), replay.replayed() + replay.simulated()));
     if (options.json_file.empty()) return;
     nlohmann::json j{{"model", model.name},
                      {"description", model.description},
@@ -728,7 +739,9 @@ class TrainCommand : public Command {
                      {"steps", steps_json},
                      {"fabric", fabric.to_json()},
                      {"busiest_link_utilisation", busiest},
-                     {"simulation_cpu_s", cpu}};
+                     {"simulation_cpu_s", cpu},
+                     {"collectives_simulated", replay.simulated()},
+                     {"collectives_replayed", replay.replayed()}};
     write_output_file(options.json_file, j.dump(2) + "\n");
   }
 
@@ -844,6 +857,7 @@ class TrainCommand : public Command {
   bool functional_ = false;
   int accumulate_ = 1;
   int pipeline_ = 1;
+  bool no_replay_ = false;
   std::string csv_file_, plot_file_;
 };
 

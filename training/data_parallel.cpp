@@ -17,7 +17,8 @@ DataParallelRun::DataParallelRun(sc_core::sc_module_name name, collectives::Comm
       timeline_(std::move(timeline)),
       options_(options),
       host_(std::move(host)),
-      buckets_(make_buckets(timeline_.gradients, options_.bucket_bytes)) {
+      buckets_(make_buckets(timeline_.gradients, options_.bucket_bytes)),
+      replay_(comm.model(), options_.replay) {
   if (options_.strategy == Strategy::kIpuServer) {
     std::vector<int> boxes, keys;
     for (int r = 0; r < comm_.size(); ++r) {
@@ -351,14 +352,7 @@ collectives::Spec DataParallelRun::spec(const collectives::Communicator& comm, c
 
 core::TimePs DataParallelRun::collective(collectives::Communicator& comm, collectives::Op op,
                                          std::uint64_t bytes) {
-  const core::TimePs start = core::now_ps();
-  auto handle = comm.start(spec(comm, op, bytes));
-  handle->wait_done();
-  if (!handle->ok) {
-    throw std::runtime_error(
-        fmt::format("a {} of {} bytes failed", collectives::to_string(op), bytes));
-  }
-  return core::now_ps() - start;
+  return replay_.run(comm, spec(comm, op, bytes));
 }
 
 core::TrackId DataParallelRun::track(int rank, const char* row) const {
@@ -386,9 +380,25 @@ void DataParallelRun::trace_instant(const std::string& name, core::TimePs at) co
 }
 
 // Every replica's compute on its chip's "training" row: the passes and the buckets' ready times.
+// A pipelined replica: stage s takes micro-batch m in slot m + s, so the first stages idle while
+// the pipeline drains and the last ones while it fills.
+void DataParallelRun::trace_pipeline(core::TimePs start) const {
+  const int replicas = comm_.size() / timeline_.pipeline_stages;
+  for (int r = 0; r < comm_.size(); ++r) {
+    const core::TrackId row = track(r);
+    const int stage = r / replicas;
+    for (int m = 0; m < timeline_.micro_batches; ++m) {
+      const core::TimePs at = start + static_cast<core::TimePs>(m + stage) * timeline_.slot_ps;
+      core::trace_writer().span(row, fmt::format("stage {}: micro-batch {}", stage, m).c_str(), at,
+                                at + timeline_.slot_ps);
+    }
+  }
+}
+
 void DataParallelRun::trace_compute(core::TimePs start) const {
   core::TraceWriter& trace = core::trace_writer();
   if (!trace.enabled()) return;
+  if (timeline_.pipeline_stages > 1) return trace_pipeline(start);
   const core::TimePs pass =
       timeline_.micro_batches > 1 ? timeline_.accumulating_ps / (timeline_.micro_batches - 1) : 0;
   for (int m = 0; m + 1 < timeline_.micro_batches; ++m) {

@@ -43,6 +43,7 @@
 #include "hw/core/trace.h"
 #include "hw/pcie/pcie_timing.h"
 #include "hw/system/pcie_staging.h"
+#include "training/collective_replay.h"
 #include "training/timeline.h"
 
 namespace podsim::training {
@@ -91,7 +92,11 @@ struct DataParallelOptions {
   // s * replicas + r is replica r's stage s (place_pipeline); each stage's ranks all-reduce its
   // gradients, every stage at once. Empty: one IPU per replica.
   std::vector<std::uint64_t> stage_parameters;
-  int steps = 2;           // the first with the broadcast
+  int steps = 2;  // the first with the broadcast
+  // Identical collectives on an idle flow network replayed rather than simulated again
+  // (collective_replay.h): the same times; the trace and the statistics other than counters
+  // miss the replayed ones.
+  bool replay = false;
   std::uint64_t base = 0;  // where the collectives' buffers start on every chip
 };
 
@@ -123,6 +128,8 @@ class DataParallelRun : public sc_core::sc_module {
     return timeline_.backward_ps +
            (options_.strategy == Strategy::kIpuMultiworker ? 0 : timeline_.optimizer_ps);
   }
+  // Collectives simulated and replayed (collective_replay.h).
+  const CollectiveReplay& replay() const { return replay_; }
   // Why the run stopped early, or empty.
   const std::string& failure() const { return failure_; }
 
@@ -152,6 +159,7 @@ class DataParallelRun : public sc_core::sc_module {
                          std::uint64_t bytes) const;
   void wait_until(core::TimePs t);
   void trace_compute(core::TimePs start) const;
+  void trace_pipeline(core::TimePs start) const;
   void trace_span(const char* name, core::TimePs start, core::TimePs end) const;
   void trace_instant(const std::string& name, core::TimePs at) const;
   void trace_host(const std::string& name, core::TimePs start, core::TimePs end) const;
@@ -166,6 +174,7 @@ class DataParallelRun : public sc_core::sc_module {
   std::map<int, collectives::Communicator> servers_;  // ipu-server: each box's ranks
   std::map<int, collectives::Communicator> stages_;   // pipelined popdist: each stage's ranks
   std::vector<StepResult> steps_;
+  CollectiveReplay replay_;
   std::string failure_;
 };
 

@@ -155,6 +155,8 @@ Timeline pipeline_timeline(const Model& model, const IpuPipeline& pipeline, int 
   const auto stages = static_cast<core::TimePs>(pipeline.stages.size());
   Timeline t;
   t.micro_batches = micro_batches;
+  t.pipeline_stages = static_cast<int>(pipeline.stages.size());
+  t.slot_ps = pipeline.slot_ps;
   t.accumulating_ps = static_cast<core::TimePs>(micro_batches - 1) * pipeline.slot_ps;
   t.forward_ps = t.accumulating_ps;
   for (const PipelineStage& s : pipeline.stages) {

@@ -32,7 +32,11 @@ struct Timeline {
   core::TimePs forward_ps = 0;       // the (last micro-batch's) forward pass ends
   core::TimePs backward_ps = 0;      // the backward pass ends (forward included)
   core::TimePs optimizer_ps = 0;     // the optimizer's own time, after the reduction
-  std::vector<Gradient> gradients;   // in the order they become ready
+  // A replica pipelined over IPUs (ipu_pipeline.h): its stages and the schedule's slot, in which
+  // each stage runs one micro-batch's forward and backward.
+  int pipeline_stages = 1;
+  core::TimePs slot_ps = 0;
+  std::vector<Gradient> gradients;  // in the order they become ready
   core::TimePs compute_ps() const { return backward_ps + optimizer_ps; }
 };
 

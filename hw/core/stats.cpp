@@ -98,6 +98,7 @@ StatsRegistry::Entry& StatsRegistry::add(const std::string& name, Kind kind, std
   auto [it, inserted] =
       entries_.try_emplace(name, Entry{kind, std::move(unit), std::move(description), nullptr});
   if (!inserted) throw std::logic_error("statistic '" + name + "' is registered twice");
+  counter_list_stale_ = true;
   return it->second;
 }
 
@@ -119,6 +120,7 @@ void StatsRegistry::forget(const std::string& prefix) {
   while (it != entries_.end() && it->first.compare(0, below.size(), below) == 0) {
     it = entries_.erase(it);
   }
+  counter_list_stale_ = true;
 }
 
 Accumulator& StatsRegistry::accumulator(const std::string& name, std::string unit,
@@ -421,7 +423,35 @@ void StatsRegistry::merge_raw(const std::string& raw) {
   }
 }
 
+const std::vector<Counter*>& StatsRegistry::counter_list() const {
+  if (counter_list_stale_) {
+    counter_list_.clear();
+    for (const auto& [name, e] : entries_) {
+      if (e.kind == Kind::kCounter) counter_list_.push_back(static_cast<Counter*>(e.stat));
+    }
+    counter_list_stale_ = false;
+  }
+  return counter_list_;
+}
+
+std::vector<std::uint64_t> StatsRegistry::counter_values() const {
+  std::vector<std::uint64_t> values;
+  values.reserve(counter_list().size());
+  for (const Counter* c : counter_list()) values.push_back(c->value());
+  return values;
+}
+
+void StatsRegistry::add_counted(const std::vector<std::uint64_t>& before,
+                                const std::vector<std::uint64_t>& after) {
+  const std::vector<Counter*>& counters = counter_list();
+  if (before.size() != counters.size() || after.size() != counters.size()) {
+    throw std::invalid_argument("stats: the counters changed since their values were taken");
+  }
+  for (std::size_t i = 0; i < counters.size(); ++i) counters[i]->add(after[i] - before[i]);
+}
+
 void StatsRegistry::clear() {
+  counter_list_stale_ = true;
   entries_.clear();
   counters_.clear();
   accumulators_.clear();

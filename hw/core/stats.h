@@ -122,6 +122,14 @@ class StatsRegistry {
   std::string export_raw() const;
   void merge_raw(const std::string& raw);
 
+  // Every counter's value, in name order. A stretch of simulation replayed rather than simulated
+  // (training/collective_replay.h) counts again what it counted: add_counted() adds after[i] -
+  // before[i] to the i-th counter. Throws std::invalid_argument when the counters are no longer
+  // those the values were taken of.
+  std::vector<std::uint64_t> counter_values() const;
+  void add_counted(const std::vector<std::uint64_t>& before,
+                   const std::vector<std::uint64_t>& after);
+
   void clear();
 
  private:
@@ -132,12 +140,17 @@ class StatsRegistry {
     void* stat;
   };
   Entry& add(const std::string& name, Kind kind, std::string unit, std::string description);
+  // The counters in name order, rebuilt after a statistic comes or goes: a replayed stretch of
+  // simulation reads and adds every counter at once.
+  const std::vector<Counter*>& counter_list() const;
 
   std::map<std::string, Entry> entries_;
   std::deque<Counter> counters_;
   std::deque<Accumulator> accumulators_;
   std::deque<Histogram> histograms_;
   std::deque<TimeWeighted> time_weighted_;
+  mutable std::vector<Counter*> counter_list_;
+  mutable bool counter_list_stale_ = true;
 };
 
 // The registry of this process (one SystemC kernel per process).

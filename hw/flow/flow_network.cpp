@@ -238,4 +238,11 @@ void FlowNetwork::drain() {
   if (!drains_.empty()) arm_drain(drains_.top().at);
 }
 
+void FlowNetwork::add_carried(const std::vector<double>& before, const std::vector<double>& after) {
+  if (before.size() != carried_.size() || after.size() != carried_.size()) {
+    throw std::invalid_argument("flow network: carried bytes of another network");
+  }
+  for (std::size_t i = 0; i < carried_.size(); ++i) carried_[i] += after[i] - before[i];
+}
+
 }  // namespace podsim::flow

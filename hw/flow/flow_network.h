@@ -97,6 +97,10 @@ class FlowNetwork : public sc_core::sc_module, private core::Timed {
 
   // Wire bytes the flows started so far put on directed link `id` (data and ACKs).
   double carried_bytes(int id) const { return carried_[static_cast<std::size_t>(id)]; }
+  // Every directed link's carried bytes; add_carried() adds after[i] - before[i] to link i, what
+  // a stretch of simulation replayed rather than simulated carried (training/collective_replay.h).
+  const std::vector<double>& carried() const { return carried_; }
+  void add_carried(const std::vector<double>& before, const std::vector<double>& after);
   std::uint64_t flows_started() const { return flows_started_->value(); }
   // The most flows that ever crossed one link at once (ACKs not counted).
   int peak_link_flows() const { return peak_link_flows_; }

@@ -26,6 +26,24 @@ TEST(StatsCounter, AddsOneByDefaultOrN) {
   EXPECT_EQ(c.value(), 42u);
 }
 
+// What a stretch of simulation counted, counted again (a replayed collective's).
+TEST(StatsRegistry, AddCountedAddsWhatTheCountersCountedBetweenTwoSnapshots) {
+  StatsRegistry r;
+  Counter& a = r.counter("a", "1", "");
+  Counter& b = r.counter("b", "B", "");
+  r.accumulator("c", "1", "").sample(5);
+  a.add(2);
+  const auto before = r.counter_values();
+  a.add(3);
+  b.add(10);
+  const auto after = r.counter_values();
+  r.add_counted(before, after);
+  EXPECT_EQ(a.value(), 8u);
+  EXPECT_EQ(b.value(), 20u);
+  r.counter("d", "1", "");  // a counter made since: the snapshots no longer fit
+  EXPECT_THROW(r.add_counted(before, after), std::invalid_argument);
+}
+
 TEST(StatsAccumulator, TracksCountSumMinMaxMean) {
   Accumulator a;
   EXPECT_EQ(a.count(), 0u);

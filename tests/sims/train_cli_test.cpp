@@ -357,6 +357,37 @@ TEST(TrainFunctionalCli, OnlyTheMnistNetTrainsFunctionally) {
   EXPECT_THAT(timing.err, HasSubstr("are for timing runs"));
 }
 
+// Equal buckets on an idle flow network: the later ones are replayed with the first one's time,
+// and the step, its collectives and the fabric's load are those of simulating every one.
+TEST_F(TrainCli, ReplayedCollectivesTakeTheTimesOfSimulatedOnes) {
+  // 16 boxes: over two leaves, so switch-to-switch links carry some of it.
+  const std::vector<std::string> job = {"--network", "flow",   "--ranks",  "128",
+                                        "--chips",   "coarse", "--bucket", "160KiB"};
+  auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.begin(), job.begin(), job.end());
+    return train(extra, "hls2-rack8x");
+  };
+  const auto replayed = with({});
+  const auto simulated = with({"--no-replay"});
+  EXPECT_GT(replayed["collectives_replayed"].get<int>(), 0);
+  EXPECT_EQ(simulated["collectives_replayed"], 0);
+  EXPECT_EQ(
+      replayed["collectives_replayed"].get<int>() + replayed["collectives_simulated"].get<int>(),
+      simulated["collectives_simulated"].get<int>());
+  for (int step = 0; step < 2; ++step) {
+    for (const char* key : {"step_ps", "comm_ps", "exposed_ps"}) {
+      EXPECT_EQ(ps(replayed, key, step), ps(simulated, key, step)) << key << " of step " << step;
+    }
+  }
+  EXPECT_EQ(replayed["fabric"]["flows"], simulated["fabric"]["flows"]);
+  const double load = simulated["fabric"]["uplink_max_bytes"].get<double>();
+  EXPECT_GT(load, 0);
+  EXPECT_NEAR(replayed["fabric"]["uplink_max_bytes"].get<double>(), load, 1e-9 * load);
+  // A trace shows every collective: nothing is replayed.
+  const auto traced = with({"--trace", (dir_ / "t.json").string()});
+  EXPECT_EQ(traced["collectives_replayed"], 0);
+}
+
 // IPU pods: the roofline's compute, GCL's rings over the IPU-Links.
 nlohmann::json train_ipu(const std::string& system, std::vector<std::string> extra,
                          test::RunResult* run = nullptr, const std::string& network = "packet") {
@@ -459,7 +490,20 @@ TEST(TrainIpuCli, APipelinedReplicaSpansSeveralIpus) {
   EXPECT_DOUBLE_EQ(j["steps"][1]["samples_per_s"].get<double>(),
                    4 * 2 * 8 / (static_cast<double>(step_ps(j, "step_ps")) * 1e-12));
   EXPECT_THAT(r.out, HasSubstr("4 replicas pipelined over 4 IPUs each"));
-  EXPECT_THAT(test::read_text(trace), HasSubstr("IPU-Link all-reduce per stage"));
+  const std::string text = test::read_text(trace);
+  EXPECT_THAT(text, HasSubstr("IPU-Link all-reduce per stage"));
+  // The ramp: the last stage takes the first micro-batch three slots after the first stage.
+  const auto events = nlohmann::json::parse(text)["traceEvents"];
+  EXPECT_TRUE(test::check_chrome_trace(nlohmann::json::parse(text)).empty());
+  const auto first_start = [&](const std::string& name) {
+    for (const auto& e : events) {
+      if (e.value("name", "") == name) return e["ts"].get<double>();
+    }
+    ADD_FAILURE() << "no span " << name;
+    return 0.0;
+  };
+  EXPECT_NEAR(first_start("stage 3: micro-batch 0") - first_start("stage 0: micro-batch 0"),
+              3 * static_cast<double>(slot) * 1e-6, 1e-3);
 }
 
 TEST(TrainIpuCli, WrongStrategiesAndReplicaCountsAreUsageErrors) {
