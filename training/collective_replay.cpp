@@ -12,9 +12,6 @@
 
 namespace podsim::training {
 
-CollectiveReplay::CollectiveReplay(system::SystemModel& model, bool enabled)
-    : model_(model), enabled_(enabled && model.flow_network() && !model.functional()) {}
-
 CollectiveReplay::Key CollectiveReplay::key(const collectives::Communicator& comm,
                                             const collectives::Spec& s) {
   return {&comm,
@@ -34,30 +31,37 @@ CollectiveReplay::Key CollectiveReplay::key(const collectives::Communicator& com
           static_cast<int>(s.reduce_engine)};
 }
 
+// The communicator's own system (the chips', or the hosts' network) times flows and moves no
+// data.
+bool CollectiveReplay::replayable(collectives::Communicator& comm) {
+  return comm.model().flow_network() != nullptr && !comm.model().functional();
+}
+
 // Nothing in flight: no model callback due, and no SystemC process but the caller's waiting.
-bool CollectiveReplay::idle() const {
+bool CollectiveReplay::idle() {
   return core::event_queue().pending() == 0 && !sc_core::sc_pending_activity();
 }
 
-void CollectiveReplay::replay(const Record& r) {
+void CollectiveReplay::replay(flow::FlowNetwork& network, const Record& r) {
   sc_core::wait(sc_core::sc_time::from_value(r.duration));
   core::stats_registry().add_counted(r.counters_before, r.counters_after);
-  model_.flow_network()->add_carried(r.carried_before, r.carried_after);
+  network.add_carried(r.carried_before, r.carried_after);
   ++replayed_;
 }
 
 core::TimePs CollectiveReplay::run(collectives::Communicator& comm, const collectives::Spec& spec) {
-  const bool candidate = enabled_ && !spec.placement && idle();
+  const bool candidate = enabled_ && !spec.placement && replayable(comm) && idle();
+  flow::FlowNetwork* network = comm.model().flow_network();
   if (candidate) {
     if (const auto it = records_.find(key(comm, spec)); it != records_.end()) {
-      replay(it->second);
+      replay(*network, it->second);
       return it->second.duration;
     }
   }
   Record r;
   if (candidate) {
     r.counters_before = core::stats_registry().counter_values();
-    r.carried_before = model_.flow_network()->carried();
+    r.carried_before = network->carried();
   }
   const core::TimePs start = core::now_ps();
   auto handle = comm.start(spec);
@@ -71,7 +75,7 @@ core::TimePs CollectiveReplay::run(collectives::Communicator& comm, const collec
   r.duration = duration;
   if (candidate && idle()) {
     r.counters_after = core::stats_registry().counter_values();
-    r.carried_after = model_.flow_network()->carried();
+    r.carried_after = network->carried();
     if (r.counters_after.size() == r.counters_before.size()) {
       records_.emplace(key(comm, spec), std::move(r));
     }

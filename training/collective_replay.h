@@ -20,13 +20,14 @@
 
 #include "collectives/communicator.h"
 #include "hw/core/units.h"
+#include "hw/flow/flow_network.h"
 
 namespace podsim::training {
 
 class CollectiveReplay {
  public:
-  // Replays nothing unless `enabled` and the model is a timing-only flow network.
-  CollectiveReplay(system::SystemModel& model, bool enabled);
+  // Replays nothing unless `enabled`, and then only on timing-only flow networks.
+  explicit CollectiveReplay(bool enabled) : enabled_(enabled) {}
 
   // From a SystemC thread: runs `spec` on `comm`, or replays it; returns once every host knows
   // it ended, with its duration. Throws std::runtime_error when it fails.
@@ -44,10 +45,10 @@ class CollectiveReplay {
     std::vector<double> carried_before, carried_after;
   };
   static Key key(const collectives::Communicator& comm, const collectives::Spec& spec);
-  bool idle() const;
-  void replay(const Record& r);
+  static bool replayable(collectives::Communicator& comm);
+  static bool idle();
+  void replay(flow::FlowNetwork& network, const Record& r);
 
-  system::SystemModel& model_;
   bool enabled_;
   std::map<Key, Record> records_;
   int simulated_ = 0, replayed_ = 0;

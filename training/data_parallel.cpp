@@ -18,7 +18,7 @@ DataParallelRun::DataParallelRun(sc_core::sc_module_name name, collectives::Comm
       options_(options),
       host_(std::move(host)),
       buckets_(make_buckets(timeline_.gradients, options_.bucket_bytes)),
-      replay_(comm.model(), options_.replay) {
+      replay_(options_.replay) {
   if (options_.strategy == Strategy::kIpuServer) {
     std::vector<int> boxes, keys;
     for (int r = 0; r < comm_.size(); ++r) {
