@@ -198,21 +198,34 @@ void DataParallelRun::reduce_compiled(core::TimePs compute_start, StepResult& r)
   ++r.all_reduces;
 }
 
+// Every group of ranks (of more than one) all-reduces `bytes_of(group)` at once; returns when all
+// have ended. Throws std::runtime_error naming `whose` when one fails.
+void DataParallelRun::all_reduce_each(std::map<int, collectives::Communicator>& groups,
+                                      const std::function<std::uint64_t(int)>& bytes_of,
+                                      const char* whose) {
+  std::vector<std::shared_ptr<collectives::Handle>> running;
+  for (auto& [group, ranks] : groups) {
+    if (ranks.size() > 1) {
+      running.push_back(ranks.start(spec(ranks, collectives::Op::kAllReduce, bytes_of(group))));
+    }
+  }
+  for (const auto& h : running) {
+    h->wait_done();
+    if (!h->ok) throw std::runtime_error(fmt::format("{} all-reduce failed", whose));
+  }
+}
+
 // Pipelined popdist: each stage's gradients all-reduced among its IPUs, every stage at once.
 void DataParallelRun::reduce_stages(StepResult& r) {
   r.all_reduces += static_cast<int>(stages_.size());
   if (options_.ideal_network || stages_.begin()->second.size() == 1) return;
   const core::TimePs start = core::now_ps();
-  std::vector<std::shared_ptr<collectives::Handle>> running;
-  for (auto& [stage, ranks] : stages_) {
-    const std::uint64_t bytes =
-        options_.stage_parameters[static_cast<std::size_t>(stage)] * options_.gradient_bytes;
-    running.push_back(ranks.start(spec(ranks, collectives::Op::kAllReduce, bytes)));
-  }
-  for (const auto& h : running) {
-    h->wait_done();
-    if (!h->ok) throw std::runtime_error("a pipeline stage's all-reduce failed");
-  }
+  all_reduce_each(
+      stages_,
+      [this](int stage) {
+        return options_.stage_parameters[static_cast<std::size_t>(stage)] * options_.gradient_bytes;
+      },
+      "a pipeline stage's");
   r.comm_ps += core::now_ps() - start;
   trace_host("IPU-Link all-reduce per stage", start, core::now_ps());
 }
@@ -225,15 +238,8 @@ void DataParallelRun::reduce_per_server(core::TimePs compute_start, StepResult& 
   if (options_.ideal_network) return;
   const std::uint64_t bytes = options_.parameters * options_.gradient_bytes;
   const core::TimePs start = core::now_ps();
-  std::vector<std::shared_ptr<collectives::Handle>> running;
-  for (auto& [box, server] : servers_) {
-    if (server.size() > 1)
-      running.push_back(server.start(spec(server, collectives::Op::kAllReduce, bytes)));
-  }
-  for (const auto& h : running) {
-    h->wait_done();
-    if (!h->ok) throw std::runtime_error("a server's all-reduce failed");
-  }
+  all_reduce_each(
+      servers_, [bytes](int) { return bytes; }, "a server's");
   trace_host("server all-reduce", start, core::now_ps());
   if (host_.hosts) {
     const core::TimePs staged = core::now_ps();

@@ -35,6 +35,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <systemc>
 #include <vector>
@@ -144,6 +145,8 @@ class DataParallelRun : public sc_core::sc_module {
   void reduce_compiled(core::TimePs compute_start, StepResult& r);
   void split_stages();
   void reduce_stages(StepResult& r);
+  void all_reduce_each(std::map<int, collectives::Communicator>& groups,
+                       const std::function<std::uint64_t(int)>& bytes_of, const char* whose);
   void reduce_per_server(core::TimePs compute_start, StepResult& r);
   void staged_all_reduce(std::uint64_t bytes, StepResult& r);
   void host_all_reduce(std::uint64_t bytes);
