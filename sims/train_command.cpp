@@ -111,8 +111,8 @@ class TrainCommand : public Command {
     c->add_flag("--no-overlap", no_overlap_,
                 "all-reduces wait for the backward pass to end instead of overlapping it");
     c->add_flag("--no-replay", no_replay_,
-                "simulate every collective, even one identical to one before on an idle flow "
-                "network (which is otherwise replayed, with the same times: docs/training.md)");
+                "simulate every collective, even one identical to one before on an idle system "
+                "(which is otherwise replayed, with the same times: docs/training.md)");
     c->add_flag("--ideal-network", ideal_network_,
                 "communication takes no time (the compute-bound bound)");
     c->add_option("--chips", chips_text_,

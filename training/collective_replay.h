@@ -3,14 +3,17 @@
 // dozens of equal buckets). The first of a kind is simulated; the next ones are replayed: the
 // caller's thread waits the recorded duration, and what it counted (the statistics' counters, the
 // flow network's link loads) is counted again.
-// Exact, and taken only where it is: on the flow network, with timing-only chips, when both the
-// recorded and the replayed collective start with nothing pending (no callback in the event queue,
-// no SystemC activity but the caller's) and the recorded one ended with nothing pending either,
-// for the same spec on the same communicator. The simulator is deterministic and its idle models
-// keep no absolute time, so the replayed durations are the simulated ones to the picosecond (a
-// test holds a step against its fully simulated twin).
+// Exact, and taken only where it is: with timing-only chips, when both the recorded and the
+// replayed collective start quiet (no callback due but stale timers such as the retransmission
+// deadlines of acknowledged QPs, no SystemC process due before them) and the recorded one ended
+// quiet too, for the same spec on the same communicator, on a network that comes back to the same
+// state once drained (no ECN mark decided yet, no random losses: a flow network always). Detailed
+// chips do set-up work the first time a collective runs, so there a kind is replayed once two in
+// a row took as long. The simulator is deterministic and its quiet models keep no absolute time,
+// so the replayed durations are the simulated ones to the picosecond (tests hold steps against
+// their fully simulated twins on both networks).
 // Ignores (not replayed): the trace's spans and the statistics that are not counters (callers turn
-// replay off with --trace and --stats), a packet network's state.
+// replay off with --trace and --stats).
 #pragma once
 
 #include <cstdint>
@@ -26,7 +29,7 @@ namespace podsim::training {
 
 class CollectiveReplay {
  public:
-  // Replays nothing unless `enabled`, and then only on timing-only flow networks.
+  // Replays nothing unless `enabled`, and then only on timing-only systems.
   explicit CollectiveReplay(bool enabled) : enabled_(enabled) {}
 
   // From a SystemC thread: runs `spec` on `comm`, or replays it; returns once every host knows
@@ -41,13 +44,15 @@ class CollectiveReplay {
                          std::uint64_t, std::uint64_t, int, int, int, int, int, int>;
   struct Record {
     core::TimePs duration = 0;
+    bool confirmed = false;  // to be replayed
     std::vector<std::uint64_t> counters_before, counters_after;
     std::vector<double> carried_before, carried_after;
   };
   static Key key(const collectives::Communicator& comm, const collectives::Spec& spec);
   static bool replayable(collectives::Communicator& comm);
-  static bool idle();
-  void replay(flow::FlowNetwork& network, const Record& r);
+  static bool idle(collectives::Communicator& comm);
+  static bool needs_confirmation(collectives::Communicator& comm);
+  void replay(flow::FlowNetwork* network, const Record& r);
 
   bool enabled_;
   std::map<Key, Record> records_;

@@ -215,6 +215,16 @@ void Qman::schedule(core::TimePs at, Tag kind, int s, std::uint32_t gen) {
   core::event_queue().schedule(std::max(at, core::now_ps()), *this, tag(kind, s, gen));
 }
 
+// A fence timer of a stream no longer waiting on that fence: it only drops its flag, and the next
+// wait's deadline counts from that wait's start either way.
+bool Qman::stale(std::uint32_t t) const {
+  if (static_cast<Tag>(t >> 20) != kFenceTimeout) return false;
+  const Stream& st = streams_[t & 0xF];
+  const std::uint32_t gen = (t >> 4) & 0xFFFF;
+  return !st.fence_timer || (st.fence_gen & 0xFFFF) != gen || st.phase != Phase::kWaitFence ||
+         !st.fence_counted;
+}
+
 void Qman::fire(std::uint32_t t) {
   const auto kind = static_cast<Tag>(t >> 20);
   const int s = static_cast<int>(t & 0xF);

@@ -181,6 +181,7 @@ class Qman : public sc_core::sc_module, private core::Timed {
 
   // Scheduling
   void fire(std::uint32_t tag) override;
+  bool stale(std::uint32_t tag) const override;
   static std::uint32_t tag(Tag kind, int stream, std::uint32_t gen = 0) {
     return static_cast<std::uint32_t>(kind) << 20 | (gen & 0xFFFFu) << 4 |
            static_cast<std::uint32_t>(stream);

@@ -88,6 +88,17 @@ void EventQueue::prefetch_ahead() const {
   }
 }
 
+bool EventQueue::quiet() const {
+  const auto stale = [](const Entry& e) { return e.target->stale(e.tag()); };
+  for (std::size_t i = 0; i < window_.size(); ++i) {
+    if (!stale(window_[i])) return false;
+  }
+  if (!held_.empty() || !later_.all_of(stale)) return false;
+  if (!sc_core::sc_pending_activity()) return true;
+  return armed_ps_ != ~TimePs{0} &&
+         sc_core::sc_time_to_pending_activity().value() >= armed_ps_ - now_ps();
+}
+
 void EventQueue::notify_when_due(sc_core::sc_event& event) {
   held_at_ = now_ps();
   held_.push_back(&event);

@@ -49,6 +49,10 @@ class Timed {
   // both were prefetched before it). A hint only: it must not change anything, and may be
   // skipped or come for a callback that turns out stale.
   virtual void prefetch(std::uint32_t /*tag*/, const void* /*hot*/, int /*stage*/) const {}
+  // True when firing now would change nothing that times the simulation: a timer whose work has
+  // gone (a retransmission deadline of a QP with nothing in flight). Lets a caller tell a quiet
+  // system from a busy one (training/collective_replay.h).
+  virtual bool stale(std::uint32_t /*tag*/) const { return false; }
 };
 
 class EventQueue : public sc_core::sc_module {
@@ -76,6 +80,9 @@ class EventQueue : public sc_core::sc_module {
   // Times the process woke to run callbacks: each costs a pass through the SystemC kernel.
   std::uint64_t activations() const { return activations_; }
   std::size_t peak_pending() const { return peak_pending_; }
+  // Nothing pending but stale callbacks (Timed::stale), and the kernel's next activity is no
+  // earlier than this queue's own wake-up: no process has anything due before then either.
+  bool quiet() const;
 
   // notify_now() from a callback running ahead: notified when the kernel reaches now_ps().
   void notify_when_due(sc_core::sc_event& event);

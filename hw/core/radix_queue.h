@@ -60,6 +60,22 @@ class RadixQueue {
   }
 
   // The earliest entry; the queue must not be empty.
+  // Whether `pred` holds for every entry, in no particular order.
+  template <class Pred>
+  bool all_of(Pred pred) const {
+    for (const Early& e : early_) {
+      if (!pred(e.entry)) return false;
+    }
+    for (std::size_t i = head_; i < current_.size(); ++i) {
+      if (!pred(current_[i])) return false;
+    }
+    for (const std::vector<T>& bucket : buckets_) {
+      for (const T& e : bucket) {
+        if (!pred(e)) return false;
+      }
+    }
+    return true;
+  }
   T pop() {
     // Early entries lie in slices before every other entry's.
     if (!early_.empty()) {

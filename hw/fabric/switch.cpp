@@ -494,6 +494,7 @@ void Switch::mark_ecn(Packet* packet, int port, int priority) {
       red_mark_probability(p.account.queue_bytes[priority], config_.ecn.kmin.bytes,
                            config_.ecn.kmax.bytes, config_.ecn.pmax);
   if (probability <= 0) return;
+  ++red_decisions_;
   if (probability < 1 && !random_.chance(probability)) return;
   packet->ecn = Ecn::kCe;
   p.ecn_marks.add();

@@ -259,6 +259,9 @@ class Switch : public sc_core::sc_module, public LinkEndpoint {
   int ports() const { return config_.ports; }
   const SwitchConfig& config() const { return config_; }
   const SharedBuffer& buffer() const { return buffer_; }
+  // Frames whose ECN marking RED has had to decide (a draw of the marking stream, or a certain
+  // mark): none while every egress queue has stayed below the marking threshold.
+  std::uint64_t red_decisions() const { return red_decisions_; }
 
   Packet* next_to_send(int port, core::TimePs now, core::TimePs& retry_at) override;
   void receive(Packet* packet, int port) override;
@@ -345,6 +348,7 @@ class Switch : public sc_core::sc_module, public LinkEndpoint {
   SharedBuffer buffer_;
   core::Counter high_water_;
   core::Random random_;
+  std::uint64_t red_decisions_ = 0;
   SwitchConfig config_;
   core::TrackId track_;
 };

@@ -663,6 +663,17 @@ void Nic::on_timer() {
   arm_timer_callback();
 }
 
+// A timer callback changes nothing when all this NIC's timers are retransmission deadlines of QPs
+// that have since been acknowledged in full (the deadline is dropped lazily, when it comes).
+bool Nic::stale(std::uint32_t tag) const {
+  if (tag != kTimer) return false;
+  return std::all_of(timers_.begin(), timers_.end(), [this](const Timed& t) {
+    const Qp& qp = *qps_[t.qp];
+    return t.kind == Timed::Kind::kTimeout &&
+           (qp.state != QpState::kConnected || qp.requester.timer_deadline() == Requester::kNever);
+  });
+}
+
 void Nic::run(const Timed& t) {
   Qp& qp = *qps_[t.qp];
   switch (t.kind) {

@@ -315,6 +315,7 @@ class Nic : public sc_core::sc_module,
   enum Tag : std::uint32_t { kArrival, kTimer };
   void fire(std::uint32_t tag) override;
   void prefetch(std::uint32_t tag, const void* hot, int stage) const override;
+  bool stale(std::uint32_t tag) const override;
   void prefetch_port(const Port& port) const;
   void prefetch_qp(const Qp& qp, bool sending) const;
   void wake(int port) { ports_[port].link->wake(ports_[port].side); }

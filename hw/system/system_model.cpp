@@ -168,6 +168,17 @@ void SystemModel::build_links(const ModelOptions& options) {
   }
 }
 
+bool SystemModel::congestion_free() const {
+  for (const auto& s : switches_) {
+    if (s && s->red_decisions() > 0) return false;
+  }
+  for (const auto& l : links_) {
+    const fabric::CableConfig& cable = l->config().cable;
+    if (cable.loss_rate > 0 || cable.corruption_rate > 0) return false;
+  }
+  return true;
+}
+
 double SystemModel::link_bytes(int index, int side) {
   if (flow_) return flow_->carried_bytes(2 * index + side);
   return static_cast<double>(link(index).stats(side).bytes->value());

@@ -59,6 +59,10 @@ class SystemModel : public sc_core::sc_module {
   // Wire bytes sent over topology link `index` from its `a` end (side 0) or its `b` end, in
   // either network mode.
   double link_bytes(int index, int side);
+  // Whether the network's state comes back to the same after traffic has drained: no switch has
+  // had to decide an ECN mark (so no generator has moved and no DCQCN rate has been cut) and no
+  // link loses or corrupts frames at random. Always so in flow mode.
+  bool congestion_free() const;
   // Endpoint address of a chip's port.
   fabric::EndpointId address(int chip, int port) const;
 

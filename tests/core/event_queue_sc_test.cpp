@@ -402,5 +402,38 @@ TEST(EventQueue, SleepersWakeTogetherInAnOrderFixedByWhenTheySleptWhenRunningAhe
   EXPECT_EQ(wake_order_of_sleepers(), last_asleep_first());
 }
 
+// Quiet: nothing pending but callbacks their targets call stale, and no process due earlier.
+struct StaleTimer : Recorder {
+  bool gone = true;
+  bool stale(std::uint32_t) const override { return gone; }
+};
+
+TEST(EventQueue, IsQuietWithOnlyStaleCallbacksPendingAndNoProcessDueFirst) {
+  StaleTimer timer;
+  Recorder busy;
+  auto& q = event_queue();
+  std::vector<bool> seen;
+  sc_core::sc_event far;
+  Driver d("driver", [&] {
+    seen.push_back(q.quiet());  // nothing at all
+    q.schedule(50'000, timer, 1);
+    seen.push_back(q.quiet());  // a stale timer only
+    timer.gone = false;
+    seen.push_back(q.quiet());  // the timer has work again
+    timer.gone = true;
+    q.schedule(90'000, busy, 2);
+    seen.push_back(q.quiet());  // a live callback behind it
+    sc_core::wait(sc_core::sc_time(100, sc_core::SC_NS));
+    q.schedule(200'000, timer, 3);
+    far.notify(sc_core::sc_time(10, sc_core::SC_NS));
+    seen.push_back(q.quiet());  // a process is due before the stale timer
+    sc_core::wait(far);
+    seen.push_back(q.quiet());
+  });
+  sc_core::sc_start();
+  EXPECT_EQ(seen, (std::vector<bool>{true, true, false, false, false, true}));
+  EXPECT_EQ(timer.calls.size(), 2u);  // stale callbacks still run
+}
+
 }  // namespace
 }  // namespace podsim::core
