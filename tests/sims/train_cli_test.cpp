@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 
 #include "tests/support/chrome_trace_check.h"
@@ -357,34 +358,50 @@ TEST(TrainFunctionalCli, OnlyTheMnistNetTrainsFunctionally) {
   EXPECT_THAT(timing.err, HasSubstr("are for timing runs"));
 }
 
-// Equal buckets on an idle flow network: the later ones are replayed with the first one's time,
-// and the step, its collectives and the fabric's load are those of simulating every one.
-TEST_F(TrainCli, ReplayedCollectivesTakeTheTimesOfSimulatedOnes) {
-  // 16 boxes: over two leaves, so switch-to-switch links carry some of it.
-  const std::vector<std::string> job = {"--network", "flow",   "--ranks",  "128",
-                                        "--chips",   "coarse", "--bucket", "160KiB"};
-  auto with = [&](std::vector<std::string> extra) {
+// Runs `job` on `system` with replay and with --no-replay (and `extra` on both).
+class TrainReplay : public TrainCli {
+ protected:
+  nlohmann::json run(const std::vector<std::string>& job, std::vector<std::string> extra = {}) {
     extra.insert(extra.begin(), job.begin(), job.end());
-    return train(extra, "hls2-rack8x");
-  };
-  const auto replayed = with({});
-  const auto simulated = with({"--no-replay"});
-  EXPECT_GT(replayed["collectives_replayed"].get<int>(), 0);
-  EXPECT_EQ(simulated["collectives_replayed"], 0);
-  EXPECT_EQ(
-      replayed["collectives_replayed"].get<int>() + replayed["collectives_simulated"].get<int>(),
-      simulated["collectives_simulated"].get<int>());
-  for (int step = 0; step < 2; ++step) {
-    for (const char* key : {"step_ps", "comm_ps", "exposed_ps"}) {
-      EXPECT_EQ(ps(replayed, key, step), ps(simulated, key, step)) << key << " of step " << step;
+    return train(extra, system_);
+  }
+  void run_both(const std::vector<std::string>& job) {
+    replayed_ = run(job);
+    simulated_ = run(job, {"--no-replay"});
+  }
+  void expect_same_steps(int steps, std::initializer_list<const char*> keys) const {
+    for (int step = 0; step < steps; ++step) {
+      for (const char* key : keys) {
+        EXPECT_EQ(ps(replayed_, key, step), ps(simulated_, key, step))
+            << key << " of step " << step;
+      }
     }
   }
-  EXPECT_EQ(replayed["fabric"]["flows"], simulated["fabric"]["flows"]);
-  const double load = simulated["fabric"]["uplink_max_bytes"].get<double>();
+
+  std::string system_ = "hls2-pod128";
+  nlohmann::json replayed_, simulated_;
+};
+
+// Equal buckets on an idle flow network: the later ones are replayed with the first one's time,
+// and the step, its collectives and the fabric's load are those of simulating every one.
+TEST_F(TrainReplay, ReplayedCollectivesTakeTheTimesOfSimulatedOnes) {
+  // 16 boxes: over two leaves, so switch-to-switch links carry some of it.
+  system_ = "hls2-rack8x";
+  const std::vector<std::string> job = {"--network", "flow",   "--ranks",  "128",
+                                        "--chips",   "coarse", "--bucket", "160KiB"};
+  run_both(job);
+  EXPECT_GT(replayed_["collectives_replayed"].get<int>(), 0);
+  EXPECT_EQ(simulated_["collectives_replayed"], 0);
+  EXPECT_EQ(
+      replayed_["collectives_replayed"].get<int>() + replayed_["collectives_simulated"].get<int>(),
+      simulated_["collectives_simulated"].get<int>());
+  expect_same_steps(2, {"step_ps", "comm_ps", "exposed_ps"});
+  EXPECT_EQ(replayed_["fabric"]["flows"], simulated_["fabric"]["flows"]);
+  const double load = simulated_["fabric"]["uplink_max_bytes"].get<double>();
   EXPECT_GT(load, 0);
-  EXPECT_NEAR(replayed["fabric"]["uplink_max_bytes"].get<double>(), load, 1e-9 * load);
+  EXPECT_NEAR(replayed_["fabric"]["uplink_max_bytes"].get<double>(), load, 1e-9 * load);
   // A trace shows every collective: nothing is replayed.
-  const auto traced = with({"--trace", (dir_ / "t.json").string()});
+  const auto traced = run(job, {"--trace", (dir_ / "t.json").string()});
   EXPECT_EQ(traced["collectives_replayed"], 0);
 }
 
@@ -392,47 +409,25 @@ TEST_F(TrainCli, ReplayedCollectivesTakeTheTimesOfSimulatedOnes) {
 // they guard. Detailed chips (the packet network's default) do set-up work the first time a
 // collective runs, so a kind is replayed only once two in a row took as long: the step-0
 // broadcasts too come out as simulated.
-TEST_F(TrainCli, OnAPacketNetworkReplayedCollectivesTakeTheTimesOfSimulatedOnes) {
+TEST_F(TrainReplay, OnAPacketNetworkReplayedCollectivesTakeTheTimesOfSimulatedOnes) {
   for (const char* chips : {"detailed", "coarse"}) {
     SCOPED_TRACE(chips);
-    const std::vector<std::string> job = {"--network", "packet",   "--ranks", "16",      "--chips",
-                                          chips,       "--bucket", "160KiB",  "--steps", "3"};
-    auto with = [&](std::vector<std::string> extra) {
-      extra.insert(extra.begin(), job.begin(), job.end());
-      return train(extra, "hls2-pod128");
-    };
-    const auto replayed = with({});
-    const auto simulated = with({"--no-replay"});
-    EXPECT_GT(replayed["collectives_replayed"].get<int>(), 0);
-    for (int step = 0; step < 3; ++step) {
-      for (const char* key : {"step_ps", "comm_ps", "exposed_ps", "broadcast_ps"}) {
-        EXPECT_EQ(ps(replayed, key, step), ps(simulated, key, step)) << key << " of step " << step;
-      }
-    }
-    EXPECT_EQ(replayed["fabric"]["packet_hops"], simulated["fabric"]["packet_hops"]);
+    run_both({"--network", "packet", "--ranks", "16", "--chips", chips, "--bucket", "160KiB",
+              "--steps", "3"});
+    EXPECT_GT(replayed_["collectives_replayed"].get<int>(), 0);
+    expect_same_steps(3, {"step_ps", "comm_ps", "exposed_ps", "broadcast_ps"});
+    EXPECT_EQ(replayed_["fabric"]["packet_hops"], simulated_["fabric"]["packet_hops"]);
   }
 }
 
 // Once a switch has had to decide an ECN mark, DCQCN's rates and the marking stream have moved:
 // nothing is replayed after that, and the steps stay those of simulating everything.
-TEST_F(TrainCli, AfterAnEcnMarkCollectivesAreSimulated) {
-  const std::vector<std::string> job = {"--set",     "network.switch.ecn.kmin=0B",
-                                        "--set",     "network.switch.ecn.kmax=1B",
-                                        "--network", "packet",
-                                        "--ranks",   "16",
-                                        "--chips",   "coarse",
-                                        "--bucket",  "160KiB"};
-  auto with = [&](std::vector<std::string> extra) {
-    extra.insert(extra.begin(), job.begin(), job.end());
-    return train(extra, "hls2-pod128");
-  };
-  const auto replayed = with({});
-  const auto simulated = with({"--no-replay"});
-  EXPECT_GT(simulated["fabric"]["ecn_marks"].get<std::uint64_t>(), 0u);
-  for (int step = 0; step < 2; ++step) {
-    EXPECT_EQ(ps(replayed, "step_ps", step), ps(simulated, "step_ps", step)) << step;
-  }
-  EXPECT_EQ(replayed["fabric"]["ecn_marks"], simulated["fabric"]["ecn_marks"]);
+TEST_F(TrainReplay, AfterAnEcnMarkCollectivesAreSimulated) {
+  run_both({"--set", "network.switch.ecn.kmin=0B", "--set", "network.switch.ecn.kmax=1B",
+            "--network", "packet", "--ranks", "16", "--chips", "coarse", "--bucket", "160KiB"});
+  EXPECT_GT(simulated_["fabric"]["ecn_marks"].get<std::uint64_t>(), 0u);
+  expect_same_steps(2, {"step_ps", "comm_ps"});
+  EXPECT_EQ(replayed_["fabric"]["ecn_marks"], simulated_["fabric"]["ecn_marks"]);
 }
 
 // IPU pods: the roofline's compute, GCL's rings over the IPU-Links.
