@@ -59,7 +59,6 @@ class RadixQueue {
     ++size_;
   }
 
-  // The earliest entry; the queue must not be empty.
   // Whether `pred` holds for every entry, in no particular order.
   template <class Pred>
   bool all_of(Pred pred) const {
@@ -76,6 +75,7 @@ class RadixQueue {
     }
     return true;
   }
+  // The earliest entry; the queue must not be empty.
   T pop() {
     // Early entries lie in slices before every other entry's.
     if (!early_.empty()) {

@@ -135,5 +135,21 @@ TEST(RadixQueue, ATimeBeforeTheLastTakenOutComesOutFirst) {
   EXPECT_EQ(out, (std::vector<std::uint64_t>{2, 3, 4, 1}));
 }
 
+// all_of sees every entry still queued, wherever it waits (early heap, current slice, buckets),
+// and none taken out.
+TEST(RadixQueue, AllOfSeesEveryQueuedEntryAndNoneTakenOut) {
+  RadixQueue<Item> q;
+  for (std::uint64_t i = 0; i < 64; ++i) q.push({(i * 7919) % 1000000 + 1000, i});
+  std::set<std::uint64_t> out;
+  for (int i = 0; i < 10; ++i) out.insert(q.pop().seq);
+  q.push({5, 100});  // before the last taken out: the early heap
+  std::set<std::uint64_t> seen;
+  EXPECT_TRUE(q.all_of([&](const Item& it) { return seen.insert(it.seq).second; }));
+  EXPECT_EQ(seen.size(), q.size());
+  for (const std::uint64_t s : out) EXPECT_EQ(seen.count(s), 0u);
+  EXPECT_EQ(seen.count(100), 1u);
+  EXPECT_FALSE(q.all_of([](const Item& it) { return it.seq != 63; }));
+}
+
 }  // namespace
 }  // namespace podsim::core
