@@ -94,7 +94,7 @@ struct DataParallelOptions {
   // gradients, every stage at once. Empty: one IPU per replica.
   std::vector<std::uint64_t> stage_parameters;
   int steps = 2;  // the first with the broadcast
-  // Identical collectives on an idle flow network replayed rather than simulated again
+  // Identical collectives on a quiet system replayed rather than simulated again
   // (collective_replay.h): the same times; the trace and the statistics other than counters
   // miss the replayed ones.
   bool replay = false;
