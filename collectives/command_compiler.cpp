@@ -43,7 +43,6 @@ const char* reduction_kernel(core::ReduceOp op) {
 
 bool is_reduce(const Command& c) { return c.kind == Command::Kind::kReduce; }
 bool is_job(const Command& c) { return is_reduce(c) || c.kind == Command::Kind::kCopy; }
-std::uint64_t job_bytes(const Job& j) { return j.count * core::size_of(j.type); }
 
 [[noreturn]] void refuse(const std::string& what) {
   throw std::invalid_argument("collective programs: " + what);
@@ -140,7 +139,7 @@ std::vector<std::vector<CommandCompiler::Position>> CommandCompiler::estimate_or
       push(landed, peer_of(r, c.qpn), true, c.remote_signal);
       done = landed + 1000000;
     } else if (is_job(c)) {
-      done = at + 1000000 + job_bytes(c.job) * 10;
+      done = at + 1000000 + c.bytes * 10;
     }
     if (c.done != kNone) push(done, r, true, c.done);
     push(at + 20000, r, false, s);
@@ -200,7 +199,7 @@ void CommandCompiler::compile_rank(int rank, const std::vector<Program>& program
   auto preferred = [&](const Command& c) {
     if (g.min_slice == 0) return 1;
     const std::uint64_t engines = on_tpcs(c) ? tpcs : static_cast<std::uint64_t>(g.engines);
-    return static_cast<int>(std::clamp<std::uint64_t>(job_bytes(c.job) / g.min_slice, 1, engines));
+    return static_cast<int>(std::clamp<std::uint64_t>(c.bytes / g.min_slice, 1, engines));
   };
   // A signal only jobs of one stream raise counts their slices; any other counts raises.
   std::vector<int> weight(signals, 0), job_stream(signals, -1);
@@ -279,10 +278,10 @@ void CommandCompiler::compile_rank(int rank, const std::vector<Program>& program
       continue;
     }
     // A job.
-    const Job& job = c.job;
+    const Job job = c.job();
     const bool own_count = c.done != kNone && counted[c.done];
     const int slices = c.done == kNone ? preferred(c) : own_count ? weight[c.done] : 1;
-    const JobRanges ranges{job.dst, job.a, job.b, job_bytes(job), is_reduce(c), slices, on_tpcs(c)};
+    const JobRanges ranges{c.dst, c.src, c.b, c.bytes, is_reduce(c), slices, on_tpcs(c)};
     auto& prev = previous[at.stream];
     if (prev && !independent(*prev, ranges)) {
       const std::uint32_t d = previous_done[at.stream];

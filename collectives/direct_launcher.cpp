@@ -265,16 +265,14 @@ bool DirectLauncher::issue(Run& run, int rank, std::uint32_t stream, const Comma
   }
   // A job: after the stream's job before it when they touch the same bytes; one of no bytes is
   // done at once (as the compiler makes it: an uneven cut's empty share).
-  if (c.job.count == 0) {
+  if (c.bytes == 0) {
     if (c.done != kNone) raise(run, rank, c.done);
     return true;
   }
   Run::Stream& st = k.streams[stream];
   EngineTimer& engines = side(k.chip).engines;
-  const std::uint64_t bytes = job_bytes(c.job);
   const JobRanges ranges{
-      c.job.dst, c.job.a, c.job.b, bytes, c.kind == Command::Kind::kReduce, engines.slices(bytes),
-      false};
+      c.dst, c.src, c.b, c.bytes, c.kind == Command::Kind::kReduce, engines.slices(c.bytes), false};
   const core::TimePs now = core::now_ps();
   if (st.has_job && st.last_end > now && !independent(st.last, ranges)) {
     Pending p;
@@ -298,10 +296,9 @@ void DirectLauncher::issue_job(Run& run, int rank, std::uint32_t stream, const C
   p.run = run.id;
   p.rank = rank;
   p.signal = c.done;
-  p.job = c.job;
-  p.job.kind = c.kind == Command::Kind::kCopy ? Job::Kind::kCopy : Job::Kind::kReduce;
+  p.job = c.job();
   const core::TimePs end =
-      side(k.chip).engines.book(core::now_ps(), job_bytes(c.job), static_cast<int>(stream));
+      side(k.chip).engines.book(core::now_ps(), c.bytes, static_cast<int>(stream));
   k.streams[stream].last_end = end;
   ++k.open;
   queue_.schedule(end, *this, take_pending(p));

@@ -23,17 +23,21 @@ struct Job {
   core::ReduceOp op = core::ReduceOp::kSum;
 };
 
+// 56 bytes: a large collective's programs hold millions of commands, read one at a time as
+// streams advance, so each should cost one cache line.
 struct Command {
   // kWait does nothing once its wait is met: it makes a program wait for data it only receives.
   enum class Kind : std::uint8_t { kWrite, kReduce, kCopy, kWait };
   Kind kind = Kind::kWrite;
+  // kReduce, kCopy: the elements' type and the reduction.
+  core::DataType type = core::DataType::kFp32;
+  core::ReduceOp op = core::ReduceOp::kSum;
   // kWrite: `bytes` from local `src` to `dst` at the far end of QP `qpn`; the far chip's
   // program adds one to its signal `remote_signal` when the data has landed.
+  // kReduce: dst = src op b over `bytes` of each; kCopy: dst = src. The engine's job (job()).
   std::uint32_t qpn = 0;
-  std::uint64_t src = 0, dst = 0, bytes = 0;
+  std::uint64_t dst = 0, src = 0, b = 0, bytes = 0;
   std::uint32_t remote_signal = 0;
-  // kReduce, kCopy: the engine's job.
-  Job job;
   // Issue only once signal `wait` has reached `wait_count` (no wait when wait is kNone).
   std::uint32_t wait = kNone;
   std::uint32_t wait_count = 0;
@@ -41,7 +45,20 @@ struct Command {
   std::uint32_t done = kNone;
 
   static constexpr std::uint32_t kNone = 0xffffffffu;
+
+  Job job() const {
+    Job j;
+    j.kind = kind == Kind::kCopy ? Job::Kind::kCopy : Job::Kind::kReduce;
+    j.dst = dst;
+    j.a = src;
+    j.b = b;
+    j.count = bytes / core::size_of(type);
+    j.type = type;
+    j.op = op;
+    return j;
+  }
 };
+static_assert(sizeof(Command) == 56);
 
 struct Program {
   std::vector<std::vector<Command>> streams;

@@ -78,12 +78,12 @@ inline Command engine_command(const Spec& spec, Command::Kind kind, std::uint64_
                               std::uint64_t a, std::uint64_t b, std::uint64_t count) {
   Command e;
   e.kind = kind;
-  e.job.dst = dst;
-  e.job.a = a;
-  e.job.b = b;
-  e.job.count = count;
-  e.job.type = spec.type;
-  e.job.op = spec.reduce;
+  e.type = spec.type;
+  e.op = spec.reduce;
+  e.dst = dst;
+  e.src = a;
+  e.b = b;
+  e.bytes = count * core::size_of(spec.type);
   return e;
 }
 

@@ -20,11 +20,11 @@ struct ChainedReductions {
   static Command reduce(std::uint64_t to, std::uint64_t from_a, std::uint64_t from_b) {
     Command r;
     r.kind = Command::Kind::kReduce;
-    r.job.type = core::DataType::kInt32;
-    r.job.dst = to;
-    r.job.a = from_a;
-    r.job.b = from_b;
-    r.job.count = kCount;
+    r.type = core::DataType::kInt32;
+    r.dst = to;
+    r.src = from_a;
+    r.b = from_b;
+    r.bytes = 4 * kCount;
     return r;
   }
 

@@ -40,10 +40,10 @@ Command wait_for(std::uint32_t signal, std::uint32_t count) {
 Command reduce(std::uint64_t dst, std::uint64_t a, std::uint64_t b, std::uint64_t count) {
   Command c;
   c.kind = Command::Kind::kReduce;
-  c.job.dst = dst;
-  c.job.a = a;
-  c.job.b = b;
-  c.job.count = count;
+  c.dst = dst;
+  c.src = a;
+  c.b = b;
+  c.bytes = count * 4;  // fp32
   return c;
 }
 // Two ranks, each with QP 7 to the other.

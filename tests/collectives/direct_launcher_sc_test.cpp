@@ -87,10 +87,10 @@ TEST(DirectLauncher, AWriteRaisesThePeersSignalWhenItLands) {
   receiver.signals = 2;
   Command copy;
   copy.kind = Command::Kind::kCopy;
-  copy.job.type = core::DataType::kInt32;
-  copy.job.dst = 2 << 20;
-  copy.job.a = 1 << 20;
-  copy.job.count = kCount;
+  copy.type = core::DataType::kInt32;
+  copy.dst = 2 << 20;
+  copy.src = 1 << 20;
+  copy.bytes = 4 * kCount;
   copy.wait = 0;
   copy.wait_count = 1;
   copy.done = 1;
@@ -117,7 +117,7 @@ TEST(DirectLauncher, AnEmptyJobIsDoneAtOnce) {
   Program p;
   p.signals = 2;
   Command empty = test::ChainedReductions::reduce(0, 0, 0);
-  empty.job.count = 0;
+  empty.bytes = 0;
   empty.done = 0;
   Command after = wait_command(0, 1);
   after.done = 1;
@@ -162,8 +162,10 @@ TEST(DirectLauncher, MalformedProgramsAreRefused) {
   } catch (const std::invalid_argument& e) {
     EXPECT_THAT(e.what(), HasSubstr("leads nowhere"));
   }
-  EXPECT_THROW(launcher.launch({0, 1}, {lost_write}, nowhere, nullptr, 0, 1000), std::invalid_argument);
-  EXPECT_THROW(launcher.launch({99}, {bad_signal}, nowhere, nullptr, 0, 1000), std::invalid_argument);
+  EXPECT_THROW(launcher.launch({0, 1}, {lost_write}, nowhere, nullptr, 0, 1000),
+               std::invalid_argument);
+  EXPECT_THROW(launcher.launch({99}, {bad_signal}, nowhere, nullptr, 0, 1000),
+               std::invalid_argument);
   EXPECT_EQ(launcher.running(), 0);
 }
 
