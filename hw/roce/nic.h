@@ -245,10 +245,12 @@ class Nic : public sc_core::sc_module,
     Dcqcn dcqcn;
 
     // Flow mode: the requester's messages (started or not, until they complete, in order) and
-    // the READ responses the responder has yet to send; the routes of its data and its ACKs.
+    // the READ responses the responder has yet to send; the routes of its data and its ACKs,
+    // and the NIC at the far end (QPs are never destroyed, so it stays).
     FlowLane lane[2];
     const flow::Route* route = nullptr;
     const flow::Route* ack_route = nullptr;
+    Nic* peer = nullptr;
   };
 
   // A frame the port sends before data.

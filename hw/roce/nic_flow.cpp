@@ -137,12 +137,12 @@ Nic* Nic::peer_of(const Qp& qp) const {
 
 void Nic::flow_route(Qp& qp) {
   if (qp.route) return;
+  qp.peer = peer_of(qp);  // refuses a QP that leads nowhere before anything is set
   flow::FlowNetwork& net = network_of(qp);
   const Port& port = ports_[qp.port];
   qp.route = &net.route(port.address, qp.remote, qp.udp_source);
   // ACKs come back from the remote QP's port with the remote QP's entropy.
-  const Nic* peer = peer_of(qp);
-  const Qp& remote = *peer->qps_[qp.remote_qpn - kFirstQpn];
+  const Qp& remote = *qp.peer->qps_[qp.remote_qpn - kFirstQpn];
   qp.ack_route = &net.route(qp.remote, port.address, remote.udp_source);
 }
 
@@ -152,7 +152,7 @@ void Nic::flow_route(Qp& qp) {
 void Nic::flow_post(Qp& qp, const SendRequest& request) {
   flow_route(qp);
   FlowMessage* m = new_message(qp);
-  m->receiver = peer_of(qp);
+  m->receiver = qp.peer;
   m->receiver_qp = qp.remote_qpn - kFirstQpn;
   m->wqe.request = request;
   m->wqe.posted_ps = core::now_ps();

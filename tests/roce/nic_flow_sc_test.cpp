@@ -256,6 +256,8 @@ TEST(NicFlow, APeerThatIsNotThereIsRefused) {
   } catch (const std::invalid_argument& e) {
     EXPECT_THAT(e.what(), HasSubstr("QP 99 at endpoint 2, which does not exist"));
   }
+  // The QP keeps its far end once found; a refused one has none, so it is refused again.
+  EXPECT_THROW(p.a.post_send(q, w), std::invalid_argument);
 }
 
 }  // namespace
