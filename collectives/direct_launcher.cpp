@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <boost/container/small_vector.hpp>
 #include <deque>
 #include <stdexcept>
 #include <utility>
@@ -61,8 +62,12 @@ struct DirectLauncher::Run {
   struct Rank {
     int chip = 0;
     Program program;
-    std::vector<std::uint32_t> counts;
-    std::vector<std::vector<std::uint32_t>> waiting;  // by signal: streams
+    // A signal's count beside the streams waiting on it (in the order they came): one miss.
+    struct Signal {
+      std::uint32_t count = 0;
+      boost::container::small_vector<std::uint32_t, 3> waiting;
+    };
+    std::vector<Signal> signals;
     std::vector<Stream> streams;
     std::uint32_t streams_left = 0;
     std::uint64_t open = 0;           // writes unacknowledged, jobs not ended
@@ -168,8 +173,7 @@ void DirectLauncher::launch(std::vector<int> chips, std::vector<Program> program
     Run::Rank& rank = run->ranks[r];
     rank.chip = chips[r];
     run->rank_of_chip[chips[r]] = static_cast<int>(r);
-    rank.counts.assign(programs[r].signals, 0);
-    rank.waiting.resize(programs[r].signals);
+    rank.signals.resize(programs[r].signals);
     rank.streams.resize(programs[r].streams.size());
     rank.streams_left = static_cast<std::uint32_t>(programs[r].streams.size());
     for (const auto& stream : programs[r].streams) {
@@ -209,8 +213,8 @@ void DirectLauncher::try_stream(Run& run, int rank, std::uint32_t stream) {
   const auto& commands = k.program.streams[stream];
   while (st.next < commands.size()) {
     const Command& c = commands[st.next];
-    if (c.wait != kNone && k.counts[c.wait] < c.wait_count) {
-      auto& list = k.waiting[c.wait];
+    if (c.wait != kNone && k.signals[c.wait].count < c.wait_count) {
+      auto& list = k.signals[c.wait].waiting;
       if (std::find(list.begin(), list.end(), stream) == list.end()) list.push_back(stream);
       return;
     }
@@ -306,14 +310,16 @@ void DirectLauncher::issue_job(Run& run, int rank, std::uint32_t stream, const C
 
 void DirectLauncher::raise(Run& run, int rank, std::uint32_t signal) {
   Run::Rank& k = run.ranks[static_cast<std::size_t>(rank)];
-  ++k.counts[signal];
-  for (std::uint32_t s : std::exchange(k.waiting[signal], {})) run.ready.emplace_back(rank, s);
+  Run::Rank::Signal& s = k.signals[signal];
+  ++s.count;
+  for (const std::uint32_t stream : s.waiting) run.ready.emplace_back(rank, stream);
+  s.waiting.clear();
 }
 
 // Tries the streams made ready, then reports the ranks among those touched that have finished
 // everything; frees the run once all have.
 void DirectLauncher::settle(Run& run, int rank) {
-  std::vector<int> touched{rank};
+  boost::container::small_vector<int, 8> touched{rank};
   while (!run.ready.empty()) {
     const auto [r, s] = run.ready.front();
     run.ready.pop_front();
