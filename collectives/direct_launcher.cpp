@@ -284,7 +284,8 @@ bool DirectLauncher::issue(Run& run, int rank, std::uint32_t stream, const Comma
     p.run = run.id;
     p.rank = rank;
     p.signal = stream;
-    queue_.schedule(st.last_end, *this, take_pending(p));
+    const std::uint32_t token = take_pending(p);
+    queue_.schedule(st.last_end, *this, token, &pending_[token]);
     return false;
   }
   issue_job(run, rank, stream, c);
@@ -305,7 +306,8 @@ void DirectLauncher::issue_job(Run& run, int rank, std::uint32_t stream, const C
       side(k.chip).engines.book(core::now_ps(), c.bytes, static_cast<int>(stream));
   k.streams[stream].last_end = end;
   ++k.open;
-  queue_.schedule(end, *this, take_pending(p));
+  const std::uint32_t token = take_pending(p);
+  queue_.schedule(end, *this, token, &pending_[token]);
 }
 
 void DirectLauncher::raise(Run& run, int rank, std::uint32_t signal) {
@@ -362,6 +364,36 @@ void DirectLauncher::fire(std::uint32_t token) {
     if (p.signal != kNone) raise(run, p.rank, p.signal);
   }
   settle(run, p.rank);
+}
+
+// A job's end or a stream's resumption, a few callbacks ahead (core::Timed::prefetch): the rank,
+// then the signal it raises or the stream it resumes, then the streams waiting on that signal,
+// then their next commands. Runs are few and stay cached; ranks, signals and commands do not.
+void DirectLauncher::prefetch(std::uint32_t token, const void* /*hot*/, int stage) const {
+  if (token >= pending_.size()) return;
+  const Pending& p = pending_[token];
+  const auto& slot = runs_[p.run % kSlots];
+  if (p.kind == Pending::Kind::kStart || !slot || slot->id != p.run) return;
+  const Run::Rank& k = slot->ranks[static_cast<std::size_t>(p.rank)];
+  if (stage == 1) return __builtin_prefetch(&k);
+  const auto prefetch_stream = [&](std::uint32_t s, bool command) {
+    if (s >= k.streams.size()) return;
+    if (!command) {
+      __builtin_prefetch(&k.streams[s]);
+      return __builtin_prefetch(&k.program.streams[s]);
+    }
+    const auto& commands = k.program.streams[s];
+    if (k.streams[s].next < commands.size()) __builtin_prefetch(&commands[k.streams[s].next]);
+  };
+  if (p.kind == Pending::Kind::kResume) {
+    if (stage == 2) prefetch_stream(p.signal, false);
+    if (stage == 3) prefetch_stream(p.signal, true);
+    return;
+  }
+  if (p.signal == kNone || p.signal >= k.signals.size()) return;
+  const Run::Rank::Signal& signal = k.signals[p.signal];
+  if (stage == 2) return __builtin_prefetch(&signal);
+  for (const std::uint32_t s : signal.waiting) prefetch_stream(s, stage == 4);
 }
 
 void DirectLauncher::on_send(const roce::Completion& c) {

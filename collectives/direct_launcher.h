@@ -60,6 +60,7 @@ class DirectLauncher : private core::Timed {
 
   ChipSide& side(int chip);  // made on first use
   void fire(std::uint32_t tag) override;
+  void prefetch(std::uint32_t tag, const void* hot, int stage) const override;
   void start(Run& run);
   void try_stream(Run& run, int rank, std::uint32_t stream);
   bool issue(Run& run, int rank, std::uint32_t stream, const Command& c);
