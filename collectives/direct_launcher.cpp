@@ -285,6 +285,7 @@ bool DirectLauncher::issue(Run& run, int rank, std::uint32_t stream, const Comma
     p.rank = rank;
     p.signal = stream;
     const std::uint32_t token = take_pending(p);
+    // The entry as `hot`: a hint only, gone stale if pending_ grows before the callback.
     queue_.schedule(st.last_end, *this, token, &pending_[token]);
     return false;
   }

@@ -23,8 +23,8 @@ struct Job {
   core::ReduceOp op = core::ReduceOp::kSum;
 };
 
-// 56 bytes: a large collective's programs hold millions of commands, read one at a time as
-// streams advance, so each should cost one cache line.
+// 56 bytes, within a cache line: a large collective's programs hold millions of commands, each
+// read once, a cache miss at a time, as its stream advances.
 struct Command {
   // kWait does nothing once its wait is met: it makes a program wait for data it only receives.
   enum class Kind : std::uint8_t { kWrite, kReduce, kCopy, kWait };
