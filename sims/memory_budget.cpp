@@ -47,7 +47,7 @@ void require_memory(std::uint64_t bytes, const std::string& what, const std::str
 }
 
 std::uint64_t system_model_bytes(int chips, bool coarse_chips) {
-  const std::uint64_t per_chip = coarse_chips ? std::uint64_t{768} << 10 : std::uint64_t{3} << 20;
+  const std::uint64_t per_chip = coarse_chips ? std::uint64_t{400} << 10 : std::uint64_t{3} << 20;
   return per_chip * static_cast<std::uint64_t>(std::max(chips, 0));
 }
 

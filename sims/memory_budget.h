@@ -19,9 +19,9 @@ std::string approximate_size(std::uint64_t bytes);
 // What the models of a system of `chips` chips hold before any traffic: each chip's blocks, its
 // host's driver state and its share of the network (measured: hls2-rack8x and hls2-rack16x
 // timing-only runs of a 1 KiB all-reduce peak at 1.51 and 3.11 GiB, 3.2 MiB per chip more; the
-// floor takes 3 MiB). Coarse chips (no TPCs or MMEs, no driver state) hold less: the same runs
-// with --chips coarse peak at 0.41 and 0.79 GiB, and hls2-rack32x at 1.56 GiB, 0.78 MiB per chip
-// more; the floor takes 0.75 MiB.
+// floor takes 3 MiB). Coarse chips (no engines, queues or sync managers, no driver state) hold
+// less: the same runs with --chips coarse peak at 0.22 and 0.41 GiB, and hls2-rack32x at 0.80 GiB,
+// 396 KiB per chip more; the floor takes 400 KiB.
 std::uint64_t system_model_bytes(int chips, bool coarse_chips = false);
 // Refuses a system too large to build here, naming the chips and how to shrink it. Under mpirun
 // every process builds the whole system: `processes_here` of them on this machine.

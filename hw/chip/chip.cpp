@@ -112,7 +112,8 @@ core::MemoryTargetConfig memory_config(const ChipConfig& config, bool functional
   return memory;
 }
 
-Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, int nic_ports, bool functional)
+Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, int nic_ports, bool functional,
+           Blocks which)
     : sc_module(name),
       config_(config),
       functional_(functional),
@@ -146,7 +147,7 @@ Chip::Chip(sc_core::sc_module_name name, const ChipConfig& config, int nic_ports
       stats_{core::StatsGroup(this->name()).counter("errors", "1", "error events raised"),
              core::StatsGroup(this->name())
                  .counter("events_written", "1", "error events written to the host's queue")} {
-  const std::vector<Mapped> blocks = build_blocks();
+  const std::vector<Mapped> blocks = build_blocks(which);
   AddressMap map;
   for (std::size_t port = 0; port < blocks.size(); ++port) {
     map.add(blocks[port].name, blocks[port].base, blocks[port].size, static_cast<int>(port));
@@ -185,11 +186,11 @@ int Chip::collective_engines() const {
   const double nic = 2 * config_.nic.ports * config_.nic.port_speed.bits_per_second;
   const double left = memory_config(config_, false).bandwidth.bits_per_second - nic;
   const double fed = std::floor(left / (3 * engine.bandwidth.bits_per_second));
-  return std::min(dma_engines(), static_cast<int>(std::max(1.0, fed)));
+  return std::min(dma_engines_of(config_), static_cast<int>(std::max(1.0, fed)));
 }
 
 // Makes the configuration-space blocks and lists every block the NoC routes to, in port order.
-std::vector<Chip::Mapped> Chip::build_blocks() {
+std::vector<Chip::Mapped> Chip::build_blocks(Blocks which) {
   const auto& at = config_.address_map;
   const core::ErrorSink sink = [this](const core::ErrorEvent& e) { raise(e); };
   std::vector<Mapped> blocks;
@@ -206,6 +207,18 @@ std::vector<Chip::Mapped> Chip::build_blocks() {
   blocks.push_back({"mmu", PODSIM_GAUDI1_MMU_UP_BASE, Mmu::kRegisterSpan, &mmu_->target_socket});
   if (sram_)
     blocks.push_back({"sram", at.sram.value, config_.sram.size.bytes, &sram_->target_socket});
+  if (which == Blocks::kAll) build_engines(sink, blocks);
+  nic_doorbell_.set_error_sink(sink);
+  blocks.push_back({"nic_doorbell", PODSIM_GAUDI1_NIC_DOORBELL_BASE, NicDoorbell::kSpan,
+                    &nic_doorbell_.target_socket});
+  blocks.push_back({"msi", PODSIM_GAUDI1_PCIE_MSI_BASE, msi_.span(), &msi_.target_socket});
+  blocks.push_back({"event_queue", PODSIM_GAUDI1_EVENT_QUEUE_BASE, EventQueueRegs::kSpan,
+                    &event_queue_regs_.target_socket});
+  return blocks;
+}
+
+// The sync managers, and every engine with the QMAN that feeds it.
+void Chip::build_engines(const core::ErrorSink& sink, std::vector<Mapped>& blocks) {
   for (int i = 0; i < 4; ++i) {
     sync_managers_.push_back(
         std::make_unique<SyncManager>(kSyncManagerNames[i], config_.sync_manager));
@@ -254,13 +267,6 @@ std::vector<Chip::Mapped> Chip::build_blocks() {
     blocks.push_back({fmt::format("mme{}_qman", i), mme_qman_base(i), Qman::kRegisterSpan,
                       &mme_qmans_.back()->target_socket});
   }
-  nic_doorbell_.set_error_sink(sink);
-  blocks.push_back({"nic_doorbell", PODSIM_GAUDI1_NIC_DOORBELL_BASE, NicDoorbell::kSpan,
-                    &nic_doorbell_.target_socket});
-  blocks.push_back({"msi", PODSIM_GAUDI1_PCIE_MSI_BASE, msi_.span(), &msi_.target_socket});
-  blocks.push_back({"event_queue", PODSIM_GAUDI1_EVENT_QUEUE_BASE, EventQueueRegs::kSpan,
-                    &event_queue_regs_.target_socket});
-  return blocks;
 }
 
 void Chip::raise(const core::ErrorEvent& event) {

@@ -55,10 +55,17 @@ class Chip : public sc_core::sc_module {
   using EventQueueSetup = EventQueueRegs::Setup;
   static constexpr std::size_t kKeptErrors = 1024;  // the newest, for reports and tests
 
+  // Which blocks a chip is built with. kNetworkSide: memory, SRAM, PCIe, MMU, NIC and the
+  // doorbells, without the engines and the queues and sync managers that feed them: for software
+  // that posts to the NIC itself and times the engines by rate (coarse chips in scale studies,
+  // where the rest is most of what a chip takes to build and to hold).
+  enum class Blocks { kAll, kNetworkSide };
+
   // `nic_ports`: the NIC ports the system wires (at most config.nic.ports); `functional`: the
   // system's mode (real bytes move, or only time). Throws std::invalid_argument on a bad
   // configuration, naming the key.
-  Chip(sc_core::sc_module_name name, const ChipConfig& config, int nic_ports, bool functional);
+  Chip(sc_core::sc_module_name name, const ChipConfig& config, int nic_ports, bool functional,
+       Blocks blocks = Blocks::kAll);
 
   const ChipConfig& config() const { return config_; }
   bool functional() const { return functional_; }
@@ -70,14 +77,17 @@ class Chip : public sc_core::sc_module {
   // The SRAM, or nullptr for a chip without one.
   core::MemoryTarget* sram() { return sram_.get(); }
   pcie::PcieEndpoint& pcie() { return pcie_; }
+  // The DMA engines built (none on a network-side chip).
   int dma_engines() const { return static_cast<int>(dma_.size()); }
   // How many DMA engines the memory feeds at their rate beside the NIC at line rate: the engines
-  // collective jobs are spread over, dma0 up to this count.
+  // collective jobs are spread over, dma0 up to this count (of those the configuration names,
+  // built or not).
   int collective_engines() const;
   dma::DmaCore& dma(int i) { return *dma_[static_cast<std::size_t>(i)]; }
   Qman& dma_qman(int i) { return *dma_qmans_[static_cast<std::size_t>(i)]; }
-  // Sync manager 0..3: E_N, E_S, W_N, W_S.
-  SyncManager& sync_manager(int i) { return *sync_managers_[static_cast<std::size_t>(i)]; }
+  // Sync manager 0..3: E_N, E_S, W_N, W_S (std::out_of_range on a network-side chip, which has
+  // none).
+  SyncManager& sync_manager(int i) { return *sync_managers_.at(static_cast<std::size_t>(i)); }
   NicDoorbell& nic_doorbell() { return nic_doorbell_; }
   MsiDoorbell& msi() { return msi_; }
   // Sync manager `i`'s register block base (0..3: E_N, E_S, W_N, W_S).
@@ -139,7 +149,8 @@ class Chip : public sc_core::sc_module {
     std::uint64_t base, size;
     TargetSocket* socket;
   };
-  std::vector<Mapped> build_blocks();
+  std::vector<Mapped> build_blocks(Blocks which);
+  void build_engines(const core::ErrorSink& sink, std::vector<Mapped>& blocks);
   void raise(const core::ErrorEvent& event);
   void write_event(const core::ErrorEvent& event);
   void debug(tlm::tlm_command command, std::uint64_t address, std::uint8_t* data,

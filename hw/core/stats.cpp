@@ -95,8 +95,8 @@ double TimeWeighted::average(TimePs now) const {
 
 StatsRegistry::Entry& StatsRegistry::add(const std::string& name, Kind kind, std::string unit,
                                          std::string description) {
-  auto [it, inserted] =
-      entries_.try_emplace(name, Entry{kind, std::move(unit), std::move(description), nullptr});
+  auto [it, inserted] = entries_.try_emplace(
+      name, Entry{kind, text(std::move(unit)), text(std::move(description)), nullptr});
   if (!inserted) throw std::logic_error("statistic '" + name + "' is registered twice");
   counter_list_stale_ = true;
   return it->second;
@@ -186,8 +186,8 @@ nlohmann::json StatsRegistry::to_json(TimePs end) const {
   for (const auto& [name, entry] : entries_) {
     nlohmann::json& out = stats[name];
     out["kind"] = kind_name(static_cast<int>(entry.kind));
-    out["unit"] = entry.unit;
-    out["description"] = entry.description;
+    out["unit"] = *entry.unit;
+    out["description"] = *entry.description;
     switch (entry.kind) {
       case Kind::kCounter:
         out["value"] = static_cast<const Counter*>(entry.stat)->value();
@@ -339,8 +339,8 @@ std::string StatsRegistry::export_raw() const {
     }
     out.put_text(name);
     out.put(static_cast<std::uint8_t>(entry.kind));
-    out.put_text(entry.unit);
-    out.put_text(entry.description);
+    out.put_text(*entry.unit);
+    out.put_text(*entry.description);
     switch (entry.kind) {
       case Kind::kCounter:
         out.put(static_cast<const Counter*>(stat)->value_);
@@ -453,6 +453,7 @@ void StatsRegistry::add_counted(const std::vector<std::uint64_t>& before,
 void StatsRegistry::clear() {
   counter_list_stale_ = true;
   entries_.clear();
+  texts_.clear();
   counters_.clear();
   accumulators_.clear();
   histograms_.clear();

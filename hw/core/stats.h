@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -134,16 +135,21 @@ class StatsRegistry {
 
  private:
   enum class Kind { kCounter, kAccumulator, kHistogram, kTimeWeighted };
+  // The unit and description are shared with every other statistic of the same text (each
+  // chip's NIC repeats the same few hundred): a 1024-chip system has about 800 thousand entries.
   struct Entry {
     Kind kind;
-    std::string unit, description;
+    const std::string* unit;
+    const std::string* description;
     void* stat;
   };
+  const std::string* text(std::string s) { return &*texts_.insert(std::move(s)).first; }
   Entry& add(const std::string& name, Kind kind, std::string unit, std::string description);
   // The counters in name order, rebuilt after a statistic comes or goes: a replayed stretch of
   // simulation reads and adds every counter at once.
   const std::vector<Counter*>& counter_list() const;
 
+  std::unordered_set<std::string> texts_;  // node-based: the entries' pointers stay valid
   std::map<std::string, Entry> entries_;
   std::deque<Counter> counters_;
   std::deque<Accumulator> accumulators_;

@@ -14,7 +14,7 @@ enum class NetworkMode { kPacket, kFlow };
 // Chips as their blocks (queue managers, sync managers, DMA engines, driver through PCIe), or
 // coarse: software that runs on chips talks to their NICs directly and times their engines by
 // rate (collectives/direct_launcher.h), for scale studies; coarse chips are built without their
-// TPCs and MMEs.
+// engines, queue managers and sync managers (chip::Chip::Blocks::kNetworkSide).
 enum class ChipModel { kDetailed, kCoarse };
 
 struct ModelOptions {

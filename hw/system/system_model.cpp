@@ -111,13 +111,10 @@ SystemModel::~SystemModel() {
 
 void SystemModel::build_chips() {
   const int per_box = config_.box.chips;
-  // Nothing runs on a coarse chip's compute engines (software talks to its NIC and times its
+  // Nothing runs on a coarse chip's engines or queues (software talks to its NIC and times its
   // engines by rate), and they are most of what a chip takes to build.
-  chip::ChipConfig chip_config = config_.chip;
-  if (chip_model_ == ChipModel::kCoarse) {
-    chip_config.tpc.cores = 0;
-    chip_config.mme.engines = 0;
-  }
+  const auto blocks = chip_model_ == ChipModel::kCoarse ? chip::Chip::Blocks::kNetworkSide
+                                                        : chip::Chip::Blocks::kAll;
   for (int box = 0; box * per_box < topology_.chips; ++box) {
     std::unique_ptr<HostSide> host;
     auto made = std::make_unique<Box>(fmt::format("box{}", box).c_str(), [&] {
@@ -125,8 +122,8 @@ void SystemModel::build_chips() {
       for (int local = 0; local < per_box; ++local) {
         const int index = box * per_box + local;
         const auto& node = topology_.nodes[static_cast<std::size_t>(topology_.nic_of_chip(index))];
-        chips_.push_back(std::make_unique<chip::Chip>(fmt::format("chip{}", local).c_str(),
-                                                      chip_config, node.ports, functional_));
+        chips_.push_back(std::make_unique<chip::Chip>(
+            fmt::format("chip{}", local).c_str(), config_.chip, node.ports, functional_, blocks));
         chips.push_back(chips_.back().get());
       }
       host = std::make_unique<HostSide>("host", config_.host, chips, functional_);

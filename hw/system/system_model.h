@@ -6,8 +6,8 @@
 // reproduces a run), and the system's mode (functional or timing only) handed to every chip;
 // in flow mode, a flow::FlowNetwork over the same cables and routes instead of switches and links;
 // and per box its host with the PCIe tree that holds the box's chips (host_side.h); with coarse
-// chips (model_options.h), chips without their TPCs and MMEs. Ignores: what is inside a chip
-// (chip.h) and a host.
+// chips (model_options.h), chips built network-side (no engines, queues or sync managers). Ignores:
+// what is inside a chip (chip.h) and a host.
 #pragma once
 
 #include <functional>

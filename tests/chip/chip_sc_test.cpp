@@ -139,5 +139,32 @@ TEST(Chip, SystemNestsChipsInBoxesAndHandsThemItsMode) {
   EXPECT_FALSE(model.functional());
 }
 
+TEST(Chip, ANetworkSideChipHasNoEnginesButSpreadsCollectiveJobsAsAFullOne) {
+  Chip full("full", gaudi2(), 24, false);
+  Chip side("side", gaudi2(), 24, false, Chip::Blocks::kNetworkSide);
+  EXPECT_GT(full.dma_engines(), 0);
+  EXPECT_GT(full.tpc_cores(), 0);
+  EXPECT_EQ(side.dma_engines(), 0);
+  EXPECT_EQ(side.tpc_cores(), 0);
+  EXPECT_EQ(side.mme_engines(), 0);
+  EXPECT_THROW(side.sync_manager(0), std::out_of_range);
+  EXPECT_EQ(side.collective_engines(), full.collective_engines());
+  EXPECT_GT(side.collective_engines(), 0);
+  EXPECT_STREQ(side.nic().name(), "side.nic");
+  ASSERT_NE(side.hbm(), nullptr);
+}
+
+TEST(Chip, ACoarseSystemBuildsItsChipsNetworkSide) {
+  auto loaded = collectives::load_system_file("hls2", {});
+  system::ModelOptions options;
+  options.functional = false;
+  options.chips = system::ChipModel::kCoarse;
+  system::SystemModel model("system", loaded.config, system::build_topology(loaded.config),
+                            options);
+  EXPECT_EQ(model.chip(3).dma_engines(), 0);
+  EXPECT_EQ(model.chip(3).tpc_cores(), 0);
+  EXPECT_EQ(model.chip(3).config().dma.engines, loaded.config.chip.dma.engines);
+}
+
 }  // namespace
 }  // namespace podsim::chip

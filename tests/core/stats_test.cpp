@@ -1,5 +1,6 @@
 #include "hw/core/stats.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -278,6 +279,22 @@ TEST(StatsRegistry, ForgetDropsOnlyTheNamesUnderThePrefix) {
   EXPECT_TRUE(r.contains("sw10.port0.tx"));
   EXPECT_TRUE(r.contains("sw1x"));
   EXPECT_EQ(r.size(), 2u);
+}
+
+TEST(StatsRegistry, StatsSharingAUnitAndDescriptionEachKeepThemAfterOthersGo) {
+  StatsRegistry r;
+  for (int port = 0; port < 3; ++port) {
+    StatsGroup(fmt::format("nic.port{}", port), r).counter("rx", "B", "bytes received");
+  }
+  r.counter("nic.drops", "1", "frames dropped");
+  r.forget("nic.port0");
+  r.counter("nic.port0.rx", "B", "bytes received again");
+  const nlohmann::json stats = r.to_json(0)["stats"];
+  EXPECT_EQ(stats["nic.port0.rx"]["description"], "bytes received again");
+  EXPECT_EQ(stats["nic.port2.rx"]["unit"], "B");
+  EXPECT_EQ(stats["nic.port2.rx"]["description"], "bytes received");
+  EXPECT_EQ(stats["nic.drops"]["unit"], "1");
+  EXPECT_EQ(stats["nic.drops"]["description"], "frames dropped");
 }
 
 TEST(StatsGroup, NamesStatsUnderTheModule) {
