@@ -188,16 +188,16 @@ TEST_F(CollectiveCli, ASystemTooLargeForTheHostIsRefusedBeforeItIsBuilt) {
   ::unsetenv("PODSIM_MEMORY_LIMIT");
   EXPECT_THAT(refused.err, HasSubstr("a system of 512 chips would hold about 1.5 GiB"));
   EXPECT_THAT(refused.err, HasSubstr("--set boxes=N"));
-  // Coarse chips hold a quarter as much: 2048 of them are refused under 1 GiB, 512 are not
-  // (checked up front: an hls2-rack8x run with the limit set passes the estimate).
-  ::setenv("PODSIM_MEMORY_LIMIT", "1GiB", 1);
+  // Coarse chips hold about an eighth as much: 2048 of them are refused under 512 MiB, 512 are
+  // not (checked up front: an hls2-rack8x run with the limit set passes the estimate).
+  ::setenv("PODSIM_MEMORY_LIMIT", "512MiB", 1);
   const auto coarse =
       fails({"--system", "hls2-rack32x", "--chips", "coarse", "--sizes", "1K", "--timing-only"});
   const auto fits = test::run_program(
       PODSIM_BINARY, {"collective", "--system", "hls2-rack8x", "--chips", "coarse", "--sizes", "1K",
                       "--timing-only", "--network", "flow", "-q"});
   ::unsetenv("PODSIM_MEMORY_LIMIT");
-  EXPECT_THAT(coarse.err, HasSubstr("a system of 2048 coarse chips would hold about 1.5 GiB"));
+  EXPECT_THAT(coarse.err, HasSubstr("a system of 2048 coarse chips would hold about 800.0 MiB"));
   EXPECT_EQ(fits.exit_status, 0) << fits.err;
 }
 
