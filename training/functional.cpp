@@ -10,6 +10,7 @@
 #include "hw/tpc/data_type.h"
 #include "hw/tpc/kernels/library.h"
 #include "synapse/session.h"
+#include "training/host_staging.h"
 #include "training/profile.h"
 #include "workloads/convnet.h"
 
@@ -59,6 +60,54 @@ std::vector<std::uint8_t> encode(const std::vector<float>& v, tpc::Dtype t) {
   return bytes;
 }
 
+// Between hosts, when the replicas span several boxes: each host's bytes written into its memory
+// behind its front-end NIC, a collective over the hosts' modeled network (their NICs and switch
+// move the bytes, their CPUs' reductions sum them), and every host's copy read back.
+class BetweenHosts {
+ public:
+  explicit BetweenHosts(collectives::Communicator& hosts) : hosts_(hosts) {}
+
+  // shares[h]: host h's bytes, as many on each. Returns what every host holds afterwards: the
+  // sum (kAllReduce) or host 0's bytes (kBroadcast). Throws std::runtime_error when the
+  // collective fails or the hosts' copies differ.
+  std::vector<std::uint8_t> run(collectives::Op op, core::DataType type,
+                                const std::vector<std::vector<std::uint8_t>>& shares) {
+    collectives::Spec spec;
+    spec.op = op;
+    spec.type = type;
+    spec.count = shares.front().size() / core::size_of(type);
+    spec.in_place = true;
+    spec.base = host(0).memory_base();
+    const int n = hosts_.size();
+    for (int h = 0; h < n; ++h) {
+      const auto& bytes = shares[static_cast<std::size_t>(h)];
+      host(h).debug_write(collectives::layout(spec, n, h).input, bytes.data(), bytes.size());
+    }
+    const auto handle = hosts_.start(spec);
+    handle->wait_done();
+    if (!handle->ok) {
+      throw std::runtime_error(fmt::format("the hosts' {} failed", collectives::to_string(op)));
+    }
+    std::vector<std::uint8_t> result;
+    for (int h = 0; h < n; ++h) {
+      std::vector<std::uint8_t> got(shares.front().size());
+      host(h).debug_read(collectives::layout(spec, n, h).output, got.data(), got.size());
+      if (h > 0 && got != result) {
+        throw std::runtime_error(
+            fmt::format("the hosts' {}: host {} ended with other bytes than "
+                        "host 0",
+                        collectives::to_string(op), h));
+      }
+      result = std::move(got);
+    }
+    return result;
+  }
+
+ private:
+  chip::Chip& host(int h) { return hosts_.model().chip(hosts_.chip(h)); }
+  collectives::Communicator& hosts_;
+};
+
 // What the host holds for ipu-multiworker: each buffer's fp32 master weights and momenta.
 struct HostOptimizer {
   std::vector<std::vector<float>> weights, momenta;  // by buffer
@@ -66,6 +115,8 @@ struct HostOptimizer {
 
 // What the replicas' programs share.
 struct Shared {
+  Shared(const FunctionalOptions& o, collectives::Communicator& c)
+      : options(o), comm(c), barrier(o.replicas) {}
   const FunctionalOptions& options;
   collectives::Communicator& comm;
   ReplicaBarrier barrier;
@@ -76,6 +127,9 @@ struct Shared {
   HostOptimizer host;                             // ipu-multiworker
   FunctionalResult result;
   int collectives = 0;
+  std::unique_ptr<BetweenHosts> between_hosts;  // replicas through several hosts
+  std::vector<int> host_of_rank;                // with between_hosts
+  int hosts = 1;
 };
 
 class Replica {
@@ -238,14 +292,37 @@ class Replica {
     }
   }
 
-  // The replicas' copies summed in fp32, in rank order.
+  // The replicas' copies summed in fp32: by each host in rank order, then between the hosts
+  // over their network when there are several.
   std::vector<float> host_sum(const Buffer& b) const {
-    std::vector<float> sum = decode(sh_.staged.front(), b.dtype);
-    for (std::size_t r = 1; r < sh_.staged.size(); ++r) {
+    if (!sh_.between_hosts) return local_sum(b, -1);
+    std::vector<std::vector<std::uint8_t>> shares;
+    for (int h = 0; h < sh_.hosts; ++h) shares.push_back(encode(local_sum(b, h), tpc::Dtype::kF32));
+    return decode(
+        sh_.between_hosts->run(collectives::Op::kAllReduce, core::DataType::kFp32, shares),
+        tpc::Dtype::kF32);
+  }
+
+  // The copies of host `host`'s replicas (every replica's for -1) summed in rank order.
+  std::vector<float> local_sum(const Buffer& b, int host) const {
+    std::vector<float> sum;
+    for (std::size_t r = 0; r < sh_.staged.size(); ++r) {
+      if (host >= 0 && sh_.host_of_rank[r] != host) continue;
       const std::vector<float> v = decode(sh_.staged[r], b.dtype);
+      if (sum.empty()) sum.assign(v.size(), 0.0f);
       for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += v[i];
     }
     return sum;
+  }
+
+  // Rank 0's copy on every host: from its host to the others over their network.
+  std::vector<std::uint8_t> from_rank0(const Buffer& b) const {
+    if (!sh_.between_hosts) return sh_.staged.front();
+    std::vector<std::vector<std::uint8_t>> shares(
+        static_cast<std::size_t>(sh_.hosts),
+        std::vector<std::uint8_t>(sh_.staged.front().size(), 0));
+    shares.front() = sh_.staged.front();
+    return sh_.between_hosts->run(collectives::Op::kBroadcast, tpc::data_type_of(b.dtype), shares);
   }
 
   // SGD with momentum on the host's master weights, as the chips' sgd_momentum kernel does it.
@@ -285,7 +362,7 @@ class Replica {
 
   void broadcast_parameters() {
     if (via_host_) {
-      through_host(false, true, [this](std::size_t, const Buffer&) { return sh_.staged.front(); });
+      through_host(false, true, [this](std::size_t, const Buffer& b) { return from_rank0(b); });
       if (rank_ == 0) sh_.result.broadcasts = static_cast<int>(buffers_.size());
       return;
     }
@@ -326,11 +403,9 @@ std::string FunctionalOptions::problem() const {
 
 struct FunctionalRun::State {
   State(system::SystemModel& model, const FunctionalOptions& options, std::vector<int> chips)
-      : comm(model, std::move(chips)), shared{options, comm, ReplicaBarrier(options.replicas),
-                                              {},      {},   {},
-                                              {},      {},   {},
-                                              0} {}
+      : comm(model, std::move(chips)), shared(options, comm) {}
   collectives::Communicator comm;
+  std::unique_ptr<HostStaging> staging;  // the hosts' network, when through several hosts
   Shared shared;
   std::vector<std::string> failures;
 };
@@ -343,17 +418,18 @@ FunctionalRun::FunctionalRun(system::SystemModel& model, const FunctionalOptions
     throw std::invalid_argument(fmt::format("functional training: {} replicas on {} chips",
                                             options.replicas, chips.size()));
   }
-  if (through_hosts(options.strategy, options.host_staged)) {
-    const int box = model.config().box.chips;
-    for (int chip : chips) {
-      if (chip / box != chips.front() / box) {
-        throw std::invalid_argument(
-            "functional training through the host runs on one host's chips (one box)");
-      }
-    }
-  }
   state_ = std::make_unique<State>(model, options, chips);
   Shared& shared = state_->shared;
+  if (through_hosts(options.strategy, options.host_staged)) {
+    state_->staging = std::make_unique<HostStaging>(model.config(), chips,
+                                                    system::ModelOptions{options.seed, true});
+    const HostPath path = state_->staging->path();
+    if (path.hosts) {
+      shared.between_hosts = std::make_unique<BetweenHosts>(*path.hosts);
+      shared.host_of_rank = path.host_of_rank;
+      shared.hosts = shared.result.hosts = state_->staging->hosts();
+    }
+  }
   shared.staged.resize(chips.size());
   shared.losses.assign(static_cast<std::size_t>(options.steps),
                        std::vector<double>(static_cast<std::size_t>(options.replicas), 0.0));

@@ -10,7 +10,9 @@
 //    learning rate, which for SGD with momentum is the same arithmetic. Device-direct, the
 //    collectives all-reduce the buffers; host-staged, each buffer goes to the host by the
 //    runtime's device-to-host copy (PCIe DMA), the host CPU sums the replicas' copies in fp32 in
-//    rank order, and the sum comes back by host-to-device copies;
+//    rank order, and the sum comes back by host-to-device copies; replicas on several hosts: each
+//    host sums its own replicas' copies, and the hosts all-reduce their sums over their modeled
+//    front-end network (host_staging.h);
 //  - ipu-multiworker: each gradient to the host as above, averaged there, and SGD with momentum
 //    applied by the host CPU to fp32 master weights and momenta that live only in host memory;
 //    the new weights (rounded to the replicas' type) copied back into every replica.
@@ -20,8 +22,8 @@
 // collectives share each device's open file (driver/host_drivers.h).
 // Captures: the data path of gradient averaging end to end, so that 4 replicas of batch b end
 // with the weights one chip reaches with batch 4b (within the rounding of bf16 sums).
-// Ignores: the timing of the strategies (data_parallel.h models that); host-staged replicas on
-// several hosts (the sum between hosts runs in timing studies only).
+// Ignores: the timing of the strategies (data_parallel.h models that), and the time of the host
+// CPUs' own sums (between hosts, the collective's reductions are timed).
 #pragma once
 
 #include <cstdint>
@@ -55,6 +57,7 @@ struct FunctionalResult {
   std::vector<double> initial;                  // rank 0's parameters before the first step
   std::vector<std::vector<double>> parameters;  // per replica, after the last step
   int all_reduces = 0;                          // per step
+  int hosts = 1;  // through the host: the hosts whose network sums between them
   int broadcasts = 0;
 };
 
@@ -64,7 +67,8 @@ struct FunctionalResult {
 class FunctionalRun {
  public:
   // Rank i on chips[i] (as many chips as replicas). Throws std::invalid_argument on bad options
-  // or chips (strategies through the host need every chip in one box).
+  // or chips, or naming the host.network key when replicas through the host span boxes whose
+  // hosts cannot reach each other. Builds the hosts' network (one per simulation) then.
   FunctionalRun(system::SystemModel& model, const FunctionalOptions& options,
                 std::vector<int> chips);
   ~FunctionalRun();

@@ -1,7 +1,7 @@
 // Data-parallel training for real: 4 replicas of the MNIST net, each on its chip of an hls1 box
-// with batch b, their gradients averaged by the collectives over the box's links or by the host,
-// against one chip of the same box training on the whole batch 4b in the same simulation (and
-// updating its own weights on the chip).
+// (or two boxes) with batch b, their gradients averaged by the collectives over the box's links
+// or by the hosts, against one chip of the first box training on the whole batch 4b in the same
+// simulation (and updating its own weights on the chip).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -19,11 +19,21 @@ struct Runs {
   FunctionalResult parallel, single, alone;
 };
 
-// `options` on chips 0-3; on chip 4 one replica of 4x the batch; on chip 5 one replica of the
-// batch alone (what a replica would do without the others' gradients); both single chips on
-// their own (hccl's one-replica path: no collective, the update on the chip).
-Runs train_all(FunctionalOptions options) {
-  const auto loaded = collectives::load_system_file("hls1", {});
+// Where the replicas run: an hls1 box (chips 0-3), or two boxes' hosts (chips 0, 1 of the
+// first and 8, 9 of the second).
+struct Where {
+  std::vector<std::string> overrides;
+  std::vector<int> chips = {0, 1, 2, 3};
+};
+const Where kOneBox;
+const Where kTwoHosts{{"boxes=2", "network.kind=leaf-spine", "network.leaf_down_ports=16"},
+                      {0, 1, 8, 9}};
+
+// `options` on the placement's chips; on chip 4 one replica of 4x the batch; on chip 5 one
+// replica of the batch alone (what a replica would do without the others' gradients); both
+// single chips on their own (hccl's one-replica path: no collective, the update on the chip).
+Runs train_all(FunctionalOptions options, const Where& on = kOneBox) {
+  const auto loaded = collectives::load_system_file("hls1", on.overrides);
   system::SystemModel model("system", loaded.config, system::build_topology(loaded.config),
                             system::ModelOptions{1, true});
   FunctionalOptions one = options, alone = options;
@@ -31,7 +41,7 @@ Runs train_all(FunctionalOptions options) {
   one.strategy = alone.strategy = Strategy::kHccl;
   one.host_staged = alone.host_staged = false;
   one.batch = options.batch * 4;
-  FunctionalRun parallel(model, options, {0, 1, 2, 3});
+  FunctionalRun parallel(model, options, on.chips);
   FunctionalRun single(model, one, {4});
   FunctionalRun lone(model, alone, {5});
   sc_core::sc_start();
@@ -53,14 +63,14 @@ double update_difference(const std::vector<double>& a, const std::vector<double>
 // `tolerance`: of the single chip's update. Measured: bf16 2.7e-2 (the weights' rounding), f32
 // 8e-7; a replica alone ends 4 to 6 times its update away.
 void expect_matches_one_chip(Strategy strategy, tpc::Dtype dtype, double tolerance,
-                             bool host_staged = false) {
+                             bool host_staged = false, const Where& on = kOneBox) {
   FunctionalOptions o;
   o.strategy = strategy;
   o.host_staged = host_staged;
   o.dtype = dtype;
   o.batch = 4;
   o.steps = 3;
-  const Runs r = train_all(o);
+  const Runs r = train_all(o, on);
   ASSERT_EQ(r.parallel.parameters.size(), 4u);
   const std::vector<double>& single = r.single.parameters.front();
   ASSERT_EQ(single.size(), 10994u);
@@ -100,6 +110,18 @@ TEST(FunctionalTraining, IpuMultiworkerReplicasEndWhereOneChipWithTheirWholeBatc
   expect_matches_one_chip(Strategy::kIpuMultiworker, tpc::Dtype::kBf16, 0.1);
 }
 
+// On two hosts, each sums its own replicas' copies and the hosts all-reduce their sums over
+// their front-end network; without that the two hosts' replicas would end apart.
+TEST(FunctionalTraining, HostStagedHorovodReplicasOnTwoHostsEndWhereOneChipEnds) {
+  expect_matches_one_chip(Strategy::kHorovod, tpc::Dtype::kBf16, 0.1, true, kTwoHosts);
+}
+
+// The step-0 broadcast also crosses the hosts' network: rank 0's weights reach the second host's
+// replicas, which start from other values.
+TEST(FunctionalTraining, IpuMultiworkerReplicasOnTwoHostsEndWhereOneChipEnds) {
+  expect_matches_one_chip(Strategy::kIpuMultiworker, tpc::Dtype::kBf16, 0.1, false, kTwoHosts);
+}
+
 TEST(FunctionalTraining, InF32TheHostsUpdateMatchesTheChipsToItsRounding) {
   expect_matches_one_chip(Strategy::kIpuMultiworker, tpc::Dtype::kF32, 1e-4);
 }
@@ -125,16 +147,23 @@ TEST(FunctionalTraining, SmallBucketsSplitTheGradientsIntoSeveralAllReduces) {
             0.1);
 }
 
-// Through the host the replicas must share one: the sum between hosts is not functional here.
-TEST(FunctionalTraining, ThroughTheHostNeedsOneHostsChips) {
-  auto loaded = collectives::load_system_file(
-      "hls2", {"boxes=2", "network.kind=leaf-spine", "network.leaf_down_ports=16"});
+// Through several hosts the sum needs their network: without one the run is refused, naming the
+// key.
+TEST(FunctionalTraining, ThroughHostsWithoutTheirNetworkIsRefused) {
+  auto overrides = kTwoHosts.overrides;
+  overrides.push_back("host.network.enabled=false");
+  auto loaded = collectives::load_system_file("hls1", overrides);
   system::SystemModel model("system", loaded.config, system::build_topology(loaded.config),
                             system::ModelOptions{1, true});
   FunctionalOptions o;
   o.strategy = Strategy::kIpuMultiworker;
   o.replicas = 2;
-  EXPECT_THROW(FunctionalRun(model, o, {0, 8}), std::invalid_argument);
+  try {
+    FunctionalRun run(model, o, {0, 8});
+    ADD_FAILURE() << "not refused";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("host.network.enabled"));
+  }
 }
 
 }  // namespace
