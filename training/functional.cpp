@@ -65,7 +65,12 @@ std::vector<std::uint8_t> encode(const std::vector<float>& v, tpc::Dtype t) {
 // move the bytes, their CPUs' reductions sum them), and every host's copy read back.
 class BetweenHosts {
  public:
-  explicit BetweenHosts(collectives::Communicator& hosts) : hosts_(hosts) {}
+  // `host_of_rank`: each replica's host, a rank of `hosts`.
+  BetweenHosts(collectives::Communicator& hosts, std::vector<int> host_of_rank)
+      : hosts_(hosts), host_of_rank_(std::move(host_of_rank)) {}
+
+  int hosts() const { return hosts_.size(); }
+  int host_of(std::size_t rank) const { return host_of_rank_[rank]; }
 
   // shares[h]: host h's bytes, as many on each. Returns what every host holds afterwards: the
   // sum (kAllReduce) or host 0's bytes (kBroadcast). Throws std::runtime_error when the
@@ -93,10 +98,8 @@ class BetweenHosts {
       std::vector<std::uint8_t> got(shares.front().size());
       host(h).debug_read(collectives::layout(spec, n, h).output, got.data(), got.size());
       if (h > 0 && got != result) {
-        throw std::runtime_error(
-            fmt::format("the hosts' {}: host {} ended with other bytes than "
-                        "host 0",
-                        collectives::to_string(op), h));
+        throw std::runtime_error(fmt::format("the hosts' {}: host {} ended unlike host 0",
+                                             collectives::to_string(op), h));
       }
       result = std::move(got);
     }
@@ -106,6 +109,7 @@ class BetweenHosts {
  private:
   chip::Chip& host(int h) { return hosts_.model().chip(hosts_.chip(h)); }
   collectives::Communicator& hosts_;
+  std::vector<int> host_of_rank_;
 };
 
 // What the host holds for ipu-multiworker: each buffer's fp32 master weights and momenta.
@@ -128,8 +132,6 @@ struct Shared {
   FunctionalResult result;
   int collectives = 0;
   std::unique_ptr<BetweenHosts> between_hosts;  // replicas through several hosts
-  std::vector<int> host_of_rank;                // with between_hosts
-  int hosts = 1;
 };
 
 class Replica {
@@ -297,7 +299,8 @@ class Replica {
   std::vector<float> host_sum(const Buffer& b) const {
     if (!sh_.between_hosts) return local_sum(b, -1);
     std::vector<std::vector<std::uint8_t>> shares;
-    for (int h = 0; h < sh_.hosts; ++h) shares.push_back(encode(local_sum(b, h), tpc::Dtype::kF32));
+    for (int h = 0; h < sh_.between_hosts->hosts(); ++h)
+      shares.push_back(encode(local_sum(b, h), tpc::Dtype::kF32));
     return decode(
         sh_.between_hosts->run(collectives::Op::kAllReduce, core::DataType::kFp32, shares),
         tpc::Dtype::kF32);
@@ -307,7 +310,7 @@ class Replica {
   std::vector<float> local_sum(const Buffer& b, int host) const {
     std::vector<float> sum;
     for (std::size_t r = 0; r < sh_.staged.size(); ++r) {
-      if (host >= 0 && sh_.host_of_rank[r] != host) continue;
+      if (host >= 0 && sh_.between_hosts->host_of(r) != host) continue;
       const std::vector<float> v = decode(sh_.staged[r], b.dtype);
       if (sum.empty()) sum.assign(v.size(), 0.0f);
       for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += v[i];
@@ -319,7 +322,7 @@ class Replica {
   std::vector<std::uint8_t> from_rank0(const Buffer& b) const {
     if (!sh_.between_hosts) return sh_.staged.front();
     std::vector<std::vector<std::uint8_t>> shares(
-        static_cast<std::size_t>(sh_.hosts),
+        static_cast<std::size_t>(sh_.between_hosts->hosts()),
         std::vector<std::uint8_t>(sh_.staged.front().size(), 0));
     shares.front() = sh_.staged.front();
     return sh_.between_hosts->run(collectives::Op::kBroadcast, tpc::data_type_of(b.dtype), shares);
@@ -425,9 +428,8 @@ FunctionalRun::FunctionalRun(system::SystemModel& model, const FunctionalOptions
                                                     system::ModelOptions{options.seed, true});
     const HostPath path = state_->staging->path();
     if (path.hosts) {
-      shared.between_hosts = std::make_unique<BetweenHosts>(*path.hosts);
-      shared.host_of_rank = path.host_of_rank;
-      shared.hosts = shared.result.hosts = state_->staging->hosts();
+      shared.between_hosts = std::make_unique<BetweenHosts>(*path.hosts, path.host_of_rank);
+      shared.result.hosts = shared.between_hosts->hosts();
     }
   }
   shared.staged.resize(chips.size());

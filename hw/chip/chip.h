@@ -4,7 +4,8 @@
 // Captures: HBM (or host memory over PCIe for a chip without HBM) and SRAM at their configured
 // bases; the PCIe endpoint, through which the host reaches the chip (BARs) and the engines reach
 // host memory (the host window); Gaudi1's configuration space: the four sync managers, the DMA
-// engines each fed by its QMAN, and the MSI doorbells; the RoCE NIC; error events from every
+// engines each fed by its QMAN (none of these on a network-side chip, Blocks), and the MSI
+// doorbells; the RoCE NIC; error events from every
 // block, kept, counted and, once the host has set up an event queue, written to it with an MSI;
 // the NIC's work-request doorbell (nic_doorbell.h), through which command buffers post RDMA
 // writes whose completions count on sync objects; an SRAM that keeps its contents even in a
