@@ -136,7 +136,7 @@ class StatsRegistry {
  private:
   enum class Kind { kCounter, kAccumulator, kHistogram, kTimeWeighted };
   // The unit and description are shared with every other statistic of the same text (each
-  // chip's NIC repeats the same few hundred): a 1024-chip system has about 800 thousand entries.
+  // chip's NIC repeats the same few hundred): 1024 coarse chips register about 520 thousand.
   struct Entry {
     Kind kind;
     const std::string* unit;
