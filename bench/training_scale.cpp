@@ -8,7 +8,13 @@
 //
 //   bench/training_scale [--podsim PATH] [--json FILE] [--models A,B] [--points N,N,...]
 //                        [--networks flow,packet] [--layers N] [--solve-interval T]
+//                        [--packet-replay exact|congested] [--packet-chips coarse|detailed]
 //
+// Every point runs on coarse chips (the collectives' engines timed by rate) unless
+// --packet-chips detailed puts the packet points on detailed ones. Packet points replay equal
+// collectives after ECN marks too (`podsim train --replay-congested`, approximate; docs/training.md
+// measures its agreement) unless --packet-replay exact, which simulates every collective once a
+// switch has marked (exact, and far slower from 256 chips).
 // --layers cuts each transformer model's depth for a quick look; the figures are recorded without
 // it. --solve-interval is the flow network's (network.flow_solve_interval; 0ns, exact, by default:
 // an interval batches changes into fewer solves but seldom saves time, docs/network.md).
@@ -52,8 +58,8 @@ struct Figure {
 
 int main(int argc, char** argv) {
   std::string podsim = PODSIM_BINARY, json_file, models_text = "resnet50,gpt",
-              points_text = "8,64,256,1024", networks_text = "flow", layers,
-              solve_interval = "0ns";
+              points_text = "8,64,256,1024", networks_text = "flow", layers, solve_interval = "0ns",
+              packet_replay = "congested", packet_chips = "coarse";
   if (!podsim::bench::read_flags(argc, argv,
                                  {{"--podsim", &podsim},
                                   {"--json", &json_file},
@@ -61,10 +67,23 @@ int main(int argc, char** argv) {
                                   {"--points", &points_text},
                                   {"--networks", &networks_text},
                                   {"--layers", &layers},
-                                  {"--solve-interval", &solve_interval}},
+                                  {"--solve-interval", &solve_interval},
+                                  {"--packet-replay", &packet_replay},
+                                  {"--packet-chips", &packet_chips}},
                                  "usage: training_scale [--podsim PATH] [--json FILE] [--models "
                                  "A,B] [--points N,N,...] [--networks flow,packet] [--layers N] "
-                                 "[--solve-interval T]")) {
+                                 "[--solve-interval T] [--packet-replay exact|congested] "
+                                 "[--packet-chips coarse|detailed]")) {
+    return 2;
+  }
+  if (packet_replay != "exact" && packet_replay != "congested") {
+    std::fprintf(stderr, "training_scale: --packet-replay %s: exact or congested\n",
+                 packet_replay.c_str());
+    return 2;
+  }
+  if (packet_chips != "coarse" && packet_chips != "detailed") {
+    std::fprintf(stderr, "training_scale: --packet-chips %s: coarse or detailed\n",
+                 packet_chips.c_str());
     return 2;
   }
   std::vector<int> points;
@@ -87,8 +106,9 @@ int main(int argc, char** argv) {
       const auto profiled = run_podsim(podsim, profile_args);
       fmt::print(
           "{}: compute profile measured on one Gaudi2 in {:.1f} s; flow points solve "
-          "rates every {}\n",
-          model, profiled.wall_seconds, solve_interval);
+          "rates every {}; packet points run on {} chips and replay equal collectives {}\n",
+          model, profiled.wall_seconds, solve_interval, packet_chips,
+          packet_replay == "congested" ? "through congestion (approximate)" : "only exactly");
       figures.push_back(
           {fmt::format("{} compute profile wall time", model), profiled.wall_seconds, "s", "-"});
       fmt::print("{:>8} {:>6} {:>10} {:>12} {:>11} {:>9} {:>9}\n", "network", "chips", "step_ms",
@@ -103,7 +123,10 @@ int main(int argc, char** argv) {
           args.insert(args.end(), shape.begin(), shape.end());
           args.insert(args.end(), {"--profile", profile_file, "--ranks", std::to_string(chips),
                                    "--steps", "1", "--no-broadcast"});
-          if (network == "flow") args.insert(args.end(), {"--chips", "coarse"});
+          args.insert(args.end(), {"--chips", network == "flow" ? "coarse" : packet_chips});
+          if (network == "packet" && packet_replay == "congested") {
+            args.push_back("--replay-congested");
+          }
           const auto run = run_podsim(podsim, args);
           const auto& step = run.result["steps"][0];
           const double rate = step["samples_per_s"].get<double>();
@@ -111,7 +134,14 @@ int main(int argc, char** argv) {
           fmt::print("{:>8} {:>6} {:>10.3f} {:>12.1f} {:>10.1f}% {:>9.1f} {:>9.2f}\n", network,
                      chips, step["step_ps"].get<double>() * 1e-9, rate, 100 * eff, run.wall_seconds,
                      run.max_rss_gib);
-          const std::string at = fmt::format("{} {} chips {}", model, chips, network);
+          const std::string at = fmt::format(
+              "{} {} chips {}{}", model, chips, network,
+              network == "flow"
+                  ? ""
+                  : fmt::format(" ({} chips{})", packet_chips,
+                                packet_replay == "congested" ? ", equal collectives replayed "
+                                                               "through congestion"
+                                                             : ""));
           figures.push_back({at + " samples per second", rate, "samples/s", "-"});
           figures.push_back({at + " scaling efficiency", eff, "fraction", "-"});
           const char* goal = chips != 1024 ? "-" : network == "flow" ? "< 30" : "< 600";

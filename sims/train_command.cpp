@@ -110,9 +110,15 @@ class TrainCommand : public Command {
                 "same checkpoint)");
     c->add_flag("--no-overlap", no_overlap_,
                 "all-reduces wait for the backward pass to end instead of overlapping it");
-    c->add_flag("--no-replay", no_replay_,
-                "simulate every collective, even one identical to one before on an idle system "
-                "(which is otherwise replayed, with the same times: docs/training.md)");
+    auto* no_replay =
+        c->add_flag("--no-replay", no_replay_,
+                    "simulate every collective, even one identical to one before on an idle system "
+                    "(which is otherwise replayed, with the same times: docs/training.md)");
+    c->add_flag("--replay-congested", replay_congested_,
+                "replay identical collectives even after switches have marked ECN (approximate: "
+                "the marking streams and DCQCN rates are not carried over; docs/training.md "
+                "measures the agreement)")
+        ->excludes(no_replay);
     c->add_flag("--ideal-network", ideal_network_,
                 "communication takes no time (the compute-bound bound)");
     c->add_option("--chips", chips_text_,
@@ -181,7 +187,10 @@ class TrainCommand : public Command {
     dp.ideal_network = ideal_network_;
     dp.steps = steps_;
     // Replayed collectives leave no spans in the trace and only their counters in the stats.
-    dp.replay = !no_replay_ && options.trace_file.empty() && options.stats_file.empty();
+    dp.replay = no_replay_ || !options.trace_file.empty() || !options.stats_file.empty()
+                    ? training::ReplayMode::kOff
+                : replay_congested_ ? training::ReplayMode::kThroughCongestion
+                                    : training::ReplayMode::kExact;
     std::unique_ptr<training::HostStaging> hosts;
     if (ipu(system.config))
       dp.rings = 2 * std::max(1, std::min(system.config.box.ladder.links_per_rung,
@@ -566,6 +575,7 @@ class TrainCommand : public Command {
     if (no_broadcast_) args.push_back("--no-broadcast");
     if (ideal_network_) args.push_back("--ideal-network");
     if (no_replay_) args.push_back("--no-replay");
+    if (replay_congested_) args.push_back("--replay-congested");
   }
 
   void report_scale(const GlobalOptions& options, const training::Model& model,
@@ -714,8 +724,9 @@ class TrainCommand : public Command {
     fmt::print("simulator  {:.2f} s CPU for the steps (profile not included){}\n", cpu,
                replay.replayed() == 0
                    ? std::string()
-                   : fmt::format("; {} of {} collectives replayed (--no-replay simulates them)",
-                                 replay.replayed(), replay.replayed() + replay.simulated()));
+                   : fmt::format("; {} of {} collectives replayed{} (--no-replay simulates them)",
+                                 replay.replayed(), replay.replayed() + replay.simulated(),
+                                 replay_congested_ ? ", through congestion: approximate" : ""));
     if (options.json_file.empty()) return;
     nlohmann::json j{{"model", model.name},
                      {"description", model.description},
@@ -741,7 +752,8 @@ class TrainCommand : public Command {
                      {"busiest_link_utilisation", busiest},
                      {"simulation_cpu_s", cpu},
                      {"collectives_simulated", replay.simulated()},
-                     {"collectives_replayed", replay.replayed()}};
+                     {"collectives_replayed", replay.replayed()},
+                     {"replay_through_congestion", replay_congested_}};
     write_output_file(options.json_file, j.dump(2) + "\n");
   }
 
@@ -857,7 +869,7 @@ class TrainCommand : public Command {
   bool functional_ = false;
   int accumulate_ = 1;
   int pipeline_ = 1;
-  bool no_replay_ = false;
+  bool no_replay_ = false, replay_congested_ = false;
   std::string csv_file_, plot_file_;
 };
 

@@ -12,8 +12,14 @@
 // a row took as long. The simulator is deterministic and its quiet models keep no absolute time,
 // so the replayed durations are the simulated ones to the picosecond (tests hold steps against
 // their fully simulated twins on both networks).
+// Through congestion (an opt-in): once a switch has decided an ECN mark, the network no longer
+// comes back to the same state (the marking stream has moved, DCQCN rates recover from cuts), so
+// exactness is gone; replaying then still requires the quiet starts and ends, and a replayed
+// collective takes the time its recorded twin took, with that twin's marks and CNPs counted again.
+// It is an approximation, as sampling is: docs/training.md measures its agreement.
 // Ignores (not replayed): the trace's spans and the statistics that are not counters (callers turn
-// replay off with --trace and --stats).
+// replay off with --trace and --stats); through congestion, the replayed collective's effect on
+// the marking streams and on the DCQCN rates of the collectives after it.
 #pragma once
 
 #include <cstdint>
@@ -27,10 +33,13 @@
 
 namespace podsim::training {
 
+// What may be replayed: nothing, what replays exactly, or that and collectives after ECN marks.
+enum class ReplayMode { kOff, kExact, kThroughCongestion };
+
 class CollectiveReplay {
  public:
-  // Replays nothing unless `enabled`, and then only on timing-only systems.
-  explicit CollectiveReplay(bool enabled) : enabled_(enabled) {}
+  // Replays nothing unless enabled, and then only on timing-only systems.
+  explicit CollectiveReplay(ReplayMode mode) : mode_(mode) {}
 
   // From a SystemC thread: runs `spec` on `comm`, or replays it; returns once every host knows
   // it ended, with its duration. Throws std::runtime_error when it fails.
@@ -50,11 +59,11 @@ class CollectiveReplay {
   };
   static Key key(const collectives::Communicator& comm, const collectives::Spec& spec);
   static bool replayable(collectives::Communicator& comm);
-  static bool idle(collectives::Communicator& comm);
+  bool idle(collectives::Communicator& comm) const;
   static bool needs_confirmation(collectives::Communicator& comm);
   void replay(flow::FlowNetwork* network, const Record& r);
 
-  bool enabled_;
+  ReplayMode mode_;
   std::map<Key, Record> records_;
   int simulated_ = 0, replayed_ = 0;
 };

@@ -95,9 +95,9 @@ struct DataParallelOptions {
   std::vector<std::uint64_t> stage_parameters;
   int steps = 2;  // the first with the broadcast
   // Identical collectives on a quiet system replayed rather than simulated again
-  // (collective_replay.h): the same times; the trace and the statistics other than counters
-  // miss the replayed ones.
-  bool replay = false;
+  // (collective_replay.h): the same times (approximately, through congestion); the trace and the
+  // statistics other than counters miss the replayed ones.
+  ReplayMode replay = ReplayMode::kOff;
   std::uint64_t base = 0;  // where the collectives' buffers start on every chip
 };
 
