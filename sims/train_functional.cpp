@@ -24,10 +24,10 @@ void report(const GlobalOptions& options, const training::Model& model,
   fmt::print("model      {}\n", model.description);
   fmt::print("placement  {}; functional: replicas really train, gradients really averaged\n",
              placement.description);
-  fmt::print(
-      "strategy   {}: {} all-reduce{} per step{}{}\n", strategy, r.all_reduces,
-      r.all_reduces == 1 ? "" : "s", o.broadcast ? ", rank 0's parameters broadcast first" : "",
-      r.hosts > 1 ? fmt::format(", between {} hosts over their front-end network", r.hosts) : "");
+  fmt::print("strategy   {}: {} all-reduce{} per step{}{}\n", strategy, r.all_reduces,
+             r.all_reduces == 1 ? "" : "s",
+             o.broadcast ? ", rank 0's parameters broadcast first" : "",
+             r.hosts > 1 ? fmt::format(", between {} hosts over their network", r.hosts) : "");
   if (single) {
     fmt::print("compare    chip {} alone on the global batch of {}\n", single_chip,
                o.batch * static_cast<std::uint32_t>(o.replicas));

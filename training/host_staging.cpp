@@ -32,9 +32,12 @@ HostStaging::HostStaging(const system::SystemConfig& system, const std::vector<i
                                                    options);
   comm_ = std::make_unique<collectives::Communicator>(*network_, boxes, tuning);
   path_.hosts = comm_.get();
-  description_ += fmt::format(" over a front-end network of {} x {:g} Gb/s ports each ({})",
-                              n.ports, n.port_speed.bits_per_second / 1e9,
-                              n.transport == system::HostTransport::kTcp ? "tcp" : "roce");
+  description_ +=
+      fmt::format(" over {} of {} x {:g} Gb/s ports each ({})",
+                  n.attach == system::HostAttach::kScaleOut ? "the chips' scale-out switches, NICs"
+                                                            : "a front-end network",
+                  n.ports, n.port_speed.bits_per_second / 1e9,
+                  n.transport == system::HostTransport::kTcp ? "tcp" : "roce");
 }
 
 HostStaging::~HostStaging() = default;

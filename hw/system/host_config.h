@@ -15,10 +15,14 @@
 namespace podsim::system {
 
 enum class HostTransport { kRoce, kTcp };
+// Which switches the hosts' NICs plug into: front-end switches of their own, or the leaves and
+// spines of the chips' scale-out network, beside their boxes' chips.
+enum class HostAttach { kFrontEnd, kScaleOut };
 
 // The hosts' NICs and the switches that join them, apart from the chips' scale-out network.
 struct HostNetworkConfig {
   bool enabled = true;
+  HostAttach attach = HostAttach::kFrontEnd;
   int ports = 2;
   core::Bandwidth port_speed{100e9};
   HostTransport transport = HostTransport::kRoce;
@@ -32,6 +36,12 @@ struct HostNetworkConfig {
     v.field("enabled", enabled,
             core::Spec("whether the hosts have a front-end network (host-staged collectives "
                        "between boxes need it)"));
+    v.choice("attach", attach,
+             core::Choices<HostAttach>{{"front-end", HostAttach::kFrontEnd},
+                                       {"scale-out", HostAttach::kScaleOut}},
+             core::Spec("front-end: switches of the hosts' own (switch_ports, cable); "
+                        "scale-out: the chips' leaf-spine switches, each host port on its rail's "
+                        "leaf beside its box's chips (a converged fabric)"));
     v.field("ports", ports,
             core::Spec("Ethernet ports of each host's NICs, one rail of switches each")
                 .range(1, 16)

@@ -62,6 +62,36 @@ NetworkConfig front_end(const HostNetworkConfig& n, int hosts) {
   return net;
 }
 
+// The chips' scale-out leaves and spines with each box's host in its chips' place: host port r
+// on rail r's leaf that holds the box's chips, the same uplinks, spines, cables and switch
+// settings. Simulated apart from the chips' traffic, which no strategy runs beside the hosts'
+// (training/host_staging.h).
+NetworkConfig chips_switches(const SystemConfig& system) {
+  const NetworkConfig& chips = system.network;
+  const int per_box = system.box.chips;
+  if (chips.kind != NetworkKind::kLeafSpine) {
+    fail("attach", fmt::format("scale-out needs the chips' leaf-spine switches; {}'s scale-out "
+                               "network is not one (use front-end)",
+                               system.name));
+  }
+  if (chips.leaf_down_ports % per_box != 0) {
+    fail("attach",
+         fmt::format("scale-out puts each host on its box's leaf, but {}'s leaves of {} chip "
+                     "ports split its boxes of {} chips (use front-end)",
+                     system.name, chips.leaf_down_ports, per_box));
+  }
+  if (system.host.network.ports > system.scale_out.ports_per_chip) {
+    fail("attach",
+         fmt::format("scale-out gives each host port a rail of the chips' switches, but "
+                     "the hosts' {} ports outnumber {}'s {} rails",
+                     system.host.network.ports, system.name, system.scale_out.ports_per_chip));
+  }
+  NetworkConfig net = chips;
+  net.leaf_down_ports = chips.leaf_down_ports / per_box;
+  net.uplink_rate = system.uplink_rate();
+  return net;
+}
+
 }  // namespace
 
 SystemConfig host_network_system(const SystemConfig& system) {
@@ -79,7 +109,10 @@ SystemConfig host_network_system(const SystemConfig& system) {
   h.boxes = system.boxes;
   h.scale_out.ports_per_chip = system.boxes > 1 ? n.ports : 0;
   h.host = system.host;
-  if (system.boxes > 1) h.network = front_end(n, system.boxes);
+  if (system.boxes > 1) {
+    h.network =
+        n.attach == HostAttach::kScaleOut ? chips_switches(system) : front_end(n, system.boxes);
+  }
   h.network.flow_solve_interval = system.network.flow_solve_interval;
   return h;
 }

@@ -1,14 +1,16 @@
 // The hosts' own network as a system of its own, for collectives between hosts (MPI's or gRPC's
 // rings under Horovod host-staged or a multi-worker strategy): one endpoint per box's host that
 // is the host's NICs, each port on a rail of front-end switches (one switch per rail up to its
-// ports, else leaves of half its ports under spines), and the host CPU's reduction as the
-// endpoint's one collective engine.
-// Captures: the host ports' rate, MTU and cables, the front-end switches' sharing, TCP as frames
+// ports, else leaves of half its ports under spines) or, with host.network.attach: scale-out, of
+// the chips' leaves and spines (each host on its box's leaf of the rail), and the host CPU's
+// reduction as the endpoint's one collective engine.
+// Captures: the host ports' rate, MTU and cables, the switches' sharing among hosts, TCP as frames
 // within the Ethernet MTU with the kernel stack's latency on each packet, the CPU's reduction
-// rate.
-// Ignores: host NICs on the chips' own scale-out switches (a front-end network is separate
-// hardware), TCP's congestion control and its CPU cost per byte (the reduction rate stands for
-// the host's work).
+// rate. On the chips' switches it is still simulated apart from the chips: no strategy sends the
+// chips' traffic and the hosts' at once (the host-staged ones leave the chips' scale-out idle, and
+// popdist's broadcast over the hosts ends before its steps), so the two would not meet.
+// Ignores: TCP's congestion control and its CPU cost per byte (the reduction rate stands for the
+// host's work); on the chips' switches, the ports the hosts take from the leaves' count.
 #pragma once
 
 #include <cstdint>

@@ -225,6 +225,14 @@ TEST_F(TrainCli, HostStagedHorovodGoesThroughPcieAndTheHostsNetwork) {
   EXPECT_GT(ps(j, "comm_ps"), 0u);
   EXPECT_GE(ps(j, "step_ps"), std::max(ps(j, "compute_ps"), ps(j, "comm_ps")));
   EXPECT_THAT(last_.out, HasSubstr("2 hosts over a front-end network of 2 x 100 Gb/s ports"));
+  // On the chips' own leaf instead (pod128's rails are single leaves, so the hosts' path is as
+  // long as over the front-end switch): the same step.
+  const auto converged = train(
+      {"--strategy", "horovod", "--staging", "host", "--num-nodes", "2", "--devices", "8",
+       "--chips", "coarse", "--cycle-time", "100us", "--set", "host.network.attach=scale-out"},
+      "hls2-pod128");
+  EXPECT_THAT(last_.out, HasSubstr("2 hosts over the chips' scale-out switches, NICs of 2 x 100"));
+  EXPECT_EQ(ps(converged, "step_ps"), ps(j, "step_ps"));
   const std::string text = test::read_text(trace);
   for (const char* span : {"stage to host", "host reduce", "hosts all-reduce", "stage to device",
                            "step-0 broadcast", "fusion cycle 0:"}) {
@@ -365,7 +373,7 @@ TEST(TrainFunctionalCli, HostStagedOnTwoHostsSumsBetweenThemAndTrains) {
                                                    "--batch",    "8",
                                                    "--json",     json.string()});
   ASSERT_EQ(r.exit_status, 0) << r.out << r.err;
-  EXPECT_THAT(r.out, HasSubstr("between 2 hosts over their front-end network"));
+  EXPECT_THAT(r.out, HasSubstr("between 2 hosts over their network"));
   EXPECT_THAT(r.out, HasSubstr("end with identical parameters"));
   const auto j = nlohmann::json::parse(test::read_text(json));
   EXPECT_EQ(j["hosts"], 2);

@@ -86,6 +86,45 @@ TEST(HostNetwork, HostsThatCannotBeWiredAreRefusedNamingTheKey) {
   }
 }
 
+// A converged fabric: each host's port r on the leaf of rail r that holds its box's chips, under
+// the chips' spines, at their uplinks' rate, with their switches' settings.
+TEST(HostNetwork, OnTheChipsSwitchesEachHostJoinsItsBoxsLeaf) {
+  const SystemConfig chips =
+      hls2(64, {"host.network.attach=scale-out", "network.switch.ecn.kmin=20KB",
+                "network.uplink_rate=400Gbps"});
+  const SystemConfig h = host_network_system(chips);
+  EXPECT_EQ(h.network.leaf_down_ports, 8);  // the 64 chips of a leaf are 8 boxes
+  EXPECT_EQ(h.network.leaf_up_ports, 64);
+  EXPECT_EQ(h.network.spine_ports, 64);
+  EXPECT_DOUBLE_EQ(h.network.uplink_rate.bits_per_second, 400e9);
+  EXPECT_EQ(h.network.switch_config.ecn.kmin.bytes, chips.network.switch_config.ecn.kmin.bytes);
+  const Topology t = build_topology(h);
+  EXPECT_EQ(t.chips, 64);
+  // Per host rail (2 of the chips' 3): 8 leaves of 8 hosts and 64 uplinks, 8 spines of 64 ports,
+  // as the chips' rails.
+  EXPECT_EQ(t.switches, 2 * (8 + 8));
+  EXPECT_EQ(t.links.size(), 2u * (64 + 8 * 64));
+  // The front-end network of the same hosts: leaves of 16 under spines of 32.
+  EXPECT_EQ(build_topology(host_network_system(hls2(64))).switches, 2 * (4 + 2));
+}
+
+TEST(HostNetwork, HostsTheChipsSwitchesCannotTakeAreRefusedNamingTheKey) {
+  const auto refused = [](const std::vector<std::string>& more, const std::string& why) {
+    std::vector<std::string> all = {"host.network.attach=scale-out"};
+    all.insert(all.end(), more.begin(), more.end());
+    try {
+      host_network_system(hls2(2, all));
+      ADD_FAILURE() << "no error for " << why;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_THAT(e.what(), HasSubstr("host.network.attach: "));
+      EXPECT_THAT(e.what(), HasSubstr(why));
+    }
+  };
+  refused({"network.leaf_down_ports=12"}, "split its boxes of 8 chips");
+  refused({"host.network.ports=4"}, "outnumber hls2's 3 rails");
+  refused({"network.kind=fat-tree", "network.fat_tree_k=4"}, "not one");
+}
+
 TEST(PcieStaging, ACopyTakesItsLinksOccupancyAndLatency) {
   const SystemConfig s = hls2(1);
   PcieStaging staging(s);
