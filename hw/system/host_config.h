@@ -71,6 +71,40 @@ struct HostNetworkConfig {
   }
 };
 
+// Gateways that stand between a host and its chips (an IPU-M2000's IPU-Gateway): each takes
+// `chips` chips over their PCIe links and reaches the host over its RoCE host links, which
+// host-staged copies then cross instead of the host sockets' PCIe uplinks.
+struct GatewayConfig {
+  int chips = 0;  // 0: no gateway, the chips sit on the host's PCIe tree
+  int ports = 2;
+  core::Bandwidth port_speed{100e9};
+  std::uint32_t mtu = 4096;
+  core::Duration latency{3500000};  // 3.5 us
+
+  template <class V>
+  void describe(V& v) {
+    v.field("chips", chips,
+            core::Spec("chips behind each gateway (0: none, the chips are on the host's PCIe "
+                       "tree)")
+                .range(0, 1024)
+                .source("[S14]: an IPU-M2000's gateway serves its 4 IPUs"));
+    v.field("ports", ports,
+            core::Spec("the gateway's RoCE host links").range(1, 16).source("[S14]: 2 RNIC"));
+    v.field("port_speed", port_speed,
+            core::Spec("line rate of one host link").positive().source("[S14]: 100GbE"));
+    v.field("mtu", mtu,
+            core::Spec("RoCE path MTU of the host links (framing per packet)")
+                .range(256, 4096)
+                .source("[N2]: 4096-byte path MTU"));
+    v.field("latency", latency,
+            core::Spec("one copy's way from the gateway to host memory or back, beyond its "
+                       "serialization")
+                .min(0)
+                .source("[D]: the NICs' 0.5 us pipelines on both sides, a 0.5 us switch and two "
+                        "1 us cables (the network's defaults, [N2])"));
+  }
+};
+
 struct HostConfig {
   int sockets = 2;
   host::HostMemoryConfig memory;
@@ -80,6 +114,7 @@ struct HostConfig {
   pcie::PcieLinkConfig uplink;
   core::Address bar_windows{0x4000000000};
   HostNetworkConfig network;
+  GatewayConfig gateway;
 
   template <class V>
   void describe(V& v) {
@@ -100,6 +135,9 @@ struct HostConfig {
                 .source("placeholder [U]: above a 256 GiB memory map"));
     v.section("network", network,
               core::Spec("the hosts' NICs and front-end network (host_network.h)"));
+    v.section("gateway", gateway,
+              core::Spec("gateways between the chips and the host (IPU-M2000), whose RoCE host "
+                         "links host-staged copies cross (pcie_staging.h)"));
   }
 
   // The sockets a box of `chips` uses: each its share of the chips behind it (one socket per

@@ -1,7 +1,10 @@
 #include "hw/system/pcie_staging.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
+
+#include "hw/fabric/wire_format.h"
 
 namespace podsim::system {
 
@@ -9,11 +12,22 @@ PcieStaging::PcieStaging(const SystemConfig& system)
     : chip_link_(system.chip.pcie.link),
       uplink_(system.host.uplink),
       host_latency_(static_cast<core::TimePs>(system.host.memory.latency.ps)),
-      chips_(system.chips()),
-      chips_per_socket_(system.box.chips / system.host.sockets_used(system.box.chips)) {
-  const int sockets = system.boxes * system.host.sockets_used(system.box.chips);
+      chips_(system.chips()) {
+  const GatewayConfig& g = system.host.gateway;
+  gateway_ = g.chips > 0;
+  if (gateway_) {
+    chips_per_shared_ = g.chips;
+    const double payload_bits_per_s =
+        fabric::WireFormat{}.goodput_fraction(g.mtu) * g.ports * g.port_speed.bits_per_second;
+    gateway_ps_per_payload_byte_ = 8e12 / payload_bits_per_s;
+    shared_latency_ = static_cast<core::TimePs>(g.latency.ps);
+  } else {
+    chips_per_shared_ = system.box.chips / system.host.sockets_used(system.box.chips);
+    shared_latency_ = uplink_.latency();
+  }
+  const int shared = (chips_ + chips_per_shared_ - 1) / chips_per_shared_;
   for (auto& free : chip_free_) free.assign(static_cast<std::size_t>(chips_), 0);
-  for (auto& free : uplink_free_) free.assign(static_cast<std::size_t>(sockets), 0);
+  for (auto& free : shared_free_) free.assign(static_cast<std::size_t>(shared), 0);
 }
 
 // How long `link` is busy with the copy: its writes into host memory, or the completions of its
@@ -25,17 +39,23 @@ core::TimePs PcieStaging::occupancy(const pcie::LinkTiming& link, std::uint64_t 
              : link.completion_occupancy(bytes, host_latency_);
 }
 
+core::TimePs PcieStaging::shared_occupancy(std::uint64_t bytes, pcie::Direction direction) const {
+  if (!gateway_) return occupancy(uplink_, bytes, direction);
+  return static_cast<core::TimePs>(
+      std::ceil(static_cast<double>(bytes) * gateway_ps_per_payload_byte_));
+}
+
 core::TimePs PcieStaging::book(int chip, std::uint64_t bytes, pcie::Direction direction,
                                core::TimePs now) {
   if (chip < 0 || chip >= chips_) throw std::out_of_range("PCIe staging: no such chip");
   const auto d = static_cast<std::size_t>(direction);
   core::TimePs& own = chip_free_[d][static_cast<std::size_t>(chip)];
-  core::TimePs& shared = uplink_free_[d][static_cast<std::size_t>(chip / chips_per_socket_)];
+  core::TimePs& shared = shared_free_[d][static_cast<std::size_t>(chip / chips_per_shared_)];
   if (bytes == 0) return now;
   const core::TimePs start = std::max({now, own, shared});
   own = start + occupancy(chip_link_, bytes, direction);
-  shared = start + occupancy(uplink_, bytes, direction);
-  return std::max(own, shared) + chip_link_.latency() + uplink_.latency();
+  shared = start + shared_occupancy(bytes, direction);
+  return std::max(own, shared) + chip_link_.latency() + shared_latency_;
 }
 
 }  // namespace podsim::system

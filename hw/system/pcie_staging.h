@@ -2,12 +2,17 @@
 // for training's host-staged strategies: a copy crosses its chip's link and the uplink of the
 // socket's switch that the socket's other chips share, each link one direction at a time in the
 // order copies are booked, and takes the slower link's occupancy (the PCIe overhead arithmetic
-// of pcie_timing.h: TLPs, DLLPs, credits, tags) plus both links' latency.
-// Captures: a socket's chips contending for its uplink, the chip's own link, the two
-// directions apart (full duplex), the device's DMA writing the host (device to host) or reading
-// it (host to device). Ignores: the switch's own latency and buffers, host memory's bandwidth
-// (a socket's DRAM outruns its uplinks), copies interleaving at TLP grain (a copy holds a link
-// from its start to its end, as large copies that fill it do).
+// of pcie_timing.h: TLPs, DLLPs, credits, tags) plus both links' latency. Behind gateways
+// (host.gateway, an IPU-M2000's), the shared link is instead the gateway's RoCE host links,
+// at their line rate less RoCE v2's framing per packet of the path MTU, with the gateway's
+// latency.
+// Captures: a socket's (or gateway's) chips contending for its shared link, the chip's own link,
+// the two directions apart (full duplex), the device's DMA writing the host (device to host) or
+// reading it (host to device). Ignores: the switch's own latency and buffers, host memory's
+// bandwidth (a socket's DRAM outruns its uplinks), copies interleaving at TLP grain (a copy
+// holds a link from its start to its end, as large copies that fill it do); behind gateways,
+// the host's own NICs and PCIe (taken to keep up with its gateways) and RoCE's congestion
+// control.
 #pragma once
 
 #include <array>
@@ -34,10 +39,16 @@ class PcieStaging {
   core::TimePs occupancy(const pcie::LinkTiming& link, std::uint64_t bytes,
                          pcie::Direction direction) const;
 
+  // How long the shared link (a socket's uplink, or a gateway's host links) is busy with a copy.
+  core::TimePs shared_occupancy(std::uint64_t bytes, pcie::Direction direction) const;
+
   pcie::LinkTiming chip_link_, uplink_;
   core::TimePs host_latency_ = 0;
-  int chips_ = 0, chips_per_socket_ = 1;
-  Free chip_free_, uplink_free_;
+  int chips_ = 0, chips_per_shared_ = 1;
+  bool gateway_ = false;
+  double gateway_ps_per_payload_byte_ = 0;
+  core::TimePs shared_latency_ = 0;
+  Free chip_free_, shared_free_;
 };
 
 }  // namespace podsim::system

@@ -182,6 +182,11 @@ struct SystemConfig {
                                      std::to_string(2 * box.ladder.rungs) +
                                      " chips but the box has " + std::to_string(box.chips));
     }
+    if (host.gateway.chips > 0 && box.chips % host.gateway.chips != 0) {
+      c.fail("host.gateway.chips", "the box's " + std::to_string(box.chips) +
+                                       " chips must split evenly over gateways of " +
+                                       std::to_string(host.gateway.chips));
+    }
     if (box.chips > host.sockets && box.chips % host.sockets != 0) {
       c.fail("host.sockets", "the box's " + std::to_string(box.chips) +
                                  " chips must split evenly over the host's sockets");

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "collectives/system_file.h"
 #include "hw/system/pcie_staging.h"
 #include "hw/system/topology.h"
@@ -151,6 +153,43 @@ TEST(PcieStaging, ASocketsChipsShareItsUplinkAndDirectionsAreApart) {
   EXPECT_EQ(staging.book(8, bytes, d2h, 0), one);
   EXPECT_LT(staging.book(0, bytes, pcie::Direction::kHostToDevice, 0), 2 * one);
   EXPECT_THROW(staging.book(16, bytes, d2h, 0), std::out_of_range);
+}
+
+// IPU-POD16: four IPU-M2000s, each gateway's 4 IPUs sharing its two 100GbE RoCE host links.
+TEST(PcieStaging, BehindAGatewayItsChipsShareItsRoceHostLinks) {
+  const SystemConfig s = collectives::load_system_file("ipu-pod16", {}).config;
+  ASSERT_EQ(s.host.gateway.chips, 4);
+  PcieStaging staging(s);
+  const pcie::LinkTiming chip(s.chip.pcie.link);
+  const std::uint64_t bytes = 64 << 20;
+  // 4096 payload bytes a packet in 4178 on the wire, over 2 x 100 Gb/s.
+  const auto ethernet =
+      static_cast<core::TimePs>(std::ceil(bytes * 4178.0 / 4096.0 * 8e12 / 200e9));
+  const core::TimePs one = std::max(chip.write_occupancy(bytes), ethernet) + chip.latency() +
+                           static_cast<core::TimePs>(s.host.gateway.latency.ps);
+  const auto d2h = pcie::Direction::kDeviceToHost;
+  // To the picosecond, give or take the rounding of the rate's arithmetic.
+  const auto near = [](core::TimePs got, core::TimePs want) {
+    EXPECT_NEAR(static_cast<double>(got), static_cast<double>(want), 2.0);
+  };
+  near(staging.book(0, bytes, d2h, 0), one);
+  EXPECT_GT(ethernet, chip.write_occupancy(bytes));  // the host links are the narrower way
+  // The gateway's other IPUs wait for its links; the next gateway's do not.
+  near(staging.book(3, bytes, d2h, 0), one + ethernet);
+  near(staging.book(4, bytes, d2h, 0), one);
+}
+
+TEST(PcieStaging, GatewaysThatSplitABoxAreRefusedNamingTheKey) {
+  try {
+    collectives::load_system_file("ipu-pod16", {"host.gateway.chips=3"});
+    FAIL() << "no error";
+  } catch (const std::exception& e) {
+    EXPECT_THAT(e.what(), HasSubstr("host.gateway.chips"));
+    EXPECT_THAT(e.what(), HasSubstr("gateways of 3"));
+  }
+  // IPU-Servers' PCIe cards have none: copies take the sockets' uplinks.
+  EXPECT_EQ(collectives::load_system_file("ipu-server", {}).config.host.gateway.chips, 0);
+  EXPECT_EQ(collectives::load_system_file("ipu-pod64", {}).config.host.gateway.chips, 4);
 }
 
 }  // namespace
