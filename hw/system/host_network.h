@@ -9,8 +9,9 @@
 // rate. On the chips' switches it is still simulated apart from the chips: no strategy sends the
 // chips' traffic and the hosts' at once (the host-staged ones leave the chips' scale-out idle, and
 // popdist's broadcast over the hosts ends before its steps), so the two would not meet.
-// Ignores: TCP's congestion control and its CPU cost per byte (the reduction rate stands for the
-// host's work); on the chips' switches, the ports the hosts take from the leaves' count.
+// Ignores: TCP's own congestion control (its frames keep the NIC's DCQCN) and its CPU cost per byte
+// (the reduction rate stands for the host's work); on the chips' switches, the ports the hosts take
+// from the leaves' count.
 #pragma once
 
 #include <cstdint>
