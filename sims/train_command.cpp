@@ -675,12 +675,7 @@ class TrainCommand : public Command {
                                                      : ", overlapping the backward pass",
                ideal_network_ ? ", ideal network" : "");
     if (hosts) {
-      const system::GatewayConfig& g = sim.config().host.gateway;
-      fmt::print("hosts      {}; {}\n", hosts->description(),
-                 g.chips > 0 ? fmt::format("staging through gateways of {} chips, each over {} x "
-                                           "{:g} Gb/s RoCE host links",
-                                           g.chips, g.ports, g.port_speed.bits_per_second / 1e9)
-                             : std::string("PCIe staging over each box's tree"));
+      fmt::print("hosts      {}\n", hosts->description());
     }
     if (pipeline_ > 1) print_pipeline(model, pipeline, t);
     if (t.micro_batches > 1) {

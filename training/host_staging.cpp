@@ -25,7 +25,10 @@ HostStaging::HostStaging(const system::SystemConfig& system, const std::vector<i
   path_.update_bytes_per_s = system.host.cpu.update_bandwidth.bits_per_second / 8;
   const system::HostNetworkConfig& n = system.host.network;
   description_ = fmt::format("{} host{}", hosts_, hosts_ == 1 ? "" : "s");
-  if (hosts_ == 1) return;
+  if (hosts_ == 1) {
+    description_ += "; " + staging_.description();
+    return;
+  }
   const system::SystemConfig config = system::host_network_system(system);
   options.chips = system::ChipModel::kCoarse;
   network_ = std::make_unique<system::SystemModel>("hosts", config, system::build_topology(config),
@@ -38,6 +41,7 @@ HostStaging::HostStaging(const system::SystemConfig& system, const std::vector<i
                                                             : "a front-end network",
                   n.ports, n.port_speed.bits_per_second / 1e9,
                   n.transport == system::HostTransport::kTcp ? "tcp" : "roce");
+  description_ += "; " + staging_.description();
 }
 
 HostStaging::~HostStaging() = default;

@@ -31,8 +31,9 @@ class HostStaging {
 
   HostPath path() { return path_; }
   int hosts() const { return hosts_; }
-  // "2 hosts over a front-end network of 2 x 100 Gb/s ports each (roce)" (or "over the chips'
-  // scale-out switches, NICs of ..."), for reports.
+  // "2 hosts over a front-end network of 2 x 100 Gb/s ports each (roce); PCIe staging over each
+  // box's tree" (or over the chips' switches, through gateways: the parts' own words), for
+  // reports.
   std::string description() const { return description_; }
 
  private:

@@ -1,5 +1,7 @@
 #include "hw/system/pcie_staging.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -21,7 +23,11 @@ PcieStaging::PcieStaging(const SystemConfig& system)
         fabric::WireFormat{}.goodput_fraction(g.mtu) * g.ports * g.port_speed.bits_per_second;
     gateway_ps_per_payload_byte_ = 8e12 / payload_bits_per_s;
     shared_latency_ = static_cast<core::TimePs>(g.latency.ps);
+    description_ = fmt::format(
+        "staging through gateways of {} chips, each over {} x {:g} Gb/s RoCE host links", g.chips,
+        g.ports, g.port_speed.bits_per_second / 1e9);
   } else {
+    description_ = "PCIe staging over each box's tree";
     chips_per_shared_ = system.box.chips / system.host.sockets_used(system.box.chips);
     shared_latency_ = uplink_.latency();
   }

@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "hw/core/units.h"
@@ -33,6 +34,8 @@ class PcieStaging {
   // Books a copy of `bytes` between chip `chip` and its box's host, issued at `now`; returns
   // when it ends. Throws std::out_of_range for a chip the system does not have.
   core::TimePs book(int chip, std::uint64_t bytes, pcie::Direction direction, core::TimePs now);
+  // "PCIe staging over each box's tree", or through gateways and their host links, for reports.
+  const std::string& description() const { return description_; }
 
  private:
   using Free = std::array<std::vector<core::TimePs>, 2>;  // by direction, by link
@@ -49,6 +52,7 @@ class PcieStaging {
   double gateway_ps_per_payload_byte_ = 0;
   core::TimePs shared_latency_ = 0;
   Free chip_free_, shared_free_;
+  std::string description_;
 };
 
 }  // namespace podsim::system
