@@ -63,8 +63,9 @@ struct Spec {
   std::optional<Placement> placement;
   int lane = 0;  // which direct link or scale-out rail a ring uses
   int root = 0;  // broadcast's source and reduce's destination rank
-  // Ring all-reduce: this many rings, each on a slice of the vector, over lanes 0, 0, 1, 1, ...
-  // with every second ring running backwards, so the rings use disjoint link directions.
+  // Ring all-reduce, reduce-scatter and all-gather: this many rings over lanes 0, 0, 1, 1, ...
+  // with every second ring running backwards, so the rings use disjoint link directions; each
+  // ring carries a slice of the vector (all-reduce) or of every rank's part (the others).
   int rings = 1;
   // Hierarchical all-reduce: the vector cut into this many pieces, each piece's phases started
   // as soon as the same phase of the piece before has finished, so the phases overlap. 0: by

@@ -203,11 +203,14 @@ Program Communicator::program(const Spec& spec, Algorithm algorithm, int rank) {
   }
 }
 
-// Ring i carries slice i of the vector over lane spec.lane + i / 2, odd rings backwards (ring
-// position p is rank (n - p) mod n), each with its own scratch; one program holds them all.
+// Ring i runs over lane spec.lane + i / 2, odd rings backwards (ring position p is rank
+// (n - p) mod n); one program holds them all. An all-reduce's ring i carries slice i of the
+// vector, with its own scratch; a reduce-scatter's or all-gather's carries slice i of every
+// rank's part, so each part stays whole, in scratch the rings share without overlapping.
 Program Communicator::rings_program(const Spec& spec, int rank) {
   const int n = size();
   if (spec.rings == 1) return ring_program(spec, n, rank, qp(rank, (rank + 1) % n, spec.lane));
+  if (spec.op != Op::kAllReduce) return shared_rings_program(spec, rank);
   const Layout l = layout(spec, n, rank);
   const std::uint64_t element = core::size_of(spec.type);
   std::uint64_t scratch = l.scratch;
@@ -226,6 +229,25 @@ Program Communicator::rings_program(const Spec& spec, int rank) {
     const int position = backward ? (n - rank) % n : rank;
     const int next = backward ? (rank + n - 1) % n : (rank + 1) % n;
     append(all, ring_program(s, n, position, qp(rank, next, s.lane)));
+  }
+  return all;
+}
+
+Program Communicator::shared_rings_program(const Spec& spec, int rank) {
+  const int n = size();
+  const std::uint64_t part = spec.count / static_cast<std::uint64_t>(n);
+  Program all;
+  for (int ring = 0; ring < spec.rings; ++ring) {
+    const auto [at, length] =
+        part_of(part, static_cast<std::uint64_t>(spec.rings), static_cast<std::uint64_t>(ring));
+    if (length == 0) continue;
+    Spec s = spec;
+    s.rings = 1;
+    s.lane = spec.lane + ring / 2;
+    const bool backward = ring % 2 == 1;
+    const int position = backward ? (n - rank) % n : rank;
+    const int next = backward ? (rank + n - 1) % n : (rank + 1) % n;
+    append(all, ring_program(s, n, position, qp(rank, next, s.lane), {at, length, backward}));
   }
   return all;
 }
@@ -461,8 +483,12 @@ void Communicator::validate(const Spec& spec) const {
         "(GCL's rings, over the ladder's ring order)",
         to_string(algorithm)));
   }
-  if (spec.rings > 1 && (algorithm != Algorithm::kRing || spec.op != Op::kAllReduce)) {
-    throw std::invalid_argument("several rings: only the ring all_reduce runs on several rings");
+  if (spec.rings > 1 && (algorithm != Algorithm::kRing ||
+                         !(spec.op == Op::kAllReduce || spec.op == Op::kReduceScatter ||
+                           spec.op == Op::kAllGather))) {
+    throw std::invalid_argument(
+        "several rings: only the ring all_reduce, reduce_scatter and all_gather run on several "
+        "rings");
   }
   if (spec.pipeline > 1 && algorithm != Algorithm::kHierarchical) {
     throw std::invalid_argument("a pipeline depth applies to the hierarchical algorithm only");

@@ -163,6 +163,7 @@ class Communicator {
                                                  const Launcher& launcher);
   Program program(const Spec& spec, Algorithm algorithm, int rank);
   Program rings_program(const Spec& spec, int rank);
+  Program shared_rings_program(const Spec& spec, int rank);  // reduce-scatter, all-gather
   void check_hierarchical(const Spec& spec) const;
   void start_hierarchical(const Spec& spec, const Layout& l, const std::shared_ptr<Handle>& handle);
   Communicator& box(int b);       // the ranks of box b

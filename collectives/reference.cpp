@@ -161,6 +161,26 @@ Bytes reduce_rings(const Spec& spec, const Window& w, const Sources& inputs) {
   return out;
 }
 
+// Rank `rank`'s part of a reduce-scatter over `spec.rings` rings: ring i reduces slice i of it
+// in ring order starting after the rank's position, every second ring running backwards.
+Bytes reduce_scatter_rings(const Spec& spec, const Window& w, const Sources& inputs, int rank) {
+  const int n = static_cast<int>(inputs.size());
+  const auto [part_at, part] = segment(spec.count, n, rank);
+  Bytes out = w.zeros();
+  for (int ring = 0; ring < spec.rings; ++ring) {
+    const auto [slice_at, slice] =
+        part_of(part, static_cast<std::uint64_t>(spec.rings), static_cast<std::uint64_t>(ring));
+    const bool backward = ring % 2 == 1;
+    Sources positional;
+    for (int p = 0; p < n; ++p) {
+      positional.push_back(inputs[static_cast<std::size_t>(backward ? (n - p) % n : p)]);
+    }
+    const int position = backward ? (n - rank) % n : rank;
+    combine_into(spec, w, from(positional, (position + 1) % n), part_at + slice_at, slice, out);
+  }
+  return out;
+}
+
 // A node's partial over window elements [lo, hi): its input, then each child's partial.
 Bytes tree_partial(const Spec& spec, const BinaryTree& tree, int node, const Window& w,
                    const Sources& inputs, std::uint64_t lo, std::uint64_t hi) {
@@ -306,6 +326,9 @@ Bytes expected_output(const Spec& spec, Algorithm algorithm, const InputPattern&
       const std::uint64_t at = segment(spec.count, ranks, rank).first + first;
       const Window w{at, at + count, element};
       const auto vectors = window_inputs(inputs, w);
+      if (algorithm == Algorithm::kRing && spec.rings > 1) {
+        return reduce_scatter_rings(spec, w, pointers(vectors), rank);
+      }
       Bytes out = w.zeros();
       reduce_segment_into(spec, algorithm, w, pointers(vectors), rank, out);
       return out;

@@ -1,6 +1,8 @@
 #include "collectives/ring.h"
 
 #include <algorithm>
+#include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "collectives/schedule.h"
@@ -14,9 +16,20 @@ struct Pieces : Segments {
   std::uint64_t chunk = 0;   // elements per chunk
   std::uint64_t chunks = 0;  // per segment, as many as the longest segment needs
 
-  Pieces(std::uint64_t count, int n, std::uint64_t chunk_elements)
+  Pieces(std::uint64_t count, int n, std::uint64_t chunk_elements,
+         const std::optional<RingShare>& share)
       : Segments(count, n), chunk(chunk_elements) {
+    // A share's segment at position p: its slice of the part of the rank at p.
+    if (share) {
+      for (int p = 0; p < n; ++p) {
+        offset[p] = static_cast<std::uint64_t>(rank_at(p, n, *share)) * (count / n) + share->at;
+        length[p] = share->length;
+      }
+    }
     chunks = std::max<std::uint64_t>(1, (length[0] + chunk - 1) / chunk);
+  }
+  static int rank_at(int position, int n, const RingShare& share) {
+    return share.backward ? (n - position) % n : position;
   }
   // Element offset and length of chunk c of segment s (length 0 when the segment is shorter).
   std::uint64_t start(int s, std::uint64_t c) const { return offset[s] + c * chunk; }
@@ -28,14 +41,17 @@ struct Pieces : Segments {
 
 class RingBuilder {
  public:
-  RingBuilder(const Spec& spec, int n, int rank, std::uint32_t to_next)
+  RingBuilder(const Spec& spec, int n, int position, std::uint32_t to_next,
+              std::optional<RingShare> share = {})
       : spec_(spec),
         n_(n),
-        r_(rank),
+        r_(position),
+        rank_(share ? Pieces::rank_at(position, n, *share) : position),
         qp_(to_next),
-        l_(layout(spec, n, rank)),
+        l_(layout(spec, n, rank_)),
         element_(core::size_of(spec.type)),
-        pieces_(spec.count, n, spec.chunk_bytes / element_) {
+        share_at_(share ? share->at : 0),
+        pieces_(spec.count, n, spec.chunk_bytes / element_, share) {
     program_.signals = static_cast<std::uint32_t>(pieces_.chunks * 3 * (n - 1));
     program_.streams.resize(pieces_.chunks);
   }
@@ -62,14 +78,18 @@ class RingBuilder {
   }
   // Where this rank's own contribution to segment s lies.
   std::uint64_t own(int s, std::uint64_t c) const {
-    if (spec_.op == Op::kAllGather) return l_.input + c * pieces_.chunk * element_;
+    if (spec_.op == Op::kAllGather) return in_part(l_.input, c);
     return at(l_.input, s, c);
   }
   // Where this rank keeps its running partial result of segment s.
   std::uint64_t partial(int s, std::uint64_t c) const {
     if (spec_.op == Op::kAllReduce) return at(l_.output, s, c);
-    if (s == r_) return l_.output + c * pieces_.chunk * element_;
+    if (s == r_) return in_part(l_.output, c);
     return at(l_.partials, s, c);
+  }
+  // Chunk c of this ring's share of a buffer that holds one rank's part.
+  std::uint64_t in_part(std::uint64_t base, std::uint64_t c) const {
+    return base + (share_at_ + c * pieces_.chunk) * element_;
   }
   // Where the finished segment s lies on this rank.
   std::uint64_t result(int s, std::uint64_t c) const { return at(l_.output, s, c); }
@@ -143,19 +163,22 @@ class RingBuilder {
   // output, or a single rank's input into its output.
   void own_copy() {
     if (spec_.in_place) return;
-    const std::uint64_t bytes = std::min(l_.input_bytes, l_.output_bytes);
-    const std::uint64_t dst =
-        spec_.op == Op::kAllGather ? l_.output + static_cast<std::uint64_t>(r_) * bytes : l_.output;
-    if (bytes == 0) return;
+    const std::uint64_t part = std::min(l_.input_bytes, l_.output_bytes);
+    const std::uint64_t slot =
+        spec_.op == Op::kAllGather ? static_cast<std::uint64_t>(rank_) * part : 0;
+    const std::uint64_t elements = n_ > 1 ? pieces_.length[0] : part / element_;
+    if (elements == 0) return;
     if (program_.streams.empty()) program_.streams.resize(1);
-    program_.streams[0].push_back(engine(Command::Kind::kCopy, dst, l_.input, 0, bytes / element_));
+    program_.streams[0].push_back(engine(Command::Kind::kCopy, in_part(l_.output + slot, 0),
+                                         in_part(l_.input, 0), 0, elements));
   }
 
   const Spec& spec_;
-  int n_, r_;
+  int n_, r_, rank_;  // position on the ring, and the rank there
   std::uint32_t qp_;
   Layout l_;
   std::uint64_t element_;
+  std::uint64_t share_at_;  // where this ring's share starts in a rank's part
   Pieces pieces_;
   Program program_;
 };
@@ -281,6 +304,14 @@ bool chained(Op op) { return op == Op::kBroadcast || op == Op::kReduce || op == 
 Program ring_program(const Spec& spec, int ranks, int rank, std::uint32_t to_next) {
   if (ranks > 1 && chained(spec.op)) return ChainBuilder(spec, ranks, rank, to_next).build();
   return RingBuilder(spec, ranks, rank, to_next).build();
+}
+
+Program ring_program(const Spec& spec, int ranks, int position, std::uint32_t to_next,
+                     const RingShare& share) {
+  if (spec.op != Op::kReduceScatter && spec.op != Op::kAllGather) {
+    throw std::invalid_argument("a ring's share of every part: reduce-scatter and all-gather only");
+  }
+  return RingBuilder(spec, ranks, position, to_next, share).build();
 }
 
 }  // namespace podsim::collectives

@@ -19,4 +19,16 @@ namespace podsim::collectives {
 // Rank `rank`'s program for `spec` over `ranks` ranks; `to_next` is its QP to rank + 1.
 Program ring_program(const Spec& spec, int ranks, int rank, std::uint32_t to_next);
 
+// One of several rings of a reduce-scatter or all-gather: it moves elements [at, at + length) of
+// every rank's part, so that each rank's part stays whole where the collective defines it. On a
+// backward ring, position p is rank (n - p) mod n.
+struct RingShare {
+  std::uint64_t at = 0, length = 0;
+  bool backward = false;
+};
+// The program of the rank at `position` of the share's ring; `to_next` its QP to the next
+// position.
+Program ring_program(const Spec& spec, int ranks, int position, std::uint32_t to_next,
+                     const RingShare& share);
+
 }  // namespace podsim::collectives

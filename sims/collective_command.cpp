@@ -234,7 +234,9 @@ class CollectiveCommand : public Command {
         ->capture_default_str()
         ->check(CLI::IsMember({"ring", "mesh", "direct", "hierarchical", "halving_doubling", "hd",
                                "tree", "double_binary_tree", "auto"}));
-    c->add_option("--rings", rings_, "rings of a ring all_reduce (every second backwards)")
+    c->add_option(
+         "--rings", rings_,
+         "rings of a ring all_reduce, reduce_scatter or all_gather (every second backwards)")
         ->capture_default_str();
     c->add_option("--pipeline", pipeline_,
                   "pieces of a hierarchical all_reduce whose phases overlap (0: one per 64 MiB, "

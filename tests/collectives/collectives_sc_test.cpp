@@ -58,7 +58,10 @@ struct Bench : sc_core::sc_module {
             spec.count = splits_evenly(op) ? 96 * static_cast<std::uint64_t>(n)
                          : algorithm == Algorithm::kHierarchical ? 127 * per_box
                                                                  : 1000 + 7;
-            if (op != Op::kAllReduce) spec.rings = 1;  // several rings run all-reduce only
+            // Several rings run all-reduce, reduce-scatter and all-gather only.
+            if (op != Op::kAllReduce && op != Op::kReduceScatter && op != Op::kAllGather) {
+              spec.rings = 1;
+            }
             spec.root = n / 2;  // neither the first nor the last rank where there are three
             spec.chunk_bytes = 64 * core::size_of(type);
             const auto inputs = load_inputs(*comm, spec, 11);
@@ -129,8 +132,9 @@ TEST(RingCollectives, EightRanks) { run_all("hls2", 8); }
 // Sixteen ranks span two boxes: the ring crosses the scale-out network twice.
 TEST(RingCollectives, SixteenRanksAcrossBoxes) { run_all("hls2-pod128", 16); }
 
-// Several rings, every second one backwards, each on its slice of the vector (all-reduce); the
-// other operations run on one ring whatever the count.
+// Several rings, every second one backwards, each on its slice of the vector (all-reduce) or of
+// every rank's part (reduce-scatter, all-gather); the other operations run on one ring whatever
+// the count.
 Spec rings(int count) {
   Spec shape;
   shape.algorithm = Algorithm::kRing;
@@ -139,6 +143,8 @@ Spec rings(int count) {
 }
 TEST(MultiRingCollectives, TwoRanksTwoRings) { run_all("hls2", 2, rings(2)); }
 TEST(MultiRingCollectives, FiveRanksSixRings) { run_all("hls2", 5, rings(6)); }
+// A part of 96 elements over 5 rings: uneven shares.
+TEST(MultiRingCollectives, ThreeRanksFiveRings) { run_all("hls2", 3, rings(5)); }
 TEST(MultiRingCollectives, SixteenRanksThreeRings) { run_all("hls2-pod128", 16, rings(3)); }
 
 // The direct mesh within one box: every peer link at once, three lanes per peer on hls2 and

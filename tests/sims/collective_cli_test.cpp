@@ -571,7 +571,7 @@ TEST_F(CollectiveCli, BadArgumentsNameTheOption) {
               HasSubstr("the ring algorithm does not run all_to_all"));
   EXPECT_THAT(fails({"--system", "hls2", "--op", "broadcast", "--root", "8"}).err,
               HasSubstr("--root 8"));
-  EXPECT_THAT(fails({"--system", "hls2", "--op", "all_gather", "--rings", "2"}).err,
+  EXPECT_THAT(fails({"--system", "hls2", "--op", "broadcast", "--rings", "2"}).err,
               HasSubstr("several rings"));
   EXPECT_THAT(fails({"--system", "hls2", "--algo", "ring", "--pipeline", "2"}).err,
               HasSubstr("pipeline"));
