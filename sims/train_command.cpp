@@ -99,6 +99,9 @@ class TrainCommand : public Command {
                   "IPUs per replica (IPU systems, popdist): the model's layers cut into this many "
                   "pipeline stages, for models one IPU cannot hold; --ranks counts IPUs")
         ->capture_default_str();
+    c->add_flag("--shard-optimizer", shard_optimizer_,
+                "popdist: replicated tensor sharding of the optimizer state: each replica keeps "
+                "and updates 1/R of it; gradients reduce-scattered, new weights all-gathered");
     c->add_option("--bucket", bucket_text_,
                   "gradient bucket cap (DDP's bucket_cap_mb), a size: 25MiB, 0 for one bucket")
         ->capture_default_str();
@@ -198,14 +201,19 @@ class TrainCommand : public Command {
     if (training::uses_hosts(dp.strategy, dp.host_staged)) {
       hosts = host_staging(system, placement.chips, model_options);
     }
-    const training::IpuPipeline pipeline = plan_pipeline(system.config, model, profile);
-    for (const training::PipelineStage& stage : pipeline.stages) {
-      dp.stage_parameters.push_back(stage.parameters);
+    const int replicas = static_cast<int>(placement.chips.size()) / pipeline_;
+    const training::IpuPipeline pipeline = plan_replica(system.config, model, profile, replicas);
+    if (pipeline_ > 1) {
+      for (const training::PipelineStage& stage : pipeline.stages) {
+        dp.stage_parameters.push_back(stage.parameters);
+      }
     }
+    dp.shard_optimizer = shard_optimizer_;
     training::DataParallelRun run(
         "train", comm,
-        pipeline_ > 1 ? training::pipeline_timeline(model, pipeline, accumulate_, grad_bytes)
-                      : training::step_timeline(model, profile.shapes, grad_bytes, accumulate_),
+        ipu(system.config)
+            ? training::replica_timeline(model, profile.shapes, pipeline, accumulate_, grad_bytes)
+            : training::step_timeline(model, profile.shapes, grad_bytes, accumulate_),
         dp, hosts ? hosts->path() : training::HostPath{});
     sc_core::sc_start();
     const double cpu = cpu_seconds() - cpu_before;
@@ -241,6 +249,12 @@ class TrainCommand : public Command {
       throw UsageError(fmt::format(
           "train: --pipeline {} pipelines a replica over IPUs: it runs popdist on IPU systems{}",
           pipeline_, ipu(config) ? "" : fmt::format("; {} is not one", options.system)));
+    }
+    if (shard_optimizer_ && strategy_ != "popdist") {
+      throw UsageError(fmt::format(
+          "train: --shard-optimizer shards the optimizer state over popdist's replicas on IPU "
+          "systems; --strategy {} keeps it {}",
+          strategy_, strategy_ == "ipu-multiworker" ? "on the hosts" : "whole on every worker"));
     }
     if (!ipu(config) && ipu_strategy) {
       throw UsageError(
@@ -576,6 +590,7 @@ class TrainCommand : public Command {
     if (ideal_network_) args.push_back("--ideal-network");
     if (no_replay_) args.push_back("--no-replay");
     if (replay_congested_) args.push_back("--replay-congested");
+    if (shard_optimizer_) args.push_back("--shard-optimizer");
   }
 
   void report_scale(const GlobalOptions& options, const training::Model& model,
@@ -678,6 +693,7 @@ class TrainCommand : public Command {
       fmt::print("hosts      {}\n", hosts->description());
     }
     if (pipeline_ > 1) print_pipeline(model, pipeline, t);
+    if (!pipeline.stages.empty() && strategy_ != "ipu-multiworker") print_optimizer(pipeline);
     if (t.micro_batches > 1) {
       fmt::print(
           "accumulate {} micro-batches per step ({} samples per {}), gradients averaged after "
@@ -700,6 +716,7 @@ class TrainCommand : public Command {
                             {"compute_ps", run.compute_ps()},
                             {"comm_ps", s.comm_ps},
                             {"all_reduces", s.all_reduces},
+                            {"all_gathers", s.all_gathers},
                             {"fusion_cycles", s.cycles},
                             {"exposed_ps", exposed},
                             {"broadcast_ps", s.broadcast_ps},
@@ -747,6 +764,7 @@ class TrainCommand : public Command {
                      {"ideal_network", ideal_network_},
                      {"profile", profile.to_json()},
                      {"pipeline", pipeline_json(pipeline)},
+                     {"optimizer_shards", pipeline.state_shards},
                      {"steps", steps_json},
                      {"fabric", fabric.to_json()},
                      {"busiest_link_utilisation", busiest},
@@ -757,11 +775,17 @@ class TrainCommand : public Command {
     write_output_file(options.json_file, j.dump(2) + "\n");
   }
 
-  // The replica's pipeline (--pipeline), or none.
-  training::IpuPipeline plan_pipeline(const system::SystemConfig& config,
-                                      const training::Model& model,
-                                      const training::StepProfile& profile) const {
-    if (pipeline_ == 1) return {};
+  // An IPU replica's plan (ipu_pipeline.h): its stages (one unless --pipeline) and where their
+  // optimizer state lives, sharded over `replicas` with --shard-optimizer. None off IPUs.
+  training::IpuPipeline plan_replica(const system::SystemConfig& config,
+                                     const training::Model& model,
+                                     const training::StepProfile& profile, int replicas) const {
+    if (!ipu(config)) return {};
+    const int shards = shard_optimizer_ ? replicas : 1;
+    if (pipeline_ == 1) {
+      return training::plan_ipu_pipeline(model, profile.shapes, config.ipu, 1, accumulate_,
+                                         config.ipu.ipu_link_rate_each_way(), shards);
+    }
     // place_pipeline's stages are neighbouring blocks: IPU-Links inside a pod, GW-Links (the
     // scale-out ports) between pods once the IPUs span several.
     const int ipus = ranks_ > 0 ? ranks_ : config.boxes * config.box.chips;
@@ -776,7 +800,7 @@ class TrainCommand : public Command {
         across_pods ? config.scale_out.port_speed : config.ipu.ipu_link_rate_each_way();
     try {
       return training::plan_ipu_pipeline(model, profile.shapes, config.ipu, pipeline_, accumulate_,
-                                         link);
+                                         link, shards);
     } catch (const std::invalid_argument& e) {
       throw UsageError(fmt::format("train: --pipeline {}: {}", pipeline_, e.what()));
     }
@@ -817,6 +841,21 @@ class TrainCommand : public Command {
     }
   }
 
+  // Where an IPU replica's optimizer state lives (the stages' lines say it for each stage).
+  void print_optimizer(const training::IpuPipeline& pipeline) const {
+    const bool streamed = std::any_of(pipeline.stages.begin(), pipeline.stages.end(),
+                                      [](const training::PipelineStage& s) { return s.offloaded; });
+    const std::string where = pipeline_ > 1 ? "as each stage's line says"
+                              : streamed    ? "in Streaming Memory, read and written each step"
+                                            : "in In-Processor-Memory";
+    fmt::print("optimizer  AdamW state (fp32 master weights and moments) {}{}\n", where,
+               pipeline.state_shards > 1
+                   ? fmt::format(", sharded over the {} replicas: each updates 1/{} of every "
+                                 "tensor",
+                                 pipeline.state_shards, pipeline.state_shards)
+                   : "");
+  }
+
   // How the strategy reduces, for the report.
   std::string strategy_text(const training::DataParallelRun& run, int ranks) const {
     if (strategy_ == "horovod") {
@@ -824,14 +863,15 @@ class TrainCommand : public Command {
           "tensor fusion up to {} every {}, ring all-reduces{}, learning rate scaled by {}",
           fusion_text_, cycle_text_, staging_ == "host" ? " staged through the hosts" : "", ranks);
     }
-    if (strategy_ == "popdist" && pipeline_ > 1) {
-      return "each stage's gradients all-reduced after the backward pass among that stage's IPUs, "
-             "every stage at once, by GCL's rings over the IPU-Links (GW-Links between pods), "
-             "compiled into the step; broadcast over the hosts";
-    }
     if (strategy_ == "popdist") {
-      return "every gradient all-reduced after the backward pass by GCL's rings over the "
-             "IPU-Links (GW-Links between pods), compiled into the step; broadcast over the hosts";
+      return fmt::format(
+          "{}{} by GCL's rings over the IPU-Links (GW-Links between pods), compiled into the "
+          "step; broadcast over the hosts",
+          shard_optimizer_ ? "the gradients reduce-scattered after the backward pass onto the "
+                             "replicas' optimizer shards and the new weights all-gathered after "
+                             "their update"
+                           : "every gradient all-reduced after the backward pass",
+          pipeline_ > 1 ? ", each stage's among that stage's IPUs, every stage at once," : "");
     }
     if (strategy_ == "ipu-server") {
       return "every gradient all-reduced in each server over its IPU-Links, then between the "
@@ -870,6 +910,7 @@ class TrainCommand : public Command {
   int accumulate_ = 1;
   int pipeline_ = 1;
   bool no_replay_ = false, replay_congested_ = false;
+  bool shard_optimizer_ = false;
   std::string csv_file_, plot_file_;
 };
 

@@ -9,6 +9,21 @@
 #include "hw/core/trace.h"
 
 namespace podsim::training {
+namespace {
+
+// How the trace names the gradients' and weights' collectives.
+const char* words(collectives::Op op) {
+  switch (op) {
+    case collectives::Op::kReduceScatter:
+      return "reduce-scatter";
+    case collectives::Op::kAllGather:
+      return "all-gather";
+    default:
+      return "all-reduce";
+  }
+}
+
+}  // namespace
 
 DataParallelRun::DataParallelRun(sc_core::sc_module_name name, collectives::Communicator& comm,
                                  Timeline timeline, DataParallelOptions options, HostPath host)
@@ -27,6 +42,9 @@ DataParallelRun::DataParallelRun(sc_core::sc_module_name name, collectives::Comm
       keys.push_back(r);
     }
     servers_ = comm_.split(boxes, keys);
+  }
+  if (options_.shard_optimizer && options_.strategy != Strategy::kPopdist) {
+    throw std::invalid_argument("a sharded optimizer state runs popdist");
   }
   if (!options_.stage_parameters.empty()) split_stages();
   if (uses_hosts(options_.strategy, options_.host_staged)) {
@@ -108,8 +126,10 @@ StepResult DataParallelRun::step(bool first) {
   wait_until(compute_start + timeline_.backward_ps);
   const core::TimePs optimizer_start = core::now_ps();
   sc_core::wait(sc_core::sc_time::from_value(timeline_.optimizer_ps));
+  trace_span(options_.shard_optimizer ? "optimizer (own shard)" : "optimizer", optimizer_start,
+             core::now_ps());
+  if (options_.shard_optimizer) gather_weights(r);
   r.end_ps = core::now_ps();
-  trace_span("optimizer", optimizer_start, r.end_ps);
   return r;
 }
 
@@ -184,7 +204,13 @@ void DataParallelRun::stream_to_hosts(core::TimePs compute_start, StepResult& r)
   wait_until(std::max(weights_back, compute_start + timeline_.backward_ps));
 }
 
-// popdist: the step's program all-reduces every gradient over the IPU-Links' rings once the
+// popdist: the gradients are all-reduced, or reduce-scattered onto the replicas' shards of a
+// sharded optimizer state.
+collectives::Op DataParallelRun::gradient_op() const {
+  return options_.shard_optimizer ? collectives::Op::kReduceScatter : collectives::Op::kAllReduce;
+}
+
+// popdist: the step's program reduces every gradient over the IPU-Links' rings once the
 // backward pass has ended (bulk-synchronous: exchange never overlaps compute) [T4, S16].
 void DataParallelRun::reduce_compiled(core::TimePs compute_start, StepResult& r) {
   wait_until(compute_start + timeline_.backward_ps);
@@ -192,42 +218,64 @@ void DataParallelRun::reduce_compiled(core::TimePs compute_start, StepResult& r)
   const std::uint64_t bytes = options_.parameters * options_.gradient_bytes;
   if (!options_.ideal_network && comm_.size() > 1) {
     const core::TimePs start = core::now_ps();
-    r.comm_ps += collective(comm_, collectives::Op::kAllReduce, bytes);
-    trace_host("IPU-Link all-reduce", start, core::now_ps());
+    r.comm_ps += collective(comm_, gradient_op(), bytes);
+    trace_host(fmt::format("IPU-Link {}", words(gradient_op())), start, core::now_ps());
   }
   ++r.all_reduces;
 }
 
-// Every group of ranks (of more than one) all-reduces `bytes_of(group)` at once; returns when all
-// have ended. Throws std::runtime_error naming `whose` when one fails.
-void DataParallelRun::all_reduce_each(std::map<int, collectives::Communicator>& groups,
-                                      const std::function<std::uint64_t(int)>& bytes_of,
-                                      const char* whose) {
+// A sharded optimizer's new weights, every replica's shard to every replica (each stage's among
+// its IPUs when pipelined).
+void DataParallelRun::gather_weights(StepResult& r) {
+  r.all_gathers += stages_.empty() ? 1 : static_cast<int>(stages_.size());
+  if (options_.ideal_network || comm_.size() / timeline_.pipeline_stages == 1) return;
+  const core::TimePs start = core::now_ps();
+  if (stages_.empty()) {
+    collective(comm_, collectives::Op::kAllGather, options_.parameters * options_.parameter_bytes);
+  } else {
+    run_each(
+        stages_, collectives::Op::kAllGather,
+        [this](int stage) {
+          return options_.stage_parameters[static_cast<std::size_t>(stage)] *
+                 options_.parameter_bytes;
+        },
+        "a pipeline stage's");
+  }
+  r.comm_ps += core::now_ps() - start;
+  trace_host(stages_.empty() ? "IPU-Link all-gather" : "IPU-Link all-gather per stage", start,
+             core::now_ps());
+}
+
+// Every group of ranks (of more than one) runs `op` over `bytes_of(group)` at once; returns when
+// all have ended. Throws std::runtime_error naming `whose` when one fails.
+void DataParallelRun::run_each(std::map<int, collectives::Communicator>& groups, collectives::Op op,
+                               const std::function<std::uint64_t(int)>& bytes_of,
+                               const char* whose) {
   std::vector<std::shared_ptr<collectives::Handle>> running;
   for (auto& [group, ranks] : groups) {
-    if (ranks.size() > 1) {
-      running.push_back(ranks.start(spec(ranks, collectives::Op::kAllReduce, bytes_of(group))));
-    }
+    if (ranks.size() > 1) running.push_back(ranks.start(spec(ranks, op, bytes_of(group))));
   }
   for (const auto& h : running) {
     h->wait_done();
-    if (!h->ok) throw std::runtime_error(fmt::format("{} all-reduce failed", whose));
+    if (!h->ok) {
+      throw std::runtime_error(fmt::format("{} {} failed", whose, words(op)));
+    }
   }
 }
 
-// Pipelined popdist: each stage's gradients all-reduced among its IPUs, every stage at once.
+// Pipelined popdist: each stage's gradients reduced among its IPUs, every stage at once.
 void DataParallelRun::reduce_stages(StepResult& r) {
   r.all_reduces += static_cast<int>(stages_.size());
   if (options_.ideal_network || stages_.begin()->second.size() == 1) return;
   const core::TimePs start = core::now_ps();
-  all_reduce_each(
-      stages_,
+  run_each(
+      stages_, gradient_op(),
       [this](int stage) {
         return options_.stage_parameters[static_cast<std::size_t>(stage)] * options_.gradient_bytes;
       },
       "a pipeline stage's");
   r.comm_ps += core::now_ps() - start;
-  trace_host("IPU-Link all-reduce per stage", start, core::now_ps());
+  trace_host(fmt::format("IPU-Link {} per stage", words(gradient_op())), start, core::now_ps());
 }
 
 // ipu-server: every server's IPUs all-reduce over their IPU-Links at once, then each server's sum
@@ -238,8 +286,8 @@ void DataParallelRun::reduce_per_server(core::TimePs compute_start, StepResult& 
   if (options_.ideal_network) return;
   const std::uint64_t bytes = options_.parameters * options_.gradient_bytes;
   const core::TimePs start = core::now_ps();
-  all_reduce_each(
-      servers_, [bytes](int) { return bytes; }, "a server's");
+  run_each(
+      servers_, collectives::Op::kAllReduce, [bytes](int) { return bytes; }, "a server's");
   trace_host("server all-reduce", start, core::now_ps());
   if (host_.hosts) {
     const core::TimePs staged = core::now_ps();
@@ -350,7 +398,9 @@ collectives::Spec DataParallelRun::spec(const collectives::Communicator& comm, c
       (op == collectives::Op::kAllReduce && options_.strategy == Strategy::kHorovod)) {
     spec.algorithm = collectives::Algorithm::kRing;
   }
-  if (gcl && &comm != host_.hosts && op == collectives::Op::kAllReduce && comm.size() > 1) {
+  const bool ringed = op == collectives::Op::kAllReduce || op == collectives::Op::kReduceScatter ||
+                      op == collectives::Op::kAllGather;
+  if (gcl && &comm != host_.hosts && ringed && comm.size() > 1) {
     spec.rings = options_.rings;
   }
   return spec;

@@ -19,7 +19,9 @@
 //    ended: the collective is compiled into the step's program, whose bulk-synchronous phases
 //    do not overlap compute with exchange; the first step's broadcast over the hosts' network;
 //    replicas pipelined over several IPUs all-reduce each stage's gradients among that stage's
-//    IPUs, every stage at once;
+//    IPUs, every stage at once; with the optimizer state sharded over the replicas (replicated
+//    tensor sharding), a reduce-scatter leaves each replica the sum of its shard, which it
+//    updates, and an all-gather of the new weights follows the optimizer;
 //  - ipu-server: hierarchical for IPUs on PCIe cards: the gradients all-reduced inside each
 //    server over its IPU-Links, then each server's sum staged to its host, all-reduced between
 //    the hosts over their network, and copied back to every IPU.
@@ -93,6 +95,9 @@ struct DataParallelOptions {
   // s * replicas + r is replica r's stage s (place_pipeline); each stage's ranks all-reduce its
   // gradients, every stage at once. Empty: one IPU per replica.
   std::vector<std::uint64_t> stage_parameters;
+  // popdist: the optimizer state sharded over the replicas (the timeline's optimizer updates a
+  // shard): gradients reduce-scattered, the new weights all-gathered after the update.
+  bool shard_optimizer = false;
   int steps = 2;  // the first with the broadcast
   // Identical collectives on a quiet system replayed rather than simulated again
   // (collective_replay.h): the same times (approximately, through congestion); the trace and the
@@ -106,6 +111,8 @@ struct StepResult {
   core::TimePs broadcast_ps = 0;  // the first step's broadcast, before its forward pass
   core::TimePs comm_ps = 0;       // the all-reduces' summed durations
   int all_reduces = 0;            // hccl: one per bucket; horovod: one per fused buffer
+                                  // (a sharded optimizer's reduce-scatters count here)
+  int all_gathers = 0;            // a sharded optimizer's, of the new weights
   int cycles = 0;                 // horovod: fusion cycles that found gradients
   core::TimePs step_ps() const { return end_ps - start_ps; }
 };
@@ -145,8 +152,10 @@ class DataParallelRun : public sc_core::sc_module {
   void reduce_compiled(core::TimePs compute_start, StepResult& r);
   void split_stages();
   void reduce_stages(StepResult& r);
-  void all_reduce_each(std::map<int, collectives::Communicator>& groups,
-                       const std::function<std::uint64_t(int)>& bytes_of, const char* whose);
+  void gather_weights(StepResult& r);
+  void run_each(std::map<int, collectives::Communicator>& groups, collectives::Op op,
+                const std::function<std::uint64_t(int)>& bytes_of, const char* whose);
+  collectives::Op gradient_op() const;
   void reduce_per_server(core::TimePs compute_start, StepResult& r);
   void staged_all_reduce(std::uint64_t bytes, StepResult& r);
   void host_all_reduce(std::uint64_t bytes);

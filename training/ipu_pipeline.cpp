@@ -54,7 +54,8 @@ double held_bytes(const Prefix& p, int first, int end, int s, int stages, int mi
 
 IpuPipeline plan_ipu_pipeline(const Model& model, const std::vector<LayerTiming>& timing,
                               const ipulink::IpuConfig& ipu, int stages, int micro_batches,
-                              core::Bandwidth boundary_link, const IpuWorkModel& work) {
+                              core::Bandwidth boundary_link, int state_shards,
+                              const IpuWorkModel& work) {
   const int layers = static_cast<int>(model.layers.size());
   if (stages < 1) throw std::invalid_argument("a pipeline needs at least one stage");
   if (stages > layers) {
@@ -63,6 +64,7 @@ IpuPipeline plan_ipu_pipeline(const Model& model, const std::vector<LayerTiming>
                     stages, layers, model.name));
   }
   if (micro_batches < 1) throw std::invalid_argument("at least one micro-batch per step");
+  if (state_shards < 1) throw std::invalid_argument("the optimizer state needs at least one shard");
   if (timing.size() != model.shapes.size()) {
     throw std::invalid_argument(fmt::format("the profile has {} layer shapes, the model {}",
                                             timing.size(), model.shapes.size()));
@@ -107,6 +109,7 @@ IpuPipeline plan_ipu_pipeline(const Model& model, const std::vector<LayerTiming>
         model.name, model.batch, stages, need / 1e6, memory / 1e6));
   }
   IpuPipeline pipeline;
+  pipeline.state_shards = state_shards;
   pipeline.stages.resize(static_cast<std::size_t>(stages));
   for (int s = stages - 1, end = layers; s >= 0; --s) {
     PipelineStage& stage = pipeline.stages[static_cast<std::size_t>(s)];
@@ -125,11 +128,13 @@ IpuPipeline plan_ipu_pipeline(const Model& model, const std::vector<LayerTiming>
       stage.optimizer_ps += t.optimizer_ps;
       stage.parameters += model.shapes[static_cast<std::size_t>(layer)].parameters();
     }
+    stage.optimizer_ps /= static_cast<core::TimePs>(state_shards);
     stage.memory_bytes = held_bytes(p, stage.first, stage.end, s, stages, micro_batches, code);
-    const double state = Prefix::between(p.state, stage.first, stage.end);
+    const double state = Prefix::between(p.state, stage.first, stage.end) / state_shards;
     stage.offloaded = stage.memory_bytes + state > memory;
     if (stage.offloaded) {
-      stage.optimizer_ps += ipu_streaming_ps(ipu, static_cast<double>(stage.parameters), work);
+      stage.optimizer_ps +=
+          ipu_streaming_ps(ipu, static_cast<double>(stage.parameters) / state_shards, work);
     } else {
       stage.memory_bytes += state;
     }
@@ -170,6 +175,17 @@ Timeline pipeline_timeline(const Model& model, const IpuPipeline& pipeline, int 
     t.gradients.push_back(
         {static_cast<int>(i), model.shapes[s].parameters() * gradient_bytes, t.backward_ps});
   }
+  return t;
+}
+
+Timeline replica_timeline(const Model& model, const std::vector<LayerTiming>& timing,
+                          const IpuPipeline& pipeline, int micro_batches,
+                          std::uint64_t gradient_bytes) {
+  if (pipeline.stages.size() != 1) {
+    return pipeline_timeline(model, pipeline, micro_batches, gradient_bytes);
+  }
+  Timeline t = step_timeline(model, timing, gradient_bytes, micro_batches);
+  t.optimizer_ps = pipeline.stages.front().optimizer_ps;
   return t;
 }
 

@@ -84,8 +84,6 @@ StepProfile ipu_profile(const Model& model, const ipulink::IpuConfig& ipu, const
         "an IPU has {:.0f} MB of In-Processor-Memory; {}",
         model.name, model.batch, (resident + f.activations) / 1e6, memory / 1e6, advice));
   }
-  // The optimizer's state stays on chip if it fits beside the rest, else in Streaming Memory.
-  const bool offloaded = check_memory && resident + f.activations + f.state > memory;
   StepProfile p;
   p.chip = chip;
   for (const LayerShape& s : model.shapes) {
@@ -98,7 +96,6 @@ StepProfile ipu_profile(const Model& model, const ipulink::IpuConfig& ipu, const
     update.memory_bytes = m.update_bytes * w.parameters;
     update.efficiency = 1;
     t.optimizer_ps = time(ipu, update);
-    if (offloaded) t.optimizer_ps += ipu_streaming_ps(ipu, w.parameters, m);
     p.keys.push_back(s.key());
     p.shapes.push_back(t);
   }

@@ -1,13 +1,14 @@
 // A step's compute on one IPU, for systems whose compute is the IPU roofline: each layer shape's
 // work (layer_work.h) timed by the bulk-synchronous roofline of hw/ipulink/bsp_roofline.h, since
 // the IPU's internals are not public. Forward is one pass of supersteps; backward twice its
-// FLOPs, bytes and supersteps; the optimizer AdamW over fp32 master weights [T7]. What must stay
-// in In-Processor-Memory (weights, gradients, activations, code) is checked up front; the
-// optimizer's state moves to Streaming Memory when it does not fit beside them (as Graphcore's
-// offloading does), each step reading and writing it there.
+// FLOPs, bytes and supersteps; the optimizer AdamW over fp32 master weights [T7], its update on
+// chip. What must stay in In-Processor-Memory (weights, gradients, activations, code) is checked
+// up front. Where the optimizer's state lives (on chip, or in Streaming Memory when it does not
+// fit, as Graphcore's offloading does) depends on how the replicas share it, which the replica's
+// plan decides (ipu_pipeline.h); ipu_streaming_ps prices the streaming.
 // Captures: FLOPs at a fraction of the FP16.16 peak, tile-memory and exchange bytes, one sync
 // per superstep, the memory limit and the streaming cost. Ignores: recomputation, the exchange's
-// code size growing with it. (A replica pipelined over several IPUs: ipu_pipeline.h.)
+// code size growing with it.
 #pragma once
 
 #include <string>
@@ -42,8 +43,9 @@ core::TimePs ipu_streaming_ps(const ipulink::IpuConfig& ipu, double parameters,
 
 // Throws std::invalid_argument when a replica's weights, gradients, activations and code do not
 // fit the IPU's memory, with the largest per-worker batch that would (or, when not even the
-// weights fit, the pipelining that would). With `check_memory` false (a pipelined replica, whose
-// stages check their own: ipu_pipeline.h) every optimizer's state counts as on chip.
+// weights fit, the pipelining that would); not with `check_memory` false (a pipelined replica,
+// whose stages check their own: ipu_pipeline.h). Each shape's optimizer time is its update's on
+// chip, the state's streaming not included.
 StepProfile ipu_profile(const Model& model, const ipulink::IpuConfig& ipu, const std::string& chip,
                         const IpuWorkModel& work = {}, bool check_memory = true);
 

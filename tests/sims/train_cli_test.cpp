@@ -636,6 +636,68 @@ TEST(TrainIpuCli, APipelinedReplicaSpansSeveralIpus) {
               3 * static_cast<double>(slot) * 1e-6, 1e-3);
 }
 
+// Replicated tensor sharding: the GPT-style model's fp32 optimizer state, streamed from
+// Streaming Memory when every replica keeps all of it, fits on chip as a 16th; the gradients are
+// reduce-scattered and the new weights all-gathered, which moves what one all-reduce moves.
+TEST(TrainIpuCli, ShardingTheOptimizerStateOverReplicasKeepsItOnChip) {
+  test::TempDir dir;
+  const auto trace = dir / "sharded.json";
+  const std::vector<std::string> gpt = {
+      "--model", "gpt",        "--layers", "12",      "--hidden", "768",          "--heads",
+      "12",      "--sequence", "256",      "--batch", "1",        "--accumulate", "16"};
+  const auto train = [&](std::vector<std::string> extra, test::RunResult* run = nullptr) {
+    std::vector<std::string> a = {"--system", "ipu-pod16", "-q", "--network", "flow", "train"};
+    a.insert(a.end(), gpt.begin(), gpt.end());
+    a.insert(a.end(), extra.begin(), extra.end());
+    const auto json = dir / "train.json";
+    a.insert(a.end(), {"--json", json.string()});
+    const auto r = test::run_program(PODSIM_BINARY, a);
+    EXPECT_EQ(r.exit_status, 0) << r.out << r.err;
+    if (run) *run = r;
+    return nlohmann::json::parse(test::read_text(json));
+  };
+  test::RunResult run;
+  const auto whole = train({});
+  const auto sharded = train({"--shard-optimizer", "--trace", trace.string()}, &run);
+  EXPECT_EQ(whole["optimizer_shards"], 1);
+  EXPECT_EQ(sharded["optimizer_shards"], 16);
+  EXPECT_TRUE(whole["pipeline"]["stages"][0]["optimizer_state_streamed"].get<bool>());
+  EXPECT_FALSE(sharded["pipeline"]["stages"][0]["optimizer_state_streamed"].get<bool>());
+  EXPECT_THAT(run.out, HasSubstr("In-Processor-Memory, sharded over the 16 replicas"));
+  EXPECT_LT(step_ps(sharded, "step_ps"), step_ps(whole, "step_ps") / 3);
+  EXPECT_EQ(step_ps(sharded, "step_ps"),
+            step_ps(sharded, "compute_ps") + step_ps(sharded, "comm_ps"));
+  EXPECT_EQ(sharded["steps"][1]["all_gathers"], 1);
+  EXPECT_EQ(whole["steps"][1]["all_gathers"], 0);
+  EXPECT_NEAR(step_ps(sharded, "comm_ps"), step_ps(whole, "comm_ps"),
+              0.01 * step_ps(whole, "comm_ps"));
+  const std::string text = test::read_text(trace);
+  for (const char* span :
+       {"IPU-Link reduce-scatter", "optimizer (own shard)", "IPU-Link all-gather"}) {
+    EXPECT_THAT(text, HasSubstr(span));
+  }
+  // With an ideal network the step is the passes and the replica's share of the update, which
+  // the plan gives: the on-chip update over 16 rather than the update and the streaming.
+  const auto ideal_whole = train({"--ideal-network"});
+  const auto ideal_sharded = train({"--shard-optimizer", "--ideal-network"});
+  const auto optimizer = [](const nlohmann::json& j) {
+    return j["pipeline"]["stages"][0]["optimizer_ps"].get<std::uint64_t>();
+  };
+  EXPECT_EQ(step_ps(ideal_sharded, "step_ps"), step_ps(ideal_sharded, "compute_ps"));
+  EXPECT_EQ(step_ps(ideal_sharded, "step_ps") - optimizer(ideal_sharded),
+            step_ps(ideal_whole, "step_ps") - optimizer(ideal_whole));
+  EXPECT_LT(16 * optimizer(ideal_sharded), optimizer(ideal_whole) / 100);
+  // Pipelined, each stage's ranks gather their stage's weights.
+  const auto bert = test::run_program(
+      PODSIM_BINARY, {"--system", "ipu-pod16", "-q", "--network", "flow", "train", "--model",
+                      "bert-large", "--batch", "2", "--pipeline", "4", "--accumulate", "8",
+                      "--shard-optimizer", "--json", (dir / "bert.json").string()});
+  ASSERT_EQ(bert.exit_status, 0) << bert.err;
+  const auto b = nlohmann::json::parse(test::read_text(dir / "bert.json"));
+  EXPECT_EQ(b["optimizer_shards"], 4);
+  EXPECT_EQ(b["steps"][1]["all_gathers"], 4);
+}
+
 TEST(TrainIpuCli, WrongStrategiesAndReplicaCountsAreUsageErrors) {
   const auto fails = [](std::vector<std::string> a, const std::string& message) {
     const auto r = test::run_program(PODSIM_BINARY, a);
@@ -657,6 +719,9 @@ TEST(TrainIpuCli, WrongStrategiesAndReplicaCountsAreUsageErrors) {
   fails({"--system", "ipu-pod16", "train", "--model", "bert-large", "--batch", "2"},
         "pipeline each replica over at least 2 IPUs (--pipeline)");
   fails(with("hls2", {"--pipeline", "2"}), "--pipeline 2 pipelines a replica over IPUs");
+  fails(with("ipu-pod16", {"--shard-optimizer", "--strategy", "ipu-multiworker"}),
+        "--strategy ipu-multiworker keeps it on the hosts");
+  fails(with("hls2", {"--shard-optimizer"}), "shards the optimizer state over popdist's replicas");
   fails(with("ipu-pod16", {"--pipeline", "3"}), "16 IPUs in pipelines of 3 stages");
   fails(with("ipu-pod16", {"--pipeline", "2", "--strategy", "ipu-server"}), "it runs popdist");
   fails({"--system", "ipu-pod16", "train", "--model", "bert-large", "--pipeline", "2"},

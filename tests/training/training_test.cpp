@@ -369,6 +369,42 @@ TEST(IpuPipeline, StagesThatDoNotFitAreRefused) {
                std::invalid_argument);
 }
 
+// Replicated tensor sharding: a stage keeps and updates 1/R of its optimizer state, so BERT-Large's
+// last stage, whose whole state streams from Streaming Memory, holds its 16th on chip and updates
+// it in a 16th of the on-chip time; a 16th that still does not fit streams a 16th of the bytes.
+TEST(IpuPipeline, AShardedOptimizerStateUpdatesAndStreamsAShare) {
+  ModelRequest r;
+  r.batch = 2;
+  const Model bert = make_model(r);
+  const ipulink::IpuConfig ipu = ipulink::gc200();
+  const StepProfile profile = ipu_profile(bert, ipu, "gc200", {}, false);
+  const auto link = ipu.ipu_link_rate_each_way();
+  const IpuPipeline whole = plan_ipu_pipeline(bert, profile.shapes, ipu, 4, 16, link);
+  const IpuPipeline sharded = plan_ipu_pipeline(bert, profile.shapes, ipu, 4, 16, link, 16);
+  EXPECT_EQ(sharded.state_shards, 16);
+  ASSERT_EQ(sharded.stages.size(), 4u);
+  for (std::size_t s = 0; s < 4; ++s) {
+    const PipelineStage& w = whole.stages[s];
+    const PipelineStage& h = sharded.stages[s];
+    EXPECT_EQ(h.first, w.first);  // the cut balances compute alone
+    core::TimePs update = 0;
+    for (int i = w.first; i < w.end; ++i) {
+      update += profile.shapes[static_cast<std::size_t>(bert.layers[static_cast<std::size_t>(i)])]
+                    .optimizer_ps;
+    }
+    ASSERT_TRUE(w.offloaded);
+    EXPECT_EQ(w.optimizer_ps, update + ipu_streaming_ps(ipu, static_cast<double>(w.parameters)));
+    const core::TimePs share = update / 16;
+    EXPECT_EQ(h.optimizer_ps,
+              h.offloaded ? share + ipu_streaming_ps(ipu, static_cast<double>(h.parameters) / 16)
+                          : share);
+    EXPECT_LE(h.memory_bytes, static_cast<double>(ipu.memory_bytes()));
+  }
+  EXPECT_FALSE(sharded.stages.back().offloaded);
+  EXPECT_GT(sharded.stages.back().memory_bytes, whole.stages.back().memory_bytes);
+  EXPECT_THROW(plan_ipu_pipeline(bert, profile.shapes, ipu, 4, 16, link, 0), std::invalid_argument);
+}
+
 // ResNet-50: 3.8 billion multiply-adds per 224x224 image forward [T9] (torchvision's counting
 // gives 4.1: its projections and classifier included).
 TEST(LayerWork, ResNet50HasItsPublishedMultiplyAdds) {
