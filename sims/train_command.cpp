@@ -99,6 +99,10 @@ class TrainCommand : public Command {
                   "IPUs per replica (IPU systems, popdist): the model's layers cut into this many "
                   "pipeline stages, for models one IPU cannot hold; --ranks counts IPUs")
         ->capture_default_str();
+    c->add_flag("--recompute", recompute_,
+                "IPU systems: recomputation: each layer keeps only its output through the "
+                "forward pass and recomputes its other activations in the backward pass (a "
+                "forward pass more, for less memory)");
     c->add_flag("--shard-optimizer", shard_optimizer_,
                 "popdist: replicated tensor sharding of the optimizer state: each replica keeps "
                 "and updates 1/R of it; gradients reduce-scattered, new weights all-gathered");
@@ -249,6 +253,12 @@ class TrainCommand : public Command {
       throw UsageError(fmt::format(
           "train: --pipeline {} pipelines a replica over IPUs: it runs popdist on IPU systems{}",
           pipeline_, ipu(config) ? "" : fmt::format("; {} is not one", options.system)));
+    }
+    if (recompute_ && !ipu(config)) {
+      throw UsageError(fmt::format(
+          "train: --recompute times the IPU roofline's recomputation; {} measures its profile "
+          "by running the model's recipes, which do not recompute",
+          options.system));
     }
     if (shard_optimizer_ && strategy_ != "popdist") {
       throw UsageError(fmt::format(
@@ -405,12 +415,19 @@ class TrainCommand : public Command {
     return train_functionally(options, system, std::move(topology), model, placement, o, strategy_);
   }
 
+  // The IPU roofline's assumptions, with the job's recomputation.
+  training::IpuWorkModel ipu_work() const {
+    training::IpuWorkModel work;
+    work.recompute = recompute_;
+    return work;
+  }
+
   // An IPU system's profile: the roofline, at once.
   training::StepProfile ipu_profile(const system::SystemConfig& config,
                                     const training::Model& model) const {
     try {
       // A pipelined replica's stages check their own memory (ipu_pipeline.h).
-      return training::ipu_profile(model, config.ipu, config.chip.name, {}, pipeline_ == 1);
+      return training::ipu_profile(model, config.ipu, config.chip.name, ipu_work(), pipeline_ == 1);
     } catch (const std::invalid_argument& e) {
       throw UsageError(fmt::format("train: {}", e.what()));
     }
@@ -591,6 +608,7 @@ class TrainCommand : public Command {
     if (no_replay_) args.push_back("--no-replay");
     if (replay_congested_) args.push_back("--replay-congested");
     if (shard_optimizer_) args.push_back("--shard-optimizer");
+    if (recompute_) args.push_back("--recompute");
   }
 
   void report_scale(const GlobalOptions& options, const training::Model& model,
@@ -672,7 +690,8 @@ class TrainCommand : public Command {
     fmt::print("placement  {}\n", placement.description);
     const std::string measured =
         ipu(sim.config())
-            ? fmt::format("{}'s bulk-synchronous roofline", profile.chip)
+            ? fmt::format("{}'s bulk-synchronous roofline{}", profile.chip,
+                          recompute_ ? ", backward recomputing each layer's activations" : "")
             : fmt::format("the slowest of {} {} chip{} measured at once", profile.replicas,
                           profile.chip, profile.replicas == 1 ? "" : "s");
     fmt::print(
@@ -765,6 +784,7 @@ class TrainCommand : public Command {
                      {"profile", profile.to_json()},
                      {"pipeline", pipeline_json(pipeline)},
                      {"optimizer_shards", pipeline.state_shards},
+                     {"recompute", recompute_},
                      {"steps", steps_json},
                      {"fabric", fabric.to_json()},
                      {"busiest_link_utilisation", busiest},
@@ -784,7 +804,7 @@ class TrainCommand : public Command {
     const int shards = shard_optimizer_ ? replicas : 1;
     if (pipeline_ == 1) {
       return training::plan_ipu_pipeline(model, profile.shapes, config.ipu, 1, accumulate_,
-                                         config.ipu.ipu_link_rate_each_way(), shards);
+                                         config.ipu.ipu_link_rate_each_way(), shards, ipu_work());
     }
     // place_pipeline's stages are neighbouring blocks: IPU-Links inside a pod, GW-Links (the
     // scale-out ports) between pods once the IPUs span several.
@@ -800,7 +820,7 @@ class TrainCommand : public Command {
         across_pods ? config.scale_out.port_speed : config.ipu.ipu_link_rate_each_way();
     try {
       return training::plan_ipu_pipeline(model, profile.shapes, config.ipu, pipeline_, accumulate_,
-                                         link, shards);
+                                         link, shards, ipu_work());
     } catch (const std::invalid_argument& e) {
       throw UsageError(fmt::format("train: --pipeline {}: {}", pipeline_, e.what()));
     }
@@ -911,6 +931,7 @@ class TrainCommand : public Command {
   int pipeline_ = 1;
   bool no_replay_ = false, replay_congested_ = false;
   bool shard_optimizer_ = false;
+  bool recompute_ = false;
   std::string csv_file_, plot_file_;
 };
 

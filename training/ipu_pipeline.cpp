@@ -15,6 +15,15 @@ namespace {
 struct Prefix {
   std::vector<core::TimePs> pass;  // forward and backward of one micro-batch
   std::vector<double> resident, activations, state;
+  std::vector<double> recomputed;  // per position, not summed: its layer's (IpuFootprint)
+
+  // Recomputing, the most any layer of positions [first, end) recomputes at once.
+  double most_recomputed(int first, int end) const {
+    double most = 0;
+    for (int i = first; i < end; ++i)
+      most = std::max(most, recomputed[static_cast<std::size_t>(i)]);
+    return most;
+  }
 
   template <class V>
   static double between(const std::vector<V>& sums, int first, int end) {
@@ -37,17 +46,19 @@ Prefix prefix_sums(const Model& model, const std::vector<LayerTiming>& timing,
     p.resident.push_back(p.resident.back() + f.resident);
     p.activations.push_back(p.activations.back() + f.activations);
     p.state.push_back(p.state.back() + f.state);
+    p.recomputed.push_back(f.recomputed);
   }
   return p;
 }
 
 // What stage `s` of `stages` holds without its optimizer state: the code, its weights and
-// gradients, and the activations of the micro-batches in flight on it.
+// gradients, the activations of the micro-batches in flight on it (recomputing: their layers'
+// outputs, and one layer's activations recomputed at a time).
 double held_bytes(const Prefix& p, int first, int end, int s, int stages, int micro_batches,
                   double code) {
   const int in_flight = std::min(micro_batches, stages - s);
   return code + Prefix::between(p.resident, first, end) +
-         in_flight * Prefix::between(p.activations, first, end);
+         in_flight * Prefix::between(p.activations, first, end) + p.most_recomputed(first, end);
 }
 
 }  // namespace
@@ -105,8 +116,9 @@ IpuPipeline plan_ipu_pipeline(const Model& model, const std::vector<LayerTiming>
     throw std::invalid_argument(fmt::format(
         "{} with batch {} does not fit {} pipeline stages: each IPU would hold about {:.0f} MB "
         "(weights, gradients, the activations in flight, code) of its {:.0f} MB; use more "
-        "stages or a smaller batch",
-        model.name, model.batch, stages, need / 1e6, memory / 1e6));
+        "stages or a smaller batch{}",
+        model.name, model.batch, stages, need / 1e6, memory / 1e6,
+        work.recompute ? "" : ", or recompute activations (--recompute)"));
   }
   IpuPipeline pipeline;
   pipeline.state_shards = state_shards;

@@ -46,11 +46,11 @@ struct IpuPipeline {
 
 // The cut of `model` (per-shape times `timing`) into `stages` stages for a step of
 // `micro_batches` that minimizes the slowest stage's forward and backward (ties: the earliest
-// cuts). Throws std::invalid_argument when stages < 1, there are more stages than layers, or no
-// cut fits every stage into an IPU (naming how much the tightest cut needs).
-// Each boundary is timed over `boundary_link` (the slowest link between neighbouring stages)
-// with a sync across IPUs. The optimizer state is sharded over `state_shards` replicas (1: each
-// replica keeps all of it).
+// cuts). Throws
+// std::invalid_argument when stages < 1, there are more stages than layers, or no cut fits every
+// stage into an IPU (naming how much the tightest cut needs). Each boundary is timed over
+// `boundary_link` (the slowest link between neighbouring stages) with a sync across IPUs. The
+// optimizer state is sharded over `state_shards` replicas (1: each replica keeps all of it).
 IpuPipeline plan_ipu_pipeline(const Model& model, const std::vector<LayerTiming>& timing,
                               const ipulink::IpuConfig& ipu, int stages, int micro_batches,
                               core::Bandwidth boundary_link, int state_shards = 1,

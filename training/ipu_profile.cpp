@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -49,7 +50,8 @@ IpuFootprint ipu_footprint(const Model& model, const std::vector<int>& layers,
   for (int layer : layers) {
     const LayerWork w = layer_work(model.shapes[static_cast<std::size_t>(layer)]);
     f.resident += 4 * w.parameters;
-    f.activations += w.activation_bytes;
+    f.activations += m.recompute ? w.output_bytes : w.activation_bytes;
+    if (m.recompute) f.recomputed = std::max(f.recomputed, w.activation_bytes);
     f.state += m.state_bytes * w.parameters;
   }
   return f;
@@ -63,18 +65,21 @@ core::TimePs ipu_streaming_ps(const ipulink::IpuConfig& ipu, double parameters,
 
 StepProfile ipu_profile(const Model& model, const ipulink::IpuConfig& ipu, const std::string& chip,
                         const IpuWorkModel& m, bool check_memory) {
-  // What one replica holds: bf16 weights and gradients, every layer's activations, the code.
+  // What one replica holds: bf16 weights and gradients and the code, and what grows with the
+  // batch: every layer's activations (recomputing: their outputs and one layer's activations).
   const IpuFootprint f = ipu_footprint(model, model.layers, m);
-  const double code = m.code_share * static_cast<double>(ipu.memory_bytes());
-  const double resident = code + f.resident;
   const double memory = static_cast<double>(ipu.memory_bytes());
-  if (check_memory && resident + f.activations > memory) {
-    const double per_sample = f.activations / model.batch;
-    const double room = memory - resident;
+  const double code = m.code_share * memory;
+  const double fixed = code + f.resident;
+  const double batched = f.activations + f.recomputed;
+  if (check_memory && fixed + batched > memory) {
+    const double per_sample = batched / model.batch;
+    const double room = memory - fixed;
     const std::string advice =
         room >= per_sample
-            ? fmt::format("a per-worker batch of at most {} fits",
-                          static_cast<long long>(std::floor(room / per_sample)))
+            ? fmt::format("a per-worker batch of at most {} fits{}",
+                          static_cast<long long>(std::floor(room / per_sample)),
+                          m.recompute ? "" : " (more with recomputation: --recompute)")
             : fmt::format(
                   "its weights and gradients alone do not fit: pipeline each replica over at "
                   "least {} IPUs (--pipeline)",
@@ -82,7 +87,7 @@ StepProfile ipu_profile(const Model& model, const ipulink::IpuConfig& ipu, const
     throw std::invalid_argument(fmt::format(
         "{} with batch {} holds {:.0f} MB per IPU (weights, gradients, activations, code) but "
         "an IPU has {:.0f} MB of In-Processor-Memory; {}",
-        model.name, model.batch, (resident + f.activations) / 1e6, memory / 1e6, advice));
+        model.name, model.batch, (fixed + batched) / 1e6, memory / 1e6, advice));
   }
   StepProfile p;
   p.chip = chip;
@@ -90,7 +95,7 @@ StepProfile ipu_profile(const Model& model, const ipulink::IpuConfig& ipu, const
     const LayerWork w = layer_work(s);
     LayerTiming t;
     t.forward_ps = time(ipu, pass(s, w, m, 1));
-    t.backward_ps = time(ipu, pass(s, w, m, 2));
+    t.backward_ps = time(ipu, pass(s, w, m, 2)) + (m.recompute ? t.forward_ps : 0);
     ipulink::PhaseWork update;
     update.flops = 10 * w.parameters;
     update.memory_bytes = m.update_bytes * w.parameters;

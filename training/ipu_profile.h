@@ -6,9 +6,13 @@
 // up front. Where the optimizer's state lives (on chip, or in Streaming Memory when it does not
 // fit, as Graphcore's offloading does) depends on how the replicas share it, which the replica's
 // plan decides (ipu_pipeline.h); ipu_streaming_ps prices the streaming.
+// Recomputation (IpuWorkModel::recompute, as Graphcore's recompute checkpoints [T11]): each
+// layer keeps only its output through the forward pass and recomputes the rest of its
+// activations in the backward pass, one layer at a time: a forward pass more, for activations of
+// one layer's outputs each instead of all it writes.
 // Captures: FLOPs at a fraction of the FP16.16 peak, tile-memory and exchange bytes, one sync
-// per superstep, the memory limit and the streaming cost. Ignores: recomputation, the exchange's
-// code size growing with it.
+// per superstep, the memory limit and the streaming cost. Ignores: the exchange's code size
+// growing with it.
 #pragma once
 
 #include <string>
@@ -27,13 +31,15 @@ struct IpuWorkModel {
   double code_share = 0.1;         // of In-Processor-Memory: programs and exchange buffers
   double update_bytes = 30;        // per parameter: the AdamW update's reads and writes [T7]
   double state_bytes = 12;         // per parameter: fp32 master weight and two moments
+  bool recompute = false;          // keep each layer's output only; recompute the rest backward
 };
 
 // What a set of layers holds in In-Processor-Memory, in bytes.
 struct IpuFootprint {
   double resident = 0;     // bf16 weights and gradients (the code share is the caller's)
-  double activations = 0;  // one micro-batch's, every layer's
+  double activations = 0;  // one micro-batch's, every layer's (recomputing: their outputs)
   double state = 0;        // the optimizer's fp32 master weights and moments
+  double recomputed = 0;   // recomputing: the largest layer's activations, one micro-batch's
 };
 IpuFootprint ipu_footprint(const Model& model, const std::vector<int>& layers,
                            const IpuWorkModel& work = {});

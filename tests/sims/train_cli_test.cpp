@@ -698,6 +698,36 @@ TEST(TrainIpuCli, ShardingTheOptimizerStateOverReplicasKeepsItOnChip) {
   EXPECT_EQ(b["steps"][1]["all_gathers"], 4);
 }
 
+// --recompute: ResNet-50 at 16 images an IPU, which does not fit otherwise, trains with a
+// backward pass a forward pass longer; a scaling study carries the flag to every point.
+TEST(TrainIpuCli, RecomputationFitsLargerBatches) {
+  test::TempDir dir;
+  const auto train = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = {"--system",
+                                  "ipu-pod16",
+                                  "-q",
+                                  "--network",
+                                  "flow",
+                                  "train",
+                                  "--model",
+                                  "resnet50",
+                                  "--batch",
+                                  "16",
+                                  "--recompute",
+                                  "--json",
+                                  (dir / "train.json").string()};
+    a.insert(a.end(), extra.begin(), extra.end());
+    const auto r = test::run_program(PODSIM_BINARY, a);
+    EXPECT_EQ(r.exit_status, 0) << r.err;
+    return std::make_pair(r, nlohmann::json::parse(test::read_text(dir / "train.json")));
+  };
+  const auto [run, j] = train({});
+  EXPECT_TRUE(j["recompute"].get<bool>());
+  EXPECT_THAT(run.out, HasSubstr("backward recomputing each layer's activations"));
+  const auto [scaled, scale] = train({"--scale", "16"});
+  EXPECT_EQ(scale["points"][0]["step_ps"], j["steps"][1]["step_ps"]);
+}
+
 TEST(TrainIpuCli, WrongStrategiesAndReplicaCountsAreUsageErrors) {
   const auto fails = [](std::vector<std::string> a, const std::string& message) {
     const auto r = test::run_program(PODSIM_BINARY, a);
@@ -722,6 +752,9 @@ TEST(TrainIpuCli, WrongStrategiesAndReplicaCountsAreUsageErrors) {
   fails(with("ipu-pod16", {"--shard-optimizer", "--strategy", "ipu-multiworker"}),
         "--strategy ipu-multiworker keeps it on the hosts");
   fails(with("hls2", {"--shard-optimizer"}), "shards the optimizer state over popdist's replicas");
+  fails(with("hls2", {"--recompute"}), "--recompute times the IPU roofline's recomputation");
+  fails({"--system", "ipu-pod16", "train", "--model", "resnet50", "--batch", "16"},
+        "(more with recomputation: --recompute)");
   fails(with("ipu-pod16", {"--pipeline", "3"}), "16 IPUs in pipelines of 3 stages");
   fails(with("ipu-pod16", {"--pipeline", "2", "--strategy", "ipu-server"}), "it runs popdist");
   fails({"--system", "ipu-pod16", "train", "--model", "bert-large", "--pipeline", "2"},
