@@ -43,9 +43,10 @@ struct HostNetworkConfig {
                         "scale-out: the chips' leaf-spine switches, each host port on its rail's "
                         "leaf beside its box's chips (a converged fabric)"));
     v.field("ports", ports,
-            core::Spec("Ethernet ports of each host's NICs, one rail of switches each")
+            core::Spec("Ethernet ports of each host's NICs, one rail of switches each (behind "
+                       "gateways, also the ports every gateway reaches the host through)")
                 .range(1, 16)
-                .source("[U]: two, as an IPU-M2000's two 100GbE host links [S14]"));
+                .source("[S14]: a POD64 server's dual-port 100GbE card"));
     v.field("port_speed", port_speed,
             core::Spec("line rate of one host port").positive().source("[N2]: 100 Gb/s"));
     v.choice(

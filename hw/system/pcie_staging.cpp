@@ -19,13 +19,17 @@ PcieStaging::PcieStaging(const SystemConfig& system)
   gateway_ = g.chips > 0;
   if (gateway_) {
     chips_per_shared_ = g.chips;
-    const double payload_bits_per_s =
-        fabric::WireFormat{}.goodput_fraction(g.mtu) * g.ports * g.port_speed.bits_per_second;
-    gateway_ps_per_payload_byte_ = 8e12 / payload_bits_per_s;
+    const double goodput = fabric::WireFormat{}.goodput_fraction(g.mtu);
+    gateway_ps_per_payload_byte_ = 8e12 / (goodput * g.ports * g.port_speed.bits_per_second);
+    const HostNetworkConfig& nic = system.host.network;
+    host_nic_ps_per_payload_byte_ = 8e12 / (goodput * nic.ports * nic.port_speed.bits_per_second);
+    chips_per_host_ = system.box.chips;
     shared_latency_ = static_cast<core::TimePs>(g.latency.ps);
     description_ = fmt::format(
-        "staging through gateways of {} chips, each over {} x {:g} Gb/s RoCE host links", g.chips,
-        g.ports, g.port_speed.bits_per_second / 1e9);
+        "staging through gateways of {} chips, each over {} x {:g} Gb/s RoCE host links, "
+        "into each host's {} x {:g} Gb/s NIC ports",
+        g.chips, g.ports, g.port_speed.bits_per_second / 1e9, nic.ports,
+        nic.port_speed.bits_per_second / 1e9);
   } else {
     description_ = "PCIe staging over each box's tree";
     chips_per_shared_ = system.box.chips / system.host.sockets_used(system.box.chips);
@@ -34,6 +38,12 @@ PcieStaging::PcieStaging(const SystemConfig& system)
   const int shared = (chips_ + chips_per_shared_ - 1) / chips_per_shared_;
   for (auto& free : chip_free_) free.assign(static_cast<std::size_t>(chips_), 0);
   for (auto& free : shared_free_) free.assign(static_cast<std::size_t>(shared), 0);
+  const int hosts = gateway_ ? (chips_ + chips_per_host_ - 1) / chips_per_host_ : 0;
+  for (auto& free : host_nic_free_) free.assign(static_cast<std::size_t>(hosts), 0);
+}
+
+core::TimePs PcieStaging::at_rate(std::uint64_t bytes, double ps_per_byte) {
+  return static_cast<core::TimePs>(std::ceil(static_cast<double>(bytes) * ps_per_byte));
 }
 
 // How long `link` is busy with the copy: its writes into host memory, or the completions of its
@@ -47,8 +57,7 @@ core::TimePs PcieStaging::occupancy(const pcie::LinkTiming& link, std::uint64_t 
 
 core::TimePs PcieStaging::shared_occupancy(std::uint64_t bytes, pcie::Direction direction) const {
   if (!gateway_) return occupancy(uplink_, bytes, direction);
-  return static_cast<core::TimePs>(
-      std::ceil(static_cast<double>(bytes) * gateway_ps_per_payload_byte_));
+  return at_rate(bytes, gateway_ps_per_payload_byte_);
 }
 
 core::TimePs PcieStaging::book(int chip, std::uint64_t bytes, pcie::Direction direction,
@@ -58,10 +67,20 @@ core::TimePs PcieStaging::book(int chip, std::uint64_t bytes, pcie::Direction di
   core::TimePs& own = chip_free_[d][static_cast<std::size_t>(chip)];
   core::TimePs& shared = shared_free_[d][static_cast<std::size_t>(chip / chips_per_shared_)];
   if (bytes == 0) return now;
+  if (!gateway_) {
+    const core::TimePs start = std::max({now, own, shared});
+    own = start + occupancy(chip_link_, bytes, direction);
+    shared = start + shared_occupancy(bytes, direction);
+    return std::max(own, shared) + chip_link_.latency() + shared_latency_;
+  }
+  // The host's NIC ports carry several gateways' copies at once: a copy need not wait for them
+  // to be free, but none ends before the ports have carried every byte booked on them so far.
+  core::TimePs& nic = host_nic_free_[d][static_cast<std::size_t>(chip / chips_per_host_)];
   const core::TimePs start = std::max({now, own, shared});
   own = start + occupancy(chip_link_, bytes, direction);
   shared = start + shared_occupancy(bytes, direction);
-  return std::max(own, shared) + chip_link_.latency() + shared_latency_;
+  nic = std::max(nic, start) + at_rate(bytes, host_nic_ps_per_payload_byte_);
+  return std::max({own, shared, nic}) + chip_link_.latency() + shared_latency_;
 }
 
 }  // namespace podsim::system

@@ -5,14 +5,17 @@
 // of pcie_timing.h: TLPs, DLLPs, credits, tags) plus both links' latency. Behind gateways
 // (host.gateway, an IPU-M2000's), the shared link is instead the gateway's RoCE host links,
 // at their line rate less RoCE v2's framing per packet of the path MTU, with the gateway's
-// latency.
-// Captures: a socket's (or gateway's) chips contending for its shared link, the chip's own link,
+// latency; and every gateway of a box also crosses its host's own NIC ports (host.network's
+// ports and speed, a POD64 server's one or two 100GbE ports [S14]), which they share.
+// Captures: a socket's (or gateway's) chips contending for its shared link, a host's gateways
+// sharing its NIC ports (as a fluid: copies overlap on them, none ending before the ports have
+// carried every byte booked before it), the chip's own link,
 // the two directions apart (full duplex), the device's DMA writing the host (device to host) or
 // reading it (host to device). Ignores: the switch's own latency and buffers, host memory's
 // bandwidth (a socket's DRAM outruns its uplinks), copies interleaving at TLP grain (a copy
 // holds a link from its start to its end, as large copies that fill it do); behind gateways,
-// the host's own NICs and PCIe (taken to keep up with its gateways) and RoCE's congestion
-// control.
+// the host's PCIe (taken to keep up with its NICs), the switch between gateways and host, and
+// RoCE's congestion control.
 #pragma once
 
 #include <array>
@@ -44,14 +47,15 @@ class PcieStaging {
 
   // How long the shared link (a socket's uplink, or a gateway's host links) is busy with a copy.
   core::TimePs shared_occupancy(std::uint64_t bytes, pcie::Direction direction) const;
+  static core::TimePs at_rate(std::uint64_t bytes, double ps_per_byte);
 
   pcie::LinkTiming chip_link_, uplink_;
   core::TimePs host_latency_ = 0;
-  int chips_ = 0, chips_per_shared_ = 1;
+  int chips_ = 0, chips_per_shared_ = 1, chips_per_host_ = 1;
   bool gateway_ = false;
-  double gateway_ps_per_payload_byte_ = 0;
+  double gateway_ps_per_payload_byte_ = 0, host_nic_ps_per_payload_byte_ = 0;
   core::TimePs shared_latency_ = 0;
-  Free chip_free_, shared_free_;
+  Free chip_free_, shared_free_, host_nic_free_;  // the host NICs' only behind gateways
   std::string description_;
 };
 

@@ -565,12 +565,18 @@ TEST(TrainIpuCli, IpuServersReduceInsideThenBetweenHosts) {
 }
 
 // An IPU-POD's IPUs reach their host through their IPU-M2000's gateway, four to its two 100GbE
-// RoCE host links, rather than through the host sockets' PCIe uplinks, eight to each: the step-0
-// broadcast, the whole model down to every IPU, takes about half as long (0.56 measured).
-TEST(TrainIpuCli, PodsStageThroughTheirMachinesGateways) {
+// RoCE host links, and all the gateways through the host's own NIC ports, rather than through the
+// host sockets' PCIe uplinks. The step-0 broadcast, rank 0's model up to the host and down to
+// every IPU, is bound by the host's two 100GbE ports: 17 copies of the model at their goodput.
+// With a port for each gateway link, the gateways' own links bind it, and it beats the sockets'.
+TEST(TrainIpuCli, PodsStageThroughTheirMachinesGatewaysAndTheHostsNic) {
   test::RunResult run;
   const auto gateways = train_ipu("ipu-pod16", {"--strategy", "ipu-multiworker"}, &run, "flow");
-  EXPECT_THAT(run.out, HasSubstr("staging through gateways of 4 chips, each over 2 x 100 Gb/s"));
+  EXPECT_THAT(run.out, HasSubstr("staging through gateways of 4 chips, each over 2 x 100 Gb/s RoCE "
+                                 "host links, into each host's 2 x 100 Gb/s NIC ports"));
+  const auto wide =
+      train_ipu("ipu-pod16", {"--strategy", "ipu-multiworker", "--set", "host.network.ports=8"},
+                nullptr, "flow");
   const auto sockets =
       train_ipu("ipu-pod16", {"--strategy", "ipu-multiworker", "--set", "host.gateway.chips=0"},
                 &run, "flow");
@@ -578,8 +584,11 @@ TEST(TrainIpuCli, PodsStageThroughTheirMachinesGateways) {
   const auto broadcast = [](const nlohmann::json& j) {
     return j["steps"][0]["broadcast_ps"].get<double>();
   };
-  EXPECT_LT(broadcast(gateways), 0.7 * broadcast(sockets));
-  EXPECT_GT(broadcast(gateways), 0.4 * broadcast(sockets));
+  const double model = 2.0 * gateways["parameters"].get<double>();  // bf16
+  const double nic_goodput = 200e9 / 8 * 4096 / 4178;               // bytes per second
+  EXPECT_NEAR(broadcast(gateways), 17 * model / nic_goodput * 1e12, 0.02 * broadcast(gateways));
+  EXPECT_LT(broadcast(wide), 0.4 * broadcast(gateways));
+  EXPECT_LT(broadcast(wide), broadcast(sockets));
 }
 
 // BERT-Large does not fit one IPU: pipelined over four, each stage's gradients all-reduce among
