@@ -12,14 +12,14 @@ namespace podsim::training {
 HostStaging::HostStaging(const system::SystemConfig& system, const std::vector<int>& chips,
                          system::ModelOptions options, const collectives::TuningConfig& tuning)
     : staging_(system) {
-  std::vector<int> boxes;  // the hosts' boxes, in the order of their first ranks
+  std::vector<int> hosts;  // the hosts the workers use, in the order of their first ranks
   for (int chip : chips) {
-    const int box = chip / system.box.chips;
-    auto at = std::find(boxes.begin(), boxes.end(), box);
-    if (at == boxes.end()) at = boxes.insert(boxes.end(), box);
-    path_.host_of_rank.push_back(static_cast<int>(at - boxes.begin()));
+    const int host = chip / system.chips_per_host();
+    auto at = std::find(hosts.begin(), hosts.end(), host);
+    if (at == hosts.end()) at = hosts.insert(hosts.end(), host);
+    path_.host_of_rank.push_back(static_cast<int>(at - hosts.begin()));
   }
-  hosts_ = static_cast<int>(boxes.size());
+  hosts_ = static_cast<int>(hosts.size());
   path_.staging = &staging_;
   path_.reduce_bytes_per_s = system.host.cpu.reduce_bandwidth.bits_per_second / 8;
   path_.update_bytes_per_s = system.host.cpu.update_bandwidth.bits_per_second / 8;
@@ -33,7 +33,7 @@ HostStaging::HostStaging(const system::SystemConfig& system, const std::vector<i
   options.chips = system::ChipModel::kCoarse;
   network_ = std::make_unique<system::SystemModel>("hosts", config, system::build_topology(config),
                                                    options);
-  comm_ = std::make_unique<collectives::Communicator>(*network_, boxes, tuning);
+  comm_ = std::make_unique<collectives::Communicator>(*network_, hosts, tuning);
   path_.hosts = comm_.get();
   description_ +=
       fmt::format(" over {} of {} x {:g} Gb/s ports each ({})",

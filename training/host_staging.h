@@ -1,9 +1,10 @@
 // What a host-staged strategy (data_parallel.h) runs on beside the workers' chips: the boxes'
 // PCIe trees as a rate model (hw/system/pcie_staging.h) and, when the workers span several
-// boxes, the hosts' front-end network (hw/system/host_network.h) elaborated as a system of its
-// own with a communicator over the hosts the workers use, in the order their first ranks come.
-// Captures: which host serves which rank, the hosts' collectives run on their modeled NICs and
-// switches with the host CPU's reductions. Ignores: nothing of its own; see the models it builds.
+// hosts (each box's, or its servers' with host.servers), the hosts' front-end network
+// (hw/system/host_network.h) elaborated as a system of its own with a communicator over the hosts
+// the workers use, in the order their first ranks come. Captures: which host serves which rank, the
+// hosts' collectives run on their modeled NICs and switches with the host CPU's reductions.
+// Ignores: nothing of its own; see the models it builds.
 #pragma once
 
 #include <memory>
@@ -23,7 +24,7 @@ namespace podsim::training {
 class HostStaging {
  public:
   // For workers on `chips` of `system` (rank r on chips[r]). The hosts' system is elaborated with
-  // `options` (its chips coarse: a host's NICs and CPU) when the workers span several boxes.
+  // `options` (its chips coarse: a host's NICs and CPU) when the workers span several hosts.
   // Throws std::invalid_argument naming the host.network key when the hosts cannot be wired.
   HostStaging(const system::SystemConfig& system, const std::vector<int>& chips,
               system::ModelOptions options, const collectives::TuningConfig& tuning = {});

@@ -107,6 +107,7 @@ struct GatewayConfig {
 };
 
 struct HostConfig {
+  int servers = 1;  // per box
   int sockets = 2;
   host::HostMemoryConfig memory;
   host::HostCpuConfig cpu;
@@ -119,6 +120,12 @@ struct HostConfig {
 
   template <class V>
   void describe(V& v) {
+    v.field("servers", servers,
+            core::Spec("host servers per box, each serving an equal block of its chips; more "
+                       "than one only behind gateways (host.gateway), which disaggregate the "
+                       "chips from their hosts")
+                .range(1, 64)
+                .source("[S14]: an IPU-POD64 takes one server by default, up to four"));
     v.field("sockets", sockets,
             core::Spec("CPU sockets, one root port and one PCIe switch each; the box's chips "
                        "split evenly behind them (a box of fewer chips uses one per chip)")

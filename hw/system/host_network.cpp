@@ -62,23 +62,23 @@ NetworkConfig front_end(const HostNetworkConfig& n, int hosts) {
   return net;
 }
 
-// The chips' scale-out leaves and spines with each box's host in its chips' place: host port r
-// on rail r's leaf that holds the box's chips, the same uplinks, spines, cables and switch
+// The chips' scale-out leaves and spines with each host in its chips' place: host port r on
+// rail r's leaf that holds the host's chips, the same uplinks, spines, cables and switch
 // settings. Simulated apart from the chips' traffic, which no strategy runs beside the hosts'
 // (training/host_staging.h).
 NetworkConfig chips_switches(const SystemConfig& system) {
   const NetworkConfig& chips = system.network;
-  const int per_box = system.box.chips;
+  const int per_host = system.chips_per_host();
   if (chips.kind != NetworkKind::kLeafSpine) {
     fail("attach", fmt::format("scale-out needs the chips' leaf-spine switches; {}'s scale-out "
                                "network is not one (use front-end)",
                                system.name));
   }
-  if (chips.leaf_down_ports % per_box != 0) {
+  if (chips.leaf_down_ports % per_host != 0) {
     fail("attach",
-         fmt::format("scale-out puts each host on its box's leaf, but {}'s leaves of {} chip "
-                     "ports split its boxes of {} chips (use front-end)",
-                     system.name, chips.leaf_down_ports, per_box));
+         fmt::format("scale-out puts each host on its chips' leaf, but {}'s leaves of {} chip "
+                     "ports split its hosts' blocks of {} chips (use front-end)",
+                     system.name, chips.leaf_down_ports, per_host));
   }
   if (system.host.network.ports > system.scale_out.ports_per_chip) {
     fail("attach",
@@ -87,7 +87,7 @@ NetworkConfig chips_switches(const SystemConfig& system) {
                      system.host.network.ports, system.name, system.scale_out.ports_per_chip));
   }
   NetworkConfig net = chips;
-  net.leaf_down_ports = chips.leaf_down_ports / per_box;
+  net.leaf_down_ports = chips.leaf_down_ports / per_host;
   net.uplink_rate = system.uplink_rate();
   return net;
 }
@@ -102,16 +102,17 @@ SystemConfig host_network_system(const SystemConfig& system) {
   }
   SystemConfig h;
   h.name = system.name + "-hosts";
-  h.description = fmt::format("the front-end network of {}'s {} hosts", system.name, system.boxes);
+  const int hosts = system.hosts();
+  h.description = fmt::format("the front-end network of {}'s {} hosts", system.name, hosts);
   h.chip = host_endpoint(system.host);
   h.box.chips = 1;
   h.box.wiring = BoxWiring::kNone;
-  h.boxes = system.boxes;
-  h.scale_out.ports_per_chip = system.boxes > 1 ? n.ports : 0;
+  h.boxes = hosts;
+  h.scale_out.ports_per_chip = hosts > 1 ? n.ports : 0;
   h.host = system.host;
-  if (system.boxes > 1) {
-    h.network =
-        n.attach == HostAttach::kScaleOut ? chips_switches(system) : front_end(n, system.boxes);
+  h.host.servers = 1;  // each host is a box of its own here
+  if (hosts > 1) {
+    h.network = n.attach == HostAttach::kScaleOut ? chips_switches(system) : front_end(n, hosts);
   }
   h.network.flow_solve_interval = system.network.flow_solve_interval;
   return h;

@@ -1,8 +1,9 @@
 // The hosts' own network as a system of its own, for collectives between hosts (MPI's or gRPC's
-// rings under Horovod host-staged or a multi-worker strategy): one endpoint per box's host that
+// rings under Horovod host-staged or a multi-worker strategy): one endpoint per host (each box's,
+// or each of its host.servers, which serve equal blocks of its chips behind gateways) that
 // is the host's NICs, each port on a rail of front-end switches (one switch per rail up to its
 // ports, else leaves of half its ports under spines) or, with host.network.attach: scale-out, of
-// the chips' leaves and spines (each host on its box's leaf of the rail), and the host CPU's
+// the chips' leaves and spines (each host on its chips' leaf of the rail), and the host CPU's
 // reduction as the endpoint's one collective engine.
 // Captures: the host ports' rate, MTU and cables, the switches' sharing among hosts, TCP as frames
 // within the Ethernet MTU with the kernel stack's latency on each packet, the CPU's reduction
@@ -20,7 +21,8 @@
 
 namespace podsim::system {
 
-// The front-end network of `system`'s hosts as a system whose chip i is box i's host. Throws
+// The front-end network of `system`'s hosts as a system whose chip i is host i (box i's, or
+// with host.servers the i-th server counting box by box). Throws
 // std::invalid_argument naming the host.network key at fault when the hosts cannot be wired
 // (the network disabled while boxes need it, more hosts than leaves of half the switch's ports
 // can spread over spines).

@@ -23,7 +23,7 @@ PcieStaging::PcieStaging(const SystemConfig& system)
     gateway_ps_per_payload_byte_ = 8e12 / (goodput * g.ports * g.port_speed.bits_per_second);
     const HostNetworkConfig& nic = system.host.network;
     host_nic_ps_per_payload_byte_ = 8e12 / (goodput * nic.ports * nic.port_speed.bits_per_second);
-    chips_per_host_ = system.box.chips;
+    chips_per_host_ = system.chips_per_host();
     shared_latency_ = static_cast<core::TimePs>(g.latency.ps);
     description_ = fmt::format(
         "staging through gateways of {} chips, each over {} x {:g} Gb/s RoCE host links, "

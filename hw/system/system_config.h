@@ -151,6 +151,9 @@ struct SystemConfig {
   }
 
   int chips() const { return boxes * box.chips; }
+  // The hosts: each box's servers, each serving an equal block of its chips.
+  int hosts() const { return boxes * host.servers; }
+  int chips_per_host() const { return box.chips / host.servers; }
   // The rate of switch-to-switch links: the network's uplink rate, or the NICs' port speed.
   core::Bandwidth uplink_rate() const {
     return network.uplink_rate.bits_per_second > 0 ? network.uplink_rate : chip.nic.port_speed;
@@ -186,6 +189,17 @@ struct SystemConfig {
       c.fail("host.gateway.chips", "the box's " + std::to_string(box.chips) +
                                        " chips must split evenly over gateways of " +
                                        std::to_string(host.gateway.chips));
+    }
+    if (host.servers > 1 && host.gateway.chips == 0) {
+      c.fail("host.servers",
+             "more than one host server per box needs gateways (host.gateway.chips): chips on a "
+             "host's PCIe tree belong to that one host");
+    }
+    if (box.chips % host.servers != 0 ||
+        (host.gateway.chips > 0 && (box.chips / host.servers) % host.gateway.chips != 0)) {
+      c.fail("host.servers", "the box's " + std::to_string(box.chips) +
+                                 " chips must split evenly over " + std::to_string(host.servers) +
+                                 " servers, each serving whole gateways");
     }
     if (box.chips > host.sockets && box.chips % host.sockets != 0) {
       c.fail("host.sockets", "the box's " + std::to_string(box.chips) +

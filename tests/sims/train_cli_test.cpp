@@ -591,6 +591,26 @@ TEST(TrainIpuCli, PodsStageThroughTheirMachinesGatewaysAndTheHostsNic) {
   EXPECT_LT(broadcast(wide), broadcast(sockets));
 }
 
+// An IPU-POD64 with four servers (host.servers) instead of one: each streams its 16 IPUs'
+// gradients through its own NIC, and the servers all-reduce over their front-end network.
+TEST(TrainIpuCli, MoreServersWidenAPodsWayToItsHosts) {
+  test::RunResult run;
+  const std::vector<std::string> job = {"--strategy", "ipu-multiworker", "--ranks", "64"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = job;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  const auto one = train_ipu("ipu-pod64", with({}), nullptr, "flow");
+  const auto four = train_ipu("ipu-pod64", with({"--set", "host.servers=4"}), &run, "flow");
+  EXPECT_EQ(one["hosts"], 1);
+  EXPECT_EQ(four["hosts"], 4);
+  EXPECT_THAT(run.out, HasSubstr("4 hosts over a front-end network"));
+  EXPECT_LT(four["steps"][0]["broadcast_ps"].get<double>(),
+            0.5 * one["steps"][0]["broadcast_ps"].get<double>());
+  EXPECT_LT(step_ps(four, "step_ps"), step_ps(one, "step_ps"));
+}
+
 // BERT-Large does not fit one IPU: pipelined over four, each stage's gradients all-reduce among
 // that stage's IPUs. The step is the schedule's N + K - 1 slots and the slowest stage's update,
 // then the stages' all-reduces; samples/s counts replicas, not IPUs.

@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "collectives/system_file.h"
 #include "hw/system/pcie_staging.h"
@@ -122,7 +125,7 @@ TEST(HostNetwork, HostsTheChipsSwitchesCannotTakeAreRefusedNamingTheKey) {
       EXPECT_THAT(e.what(), HasSubstr(why));
     }
   };
-  refused({"network.leaf_down_ports=12"}, "split its boxes of 8 chips");
+  refused({"network.leaf_down_ports=12"}, "split its hosts' blocks of 8 chips");
   refused({"host.network.ports=4"}, "outnumber hls2's 3 rails");
   refused({"network.kind=fat-tree", "network.fat_tree_k=4"}, "not one");
 }
@@ -189,6 +192,23 @@ TEST(PcieStaging, BehindAGatewayItsChipsShareItsHostLinksAndTheGatewaysTheHostsN
   EXPECT_THAT(staging.description(), HasSubstr("into each host's 2 x 100 Gb/s NIC ports"));
 }
 
+// An IPU-POD64 with four servers (host.servers): each serves four IPU-M2000s through its own NIC
+// ports, so gateways of different servers do not wait for each other, those of one server do.
+TEST(PcieStaging, EachServerOfABoxHasItsOwnNic) {
+  const SystemConfig s = collectives::load_system_file("ipu-pod64", {"host.servers=4"}).config;
+  EXPECT_EQ(s.hosts(), 4);
+  EXPECT_EQ(s.chips_per_host(), 16);
+  PcieStaging staging(s);
+  const std::uint64_t bytes = 64 << 20;
+  const auto d2h = pcie::Direction::kDeviceToHost;
+  const core::TimePs one = staging.book(0, bytes, d2h, 0);
+  EXPECT_EQ(staging.book(16, bytes, d2h, 0), one);  // the second server's first gateway
+  EXPECT_GT(staging.book(4, bytes, d2h, 0), one);   // the first server's second gateway
+  const SystemConfig hosts = host_network_system(s);
+  EXPECT_EQ(hosts.chips(), 4);
+  EXPECT_EQ(hosts.host.servers, 1);
+}
+
 TEST(PcieStaging, GatewaysThatSplitABoxAreRefusedNamingTheKey) {
   try {
     collectives::load_system_file("ipu-pod16", {"host.gateway.chips=3"});
@@ -196,6 +216,20 @@ TEST(PcieStaging, GatewaysThatSplitABoxAreRefusedNamingTheKey) {
   } catch (const std::exception& e) {
     EXPECT_THAT(e.what(), HasSubstr("host.gateway.chips"));
     EXPECT_THAT(e.what(), HasSubstr("gateways of 3"));
+  }
+  // Several servers per box serve whole gateways, and only behind gateways.
+  for (const auto& [system, set, message] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"ipu-pod16", "host.servers=3", "split evenly over 3 servers"},
+           {"ipu-pod16", "host.servers=8", "each serving whole gateways"},
+           {"ipu-server", "host.servers=2", "needs gateways"}}) {
+    try {
+      collectives::load_system_file(system, {set});
+      ADD_FAILURE() << set << ": no error";
+    } catch (const std::exception& e) {
+      EXPECT_THAT(e.what(), HasSubstr("host.servers")) << set;
+      EXPECT_THAT(e.what(), HasSubstr(message)) << set;
+    }
   }
   // IPU-Servers' PCIe cards have none: copies take the sockets' uplinks.
   EXPECT_EQ(collectives::load_system_file("ipu-server", {}).config.host.gateway.chips, 0);
