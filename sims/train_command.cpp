@@ -27,8 +27,8 @@
 #include "sims/forked_run.h"
 #include "sims/memory_budget.h"
 #include "sims/progress.h"
-#include "sims/svg_plot.h"
 #include "sims/train_functional.h"
+#include "sims/train_report.h"
 #include "training/cluster.h"
 #include "training/data_parallel.h"
 #include "training/functional.h"
@@ -585,7 +585,9 @@ class TrainCommand : public Command {
       }
       progress.update(static_cast<double>(i + 1) / static_cast<double>(scale_.size()));
     }
-    report_scale(options, model, profile, points);
+    report_scale(
+        {options.system, strategy_, ideal_network_, csv_file_, plot_file_, options.json_file},
+        model, profile, points);
     for (const std::string& f : failed) fmt::print(stderr, "podsim: train failed at {}\n", f);
     return failed.empty() ? 0 : 1;
   }
@@ -609,66 +611,6 @@ class TrainCommand : public Command {
     if (replay_congested_) args.push_back("--replay-congested");
     if (shard_optimizer_) args.push_back("--shard-optimizer");
     if (recompute_) args.push_back("--recompute");
-  }
-
-  void report_scale(const GlobalOptions& options, const training::Model& model,
-                    const training::StepProfile& profile,
-                    const std::vector<nlohmann::json>& points) const {
-    fmt::print("model      {}\n", model.description);
-    fmt::print("system     {} ({} chips), {} strategy{}\n", options.system, profile.chip, strategy_,
-               ideal_network_ ? ", ideal network" : "");
-    fmt::print("{:>6} {:>11} {:>12} {:>10} {:>11} {:>11} {:>12} {:>9}\n", "chips", "step_ms",
-               "samples/s", "efficiency", "compute_ms", "exposed_ms", "busiest_link", "cpu_s");
-    std::ostringstream csv;
-    csv << "chips,step_ms,samples_per_s,efficiency,compute_ms,exposed_ms,busiest_link,wall_s\n";
-    PlotSeries measured{"podsim", {}}, linear{"linear scaling", {}}, efficiencies{"podsim", {}};
-    nlohmann::json rows = nlohmann::json::array();
-    for (const auto& p : points) {
-      const auto& last = p["steps"].back();
-      const int n = p["workers"].get<int>();
-      const double step = last["step_ps"].get<double>() * 1e-9;
-      const double rate = last["samples_per_s"].get<double>();
-      const double eff = last["efficiency"].get<double>();
-      const double compute = last["compute_ps"].get<double>() * 1e-9;
-      const double exposed = last["exposed_ps"].get<double>() * 1e-9;
-      const double wall = p["simulation_cpu_s"].get<double>();
-      const double link = p["busiest_link_utilisation"].get<double>();
-      fmt::print("{:>6} {:>11.3f} {:>12.1f} {:>9.1f}% {:>11.3f} {:>11.3f} {:>11.1f}% {:>9.2f}\n", n,
-                 step, rate, 100 * eff, compute, exposed, 100 * link, wall);
-      csv << fmt::format("{},{:.6f},{:.3f},{:.6f},{:.6f},{:.6f},{:.6f},{:.2f}\n", n, step, rate,
-                         eff, compute, exposed, link, wall);
-      measured.points.emplace_back(n, rate);
-      linear.points.emplace_back(n, rate / eff);
-      efficiencies.points.emplace_back(n, eff);
-      rows.push_back({{"chips", n},
-                      {"step_ps", last["step_ps"]},
-                      {"samples_per_s", rate},
-                      {"efficiency", eff},
-                      {"compute_ps", last["compute_ps"]},
-                      {"exposed_ps", last["exposed_ps"]},
-                      {"busiest_link_utilisation", link},
-                      {"simulation_cpu_s", wall}});
-    }
-    if (!csv_file_.empty()) write_output_file(csv_file_, csv.str());
-    if (!plot_file_.empty() && !points.empty()) {
-      PlotSpec spec;
-      spec.title = fmt::format("{} on {}, {}", model.name, options.system, strategy_);
-      spec.x_label = "chips";
-      spec.y_label = "samples/s";
-      spec.log_x = spec.log_y = true;
-      PlotSpec efficiency = spec;
-      efficiency.title = "scaling efficiency against linear";
-      efficiency.y_label = "efficiency";
-      efficiency.log_y = false;
-      write_output_file(plot_file_,
-                        svg_plots({{spec, {measured, linear}}, {efficiency, {efficiencies}}}));
-    }
-    if (!options.json_file.empty()) {
-      const nlohmann::json j{{"model", model.name},          {"description", model.description},
-                             {"system", options.system},     {"strategy", strategy_},
-                             {"profile", profile.to_json()}, {"points", rows}};
-      write_output_file(options.json_file, j.dump(2) + "\n");
-    }
   }
 
   void report(const GlobalOptions& options, const training::Model& model,
@@ -711,8 +653,9 @@ class TrainCommand : public Command {
     if (hosts) {
       fmt::print("hosts      {}\n", hosts->description());
     }
-    if (pipeline_ > 1) print_pipeline(model, pipeline, t);
-    if (!pipeline.stages.empty() && strategy_ != "ipu-multiworker") print_optimizer(pipeline);
+    if (!pipeline.stages.empty()) {
+      print_ipu_plan(model, pipeline, t, strategy_ != "ipu-multiworker");
+    }
     if (t.micro_batches > 1) {
       fmt::print(
           "accumulate {} micro-batches per step ({} samples per {}), gradients averaged after "
@@ -782,7 +725,7 @@ class TrainCommand : public Command {
                      {"overlap", !no_overlap_},
                      {"ideal_network", ideal_network_},
                      {"profile", profile.to_json()},
-                     {"pipeline", pipeline_json(pipeline)},
+                     {"pipeline", ipu_plan_json(pipeline)},
                      {"optimizer_shards", pipeline.state_shards},
                      {"recompute", recompute_},
                      {"steps", steps_json},
@@ -824,56 +767,6 @@ class TrainCommand : public Command {
     } catch (const std::invalid_argument& e) {
       throw UsageError(fmt::format("train: --pipeline {}: {}", pipeline_, e.what()));
     }
-  }
-
-  static nlohmann::json pipeline_json(const training::IpuPipeline& pipeline) {
-    nlohmann::json stages = nlohmann::json::array();
-    for (const training::PipelineStage& st : pipeline.stages) {
-      stages.push_back({{"first_layer", st.first},
-                        {"end_layer", st.end},
-                        {"forward_ps", st.forward_ps},
-                        {"backward_ps", st.backward_ps},
-                        {"optimizer_ps", st.optimizer_ps},
-                        {"parameters", st.parameters},
-                        {"memory_bytes", st.memory_bytes},
-                        {"optimizer_state_streamed", st.offloaded}});
-    }
-    return {
-        {"stages", stages}, {"slot_ps", pipeline.slot_ps}, {"transfer_ps", pipeline.transfer_ps}};
-  }
-
-  static void print_pipeline(const training::Model& model, const training::IpuPipeline& pipeline,
-                             const training::Timeline& t) {
-    const auto stages = static_cast<int>(pipeline.stages.size());
-    fmt::print(
-        "pipeline   {} stages, {} slots of {:.3f} ms per step ({} micro-batch{}, {} to fill "
-        "and drain); {:.3f} ms per boundary transfer\n",
-        stages, t.micro_batches + stages - 1, ms(pipeline.slot_ps), t.micro_batches,
-        t.micro_batches == 1 ? "" : "es", stages - 1, ms(pipeline.transfer_ps));
-    for (int s = 0; s < stages; ++s) {
-      const training::PipelineStage& st = pipeline.stages[static_cast<std::size_t>(s)];
-      fmt::print(
-          "  stage {}  layers {}-{} of {}: {:.3f} ms forward + {:.3f} ms backward per "
-          "micro-batch, {:.1f} M parameters, {:.0f} MB on its IPU{}\n",
-          s, st.first, st.end - 1, model.layers.size(), ms(st.forward_ps), ms(st.backward_ps),
-          static_cast<double>(st.parameters) * 1e-6, st.memory_bytes * 1e-6,
-          st.offloaded ? " (optimizer state in Streaming Memory)" : "");
-    }
-  }
-
-  // Where an IPU replica's optimizer state lives (the stages' lines say it for each stage).
-  void print_optimizer(const training::IpuPipeline& pipeline) const {
-    const bool streamed = std::any_of(pipeline.stages.begin(), pipeline.stages.end(),
-                                      [](const training::PipelineStage& s) { return s.offloaded; });
-    const std::string where = pipeline_ > 1 ? "as each stage's line says"
-                              : streamed    ? "in Streaming Memory, read and written each step"
-                                            : "in In-Processor-Memory";
-    fmt::print("optimizer  AdamW state (fp32 master weights and moments) {}{}\n", where,
-               pipeline.state_shards > 1
-                   ? fmt::format(", sharded over the {} replicas: each updates 1/{} of every "
-                                 "tensor",
-                                 pipeline.state_shards, pipeline.state_shards)
-                   : "");
   }
 
   // How the strategy reduces, for the report.
