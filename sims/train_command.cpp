@@ -163,6 +163,7 @@ class TrainCommand : public Command {
     if (ipu(system.config) && subcommand->get_option("--strategy")->count() == 0) {
       strategy_ = "popdist";
     }
+    check_recompute(options, system.config);
     if (!profile_out_.empty()) return measure(options, system, model);
     check_options();
     check_strategy(options, system.config);
@@ -240,6 +241,16 @@ class TrainCommand : public Command {
     return config.compute == system::ComputeModel::kIpuRoofline;
   }
 
+  // Recomputation is the IPU roofline's; a measured profile runs recipes that do not recompute.
+  void check_recompute(const GlobalOptions& options, const system::SystemConfig& config) const {
+    if (recompute_ && !ipu(config)) {
+      throw UsageError(fmt::format(
+          "train: --recompute times the IPU roofline's recomputation; {} measures its profile "
+          "by running the model's recipes, which do not recompute",
+          options.system));
+    }
+  }
+
   // IPU systems take the IPU strategies; the others, the Gaudi ones.
   void check_strategy(const GlobalOptions& options, const system::SystemConfig& config) const {
     const bool ipu_strategy = strategy_ == "popdist" || strategy_ == "ipu-server";
@@ -253,12 +264,6 @@ class TrainCommand : public Command {
       throw UsageError(fmt::format(
           "train: --pipeline {} pipelines a replica over IPUs: it runs popdist on IPU systems{}",
           pipeline_, ipu(config) ? "" : fmt::format("; {} is not one", options.system)));
-    }
-    if (recompute_ && !ipu(config)) {
-      throw UsageError(fmt::format(
-          "train: --recompute times the IPU roofline's recomputation; {} measures its profile "
-          "by running the model's recipes, which do not recompute",
-          options.system));
     }
     if (shard_optimizer_ && strategy_ != "popdist") {
       throw UsageError(fmt::format(

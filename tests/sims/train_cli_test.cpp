@@ -782,6 +782,8 @@ TEST(TrainIpuCli, WrongStrategiesAndReplicaCountsAreUsageErrors) {
         "--strategy ipu-multiworker keeps it on the hosts");
   fails(with("hls2", {"--shard-optimizer"}), "shards the optimizer state over popdist's replicas");
   fails(with("hls2", {"--recompute"}), "--recompute times the IPU roofline's recomputation");
+  fails(with("hls2", {"--recompute", "--profile-out", "unwritten.json"}),
+        "--recompute times the IPU roofline's recomputation");
   fails({"--system", "ipu-pod16", "train", "--model", "resnet50", "--batch", "16"},
         "(more with recomputation: --recompute)");
   fails(with("ipu-pod16", {"--pipeline", "3"}), "16 IPUs in pipelines of 3 stages");
