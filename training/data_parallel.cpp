@@ -214,35 +214,35 @@ collectives::Op DataParallelRun::gradient_op() const {
 // backward pass has ended (bulk-synchronous: exchange never overlaps compute) [T4, S16].
 void DataParallelRun::reduce_compiled(core::TimePs compute_start, StepResult& r) {
   wait_until(compute_start + timeline_.backward_ps);
-  if (!stages_.empty()) return reduce_stages(r);
-  const std::uint64_t bytes = options_.parameters * options_.gradient_bytes;
-  if (!options_.ideal_network && comm_.size() > 1) {
-    const core::TimePs start = core::now_ps();
-    r.comm_ps += collective(comm_, gradient_op(), bytes);
-    trace_host(fmt::format("IPU-Link {}", words(gradient_op())), start, core::now_ps());
-  }
-  ++r.all_reduces;
+  r.all_reduces += stages_.empty() ? 1 : static_cast<int>(stages_.size());
+  among_replicas(gradient_op(), options_.gradient_bytes, r);
 }
 
-// A sharded optimizer's new weights, every replica's shard to every replica (each stage's among
-// its IPUs when pipelined).
+// A sharded optimizer's new weights, every replica's shard to every replica.
 void DataParallelRun::gather_weights(StepResult& r) {
   r.all_gathers += stages_.empty() ? 1 : static_cast<int>(stages_.size());
+  among_replicas(collectives::Op::kAllGather, options_.parameter_bytes, r);
+}
+
+// popdist: `op` over the model's parameters at `bytes_per_parameter` among the replicas on the
+// IPU-Links' rings, or, pipelined, over each stage's parameters among its IPUs, every stage at
+// once.
+void DataParallelRun::among_replicas(collectives::Op op, std::uint64_t bytes_per_parameter,
+                                     StepResult& r) {
   if (options_.ideal_network || comm_.size() / timeline_.pipeline_stages == 1) return;
   const core::TimePs start = core::now_ps();
   if (stages_.empty()) {
-    collective(comm_, collectives::Op::kAllGather, options_.parameters * options_.parameter_bytes);
+    r.comm_ps += collective(comm_, op, options_.parameters * bytes_per_parameter);
   } else {
     run_each(
-        stages_, collectives::Op::kAllGather,
-        [this](int stage) {
-          return options_.stage_parameters[static_cast<std::size_t>(stage)] *
-                 options_.parameter_bytes;
+        stages_, op,
+        [this, bytes_per_parameter](int stage) {
+          return options_.stage_parameters[static_cast<std::size_t>(stage)] * bytes_per_parameter;
         },
         "a pipeline stage's");
+    r.comm_ps += core::now_ps() - start;
   }
-  r.comm_ps += core::now_ps() - start;
-  trace_host(stages_.empty() ? "IPU-Link all-gather" : "IPU-Link all-gather per stage", start,
+  trace_host(fmt::format("IPU-Link {}{}", words(op), stages_.empty() ? "" : " per stage"), start,
              core::now_ps());
 }
 
@@ -261,21 +261,6 @@ void DataParallelRun::run_each(std::map<int, collectives::Communicator>& groups,
       throw std::runtime_error(fmt::format("{} {} failed", whose, words(op)));
     }
   }
-}
-
-// Pipelined popdist: each stage's gradients reduced among its IPUs, every stage at once.
-void DataParallelRun::reduce_stages(StepResult& r) {
-  r.all_reduces += static_cast<int>(stages_.size());
-  if (options_.ideal_network || stages_.begin()->second.size() == 1) return;
-  const core::TimePs start = core::now_ps();
-  run_each(
-      stages_, gradient_op(),
-      [this](int stage) {
-        return options_.stage_parameters[static_cast<std::size_t>(stage)] * options_.gradient_bytes;
-      },
-      "a pipeline stage's");
-  r.comm_ps += core::now_ps() - start;
-  trace_host(fmt::format("IPU-Link {} per stage", words(gradient_op())), start, core::now_ps());
 }
 
 // ipu-server: every server's IPUs all-reduce over their IPU-Links at once, then each server's sum

@@ -151,8 +151,8 @@ class DataParallelRun : public sc_core::sc_module {
   void stream_to_hosts(core::TimePs compute_start, StepResult& r);
   void reduce_compiled(core::TimePs compute_start, StepResult& r);
   void split_stages();
-  void reduce_stages(StepResult& r);
   void gather_weights(StepResult& r);
+  void among_replicas(collectives::Op op, std::uint64_t bytes_per_parameter, StepResult& r);
   void run_each(std::map<int, collectives::Communicator>& groups, collectives::Op op,
                 const std::function<std::uint64_t(int)>& bytes_of, const char* whose);
   collectives::Op gradient_op() const;
