@@ -343,7 +343,7 @@ class TrainCommand : public Command {
   // The chips the workers run on, from whichever description the user gave.
   training::Placement place(const GlobalOptions& options, const system::SystemConfig& config,
                             int chips) const {
-    const training::BoxShape shape{config.boxes, config.box.chips};
+    const training::BoxShape shape{config.boxes, config.box.chips, config.host.servers};
     try {
       if (!tf_config_.empty()) {
         const bool file = std::filesystem::is_regular_file(tf_config_);
@@ -352,8 +352,8 @@ class TrainCommand : public Command {
       if (!hosts_.empty()) return training::place_host_list(hosts_, shape);
       if (num_nodes_ > 0) return training::place_nodes(num_nodes_, devices_, shape);
     } catch (const std::invalid_argument& e) {
-      throw UsageError(fmt::format("train: {} ({}: {} boxes of {} chips)", e.what(), options.system,
-                                   shape.boxes, shape.per_box));
+      throw UsageError(fmt::format("train: {} ({}: {} box{} of {} chips)", e.what(), options.system,
+                                   shape.boxes, shape.boxes == 1 ? "" : "es", shape.per_box));
     }
     const int ranks = ranks_ > 0 ? ranks_ : chips;
     if (ranks < 1 || ranks > chips) {

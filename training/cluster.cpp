@@ -28,24 +28,43 @@ std::string chip_range(int first, int count) {
                     : fmt::format("chips {}-{}", first, first + count - 1);
 }
 
+// "box 2" or, with several servers a box, "box 2 server 1".
+std::string server_name(int host, const BoxShape& shape) {
+  if (shape.servers == 1) return fmt::format("box {}", host);
+  return fmt::format("box {} server {}", host / shape.servers, host % shape.servers);
+}
+
+std::string servers_text(const BoxShape& shape) {
+  const auto plural = [](int n, const char* one, const char* many) {
+    return fmt::format("{} {}", n, n == 1 ? one : many);
+  };
+  if (shape.servers == 1) return plural(shape.boxes, "box", "boxes");
+  return fmt::format(
+      "{} ({} of {})", plural(shape.boxes * shape.servers, "host server", "host servers"),
+      plural(shape.boxes, "box", "boxes"), plural(shape.servers, "server", "servers"));
+}
+
 Placement place(const Hosts& hosts, const BoxShape& shape, const std::string& what) {
   if (hosts.empty()) throw std::invalid_argument(what + ": no workers");
-  if (static_cast<int>(hosts.size()) > shape.boxes) {
-    throw std::invalid_argument(fmt::format("{}: {} hosts, but the system has {} box{}", what,
-                                            hosts.size(), shape.boxes,
-                                            shape.boxes == 1 ? "" : "es"));
+  const int servers = shape.boxes * shape.servers;
+  if (static_cast<int>(hosts.size()) > servers) {
+    throw std::invalid_argument(fmt::format("{}: {} hosts, but the system has {}", what,
+                                            hosts.size(), servers_text(shape)));
   }
   Placement p;
   std::vector<std::string> parts;
-  for (std::size_t b = 0; b < hosts.size(); ++b) {
-    const auto& [name, workers] = hosts[b];
-    if (workers < 1 || workers > shape.per_box) {
-      throw std::invalid_argument(fmt::format("{}: host {} has {} workers; a box has {} chips",
-                                              what, name, workers, shape.per_box));
+  const int per_server = shape.per_server();
+  for (std::size_t h = 0; h < hosts.size(); ++h) {
+    const auto& [name, workers] = hosts[h];
+    if (workers < 1 || workers > per_server) {
+      throw std::invalid_argument(
+          fmt::format("{}: host {} has {} workers; a {} has {} chips", what, name, workers,
+                      shape.servers == 1 ? "box" : "host server", per_server));
     }
-    const int first = static_cast<int>(b) * shape.per_box;
+    const int first = static_cast<int>(h) * per_server;
     for (int w = 0; w < workers; ++w) p.chips.push_back(first + w);
-    parts.push_back(fmt::format("{} -> box {} {}", name, b, chip_range(first, workers)));
+    parts.push_back(fmt::format("{} -> {} {}", name, server_name(static_cast<int>(h), shape),
+                                chip_range(first, workers)));
   }
   p.description = fmt::format("{} worker{}: {}", p.chips.size(), p.chips.size() == 1 ? "" : "s",
                               fmt::join(parts, ", "));
@@ -97,7 +116,7 @@ Placement place_host_list(const std::string& list, const BoxShape& shape) {
     at = comma + 1;
     if (item.empty()) throw std::invalid_argument(fmt::format("hosts '{}': an empty host", list));
     const std::size_t colon = item.find(':');
-    int slots = shape.per_box;
+    int slots = shape.per_server();
     if (colon != std::string::npos) {
       const std::string count = item.substr(colon + 1);
       std::size_t used = 0;

@@ -1,7 +1,8 @@
 // Jobs described the way users launch them, mapped onto a system's chips: a TensorFlow
 // TF_CONFIG (one worker per device, as HPUStrategy runs), an mpirun-style host list
 // ("host1:8,host2:8": slots per host) or Lightning's num_nodes x devices. Each host (node) is
-// one box of the system, in order of first appearance; its workers take the box's chips in
+// one host server of the system, in order of first appearance: a box, or with several servers a
+// box (host.servers) one of its equal blocks of chips; its workers take the server's chips in
 // order. Plain C++.
 #pragma once
 
@@ -20,10 +21,12 @@ struct Placement {
 // The system's shape the job is placed on.
 struct BoxShape {
   int boxes = 1, per_box = 8;
+  int servers = 1;  // host servers per box, each serving per_box / servers chips
+  int per_server() const { return per_box / servers; }
 };
 
 // Each throws std::invalid_argument naming what is wrong: malformed text, a task index out of
-// range, more hosts than boxes, more workers on a host than its box has chips.
+// range, more hosts than host servers, more workers on a host than its server has chips.
 Placement place_tf_config(const std::string& json_text, const BoxShape& shape);
 Placement place_host_list(const std::string& hosts, const BoxShape& shape);
 Placement place_nodes(int num_nodes, int devices, const BoxShape& shape);

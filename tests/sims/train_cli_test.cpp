@@ -609,6 +609,14 @@ TEST(TrainIpuCli, MoreServersWidenAPodsWayToItsHosts) {
   EXPECT_LT(four["steps"][0]["broadcast_ps"].get<double>(),
             0.5 * one["steps"][0]["broadcast_ps"].get<double>());
   EXPECT_LT(step_ps(four, "step_ps"), step_ps(one, "step_ps"));
+  // A host list names the four servers, one host each.
+  const auto listed =
+      train_ipu("ipu-pod64",
+                {"--strategy", "ipu-multiworker", "--hosts", "a,b,c,d", "--set", "host.servers=4"},
+                &run, "flow");
+  EXPECT_EQ(listed["hosts"], 4);
+  EXPECT_EQ(listed["workers"], 64);
+  EXPECT_THAT(run.out, HasSubstr("d -> box 0 server 3 chips 48-63"));
 }
 
 // BERT-Large does not fit one IPU: pipelined over four, each stage's gradients all-reduce among

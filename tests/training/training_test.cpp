@@ -244,6 +244,30 @@ TEST(Cluster, HostListsGiveSlotsPerBox) {
   EXPECT_THROW(place_host_list("h1,,h2", kFourBoxes), std::invalid_argument);
 }
 
+// With several host servers a box (an IPU-POD64's up to four), each host is one server: a
+// block of the box's chips.
+TEST(Cluster, HostsAreServersWhenBoxesHaveSeveral) {
+  const BoxShape pod64{2, 64, 4};
+  const Placement p = place_host_list("h1:2,h2,h3:1", pod64);
+  ASSERT_EQ(p.chips.size(), 19u);
+  EXPECT_EQ(p.chips[2], 16);
+  EXPECT_EQ(p.chips[18], 32);
+  EXPECT_EQ(p.description,
+            "19 workers: h1 -> box 0 server 0 chips 0-1, h2 -> box 0 server 1 chips 16-31, "
+            "h3 -> box 0 server 2 chip 32");
+  EXPECT_EQ(place_nodes(5, 1, pod64).chips.back(), 64);  // the second box's first server
+  const auto fails = [&](const std::string& hosts, const std::string& message) {
+    try {
+      place_host_list(hosts, pod64);
+      ADD_FAILURE() << hosts;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_THAT(e.what(), HasSubstr(message));
+    }
+  };
+  fails("a:17", "host a has 17 workers; a host server has 16 chips");
+  fails("a,b,c,d,e,f,g,h,i", "9 hosts, but the system has 8 host servers (2 boxes of 4 servers)");
+}
+
 TEST(Cluster, NodesTimesDevices) {
   const Placement p = place_nodes(2, 4, kFourBoxes);
   EXPECT_EQ(p.chips, (std::vector<int>{0, 1, 2, 3, 8, 9, 10, 11}));
