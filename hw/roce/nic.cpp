@@ -59,12 +59,16 @@ Nic::Qp::Qp(std::uint32_t qpn_, int port_, CompletionQueue& send_cq_, Completion
             const RoceConfig& config, double line_rate)
     : qpn(qpn_),
       port(port_),
-      requester(static_cast<std::uint32_t>(config.mtu), config.ack_every,
-                config.retransmit_timeout_ps(), config.retry_limit),
+      requester(static_cast<std::uint32_t>(config.mtu), config.ack_every, config.timer_ps(),
+                config.retry_limit),
       responder(config.ack_every, static_cast<core::TimePs>(config.nak_interval.ps)),
       send_cq(&send_cq_),
       recv_cq(&recv_cq_),
       dcqcn(config.dcqcn, line_rate) {
+  if (config.window_control) {
+    window =
+        std::make_unique<CongestionWindow>(config.window, static_cast<std::uint32_t>(config.mtu));
+  }
   for (FlowKind kind : {kRequesterFlow, kResponderFlow}) {
     flow[kind].qp = this;
     flow[kind].kind = kind;
@@ -77,7 +81,10 @@ Nic::Nic(sc_core::sc_module_name name, int ports, const RoceConfig& config, bool
       memory_socket("memory_socket"),
       config_(core::validate_config(config)),
       functional_(functional),
-      rto_ps_(config.retransmit_timeout_ps()) {
+      rto_ps_(config.timer_ps()),
+      // TCP without ECN sends Not-ECT: congested switches drop it rather than mark it.
+      data_ecn_(config.window_control && !config.window.ecn ? fabric::Ecn::kNotEct
+                                                            : fabric::Ecn::kEct0) {
   if (ports < 1 || ports > 256) {
     throw std::invalid_argument(
         fmt::format("{}: a NIC has 1 to 256 ports, got {}", this->name(), ports));
@@ -300,7 +307,7 @@ Packet* Nic::new_packet(const Qp& qp, int priority) const {
   p->src_ip = port.ip;
   p->dst_ip = qp.remote_ip;
   p->dscp = static_cast<std::uint8_t>(priority << 3);  // class selector of the priority
-  p->ecn = fabric::Ecn::kEct0;
+  p->ecn = data_ecn_;
   p->src_port = qp.udp_source;
   p->dest_qp = qp.remote_qpn;
   p->created_ps = core::now_ps();
@@ -333,6 +340,9 @@ bool Nic::move_untimed(tlm::tlm_command command, std::uint64_t address, std::uin
 
 bool Nic::stage_request(Qp& qp, core::TimePs issue_ps) {
   if (!qp.requester.can_send()) return false;
+  if (qp.window && qp.requester.send_seq() - qp.requester.unacked_seq() >= qp.window->allowed()) {
+    return false;  // an ACK opens it again (after_progress)
+  }
   const Requester::Tx tx = qp.requester.next_packet();
   const SendRequest& r = qp.requester.wqe(tx.wqe).request;
   const Segment seg =
@@ -503,6 +513,10 @@ Packet* Nic::take(Qp& qp, FlowKind kind, core::TimePs now) {
   s.data_bytes_sent.add(p->payload_bytes);
   if (kind == kRequesterFlow) {
     if (f.tx.retransmission) s.retransmitted_packets.add();
+    if (qp.window) {
+      const Requester& r = qp.requester;
+      qp.window->on_send(f.tx.end_seq, r.sent_seq() - r.unacked_seq(), f.tx.retransmission, now);
+    }
     qp.requester.on_transmit(f.tx, now);
     ensure_timer(qp);
   } else {
@@ -712,6 +726,10 @@ void Nic::on_timeout(Qp& qp, core::TimePs now) {
     retire(qp);
     fail_qp(qp, CompletionStatus::kRetryExceeded);
     return;
+  }
+  if (qp.window) {
+    qp.window->on_timeout(qp.requester.sent_seq(), now);
+    observe_window(qp);
   }
   restart_requester(qp);
 }

@@ -50,6 +50,7 @@
 #include "hw/fabric/packet.h"
 #include "hw/flow/flow_endpoint.h"
 #include "hw/roce/completion_queue.h"
+#include "hw/roce/congestion_window.h"
 #include "hw/roce/dcqcn.h"
 #include "hw/roce/requester.h"
 #include "hw/roce/responder.h"
@@ -243,6 +244,8 @@ class Nic : public sc_core::sc_module,
     core::TimePs last_span_end = 0;
     core::TimeWeighted* rate_level = nullptr;
     Dcqcn dcqcn;
+    std::unique_ptr<CongestionWindow> window;  // window_control: TCP's sender
+    core::TimeWeighted* window_level = nullptr;
 
     // Flow mode: the requester's messages (started or not, until they complete, in order) and
     // the READ responses the responder has yet to send; the routes of its data and its ACKs,
@@ -398,6 +401,9 @@ class Nic : public sc_core::sc_module,
   void on_read_response(Qp& qp, fabric::Packet& packet);
   void after_progress(Qp& qp, const Requester::Progress& progress);
   void on_cnp(Qp& qp);
+  void window_acked(Qp& qp, std::uint64_t una_before);
+  void on_congestion(Qp& qp);  // window_control: a loss or an ECN echo
+  void observe_window(Qp& qp);
   void maybe_send_cnp(Qp& qp);
   void send_ack(Qp& qp, fabric::AckSyndrome syndrome, std::uint32_t psn, core::TimePs ready_ps);
   void flush_deferred_ack(Qp& qp, core::TimePs ready_ps);
@@ -408,6 +414,7 @@ class Nic : public sc_core::sc_module,
   RoceConfig config_;
   bool functional_;
   std::uint64_t rto_ps_;
+  fabric::Ecn data_ecn_;
   std::vector<Timed> timers_;  // a min-heap on (at, order)
   std::uint64_t timer_order_ = 0;
   std::vector<core::TimePs> timer_callbacks_;  // a min-heap: when this NIC's kTimer callbacks run

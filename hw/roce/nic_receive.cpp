@@ -284,13 +284,19 @@ void Nic::receive_completion(Qp& qp, const RecvRequest& r, CompletionOpcode op,
 void Nic::on_acknowledge(Qp& qp, const Packet& p) {
   PortCounters& s = ports_[qp.port].counters;
   const core::TimePs now = core::now_ps();
+  const std::uint64_t una = qp.requester.unacked_seq();
   if (p.syndrome == AckSyndrome::kAck) {
     s.acks_received.add();
-    return after_progress(qp, qp.requester.on_ack(p.psn, now));
+    const Requester::Progress progress = qp.requester.on_ack(p.psn, now);
+    window_acked(qp, una);
+    return after_progress(qp, progress);
   }
   s.naks_received.add();
   if (p.syndrome == AckSyndrome::kNakSequenceError) {
-    return after_progress(qp, qp.requester.on_nak_sequence(p.psn, now));
+    const Requester::Progress progress = qp.requester.on_nak_sequence(p.psn, now);
+    window_acked(qp, una);
+    if (qp.window) on_congestion(qp);  // a gap: TCP's three duplicate ACKs
+    return after_progress(qp, progress);
   }
   CompletionStatus status = CompletionStatus::kRemoteInvalidRequest;
   if (p.syndrome == AckSyndrome::kRnrNak) status = CompletionStatus::kRnrRetryExceeded;
@@ -332,6 +338,7 @@ void Nic::after_progress(Qp& qp, const Requester::Progress& progress) {
   if (progress.advanced) retire(qp);  // completion callbacks may post more work
   if (qp.state != QpState::kConnected) return;
   if (progress.went_back) {
+    if (qp.window) qp.window->forget_timing();
     restart_requester(qp);
   } else if (progress.advanced && !qp.flow[kRequesterFlow].staged) {
     // The PSN window may have opened.
@@ -345,7 +352,8 @@ void Nic::after_progress(Qp& qp, const Requester::Progress& progress) {
 // Congestion notification
 
 void Nic::maybe_send_cnp(Qp& qp) {
-  if (!config_.dcqcn.enabled) return;
+  // Under a TCP window the CNP stands for the ECN echo TCP carries in its ACKs.
+  if (!config_.dcqcn.enabled && !(config_.window_control && config_.window.ecn)) return;
   const core::TimePs now = core::now_ps();
   if (qp.cnp_sent && now < qp.last_cnp_ps + static_cast<core::TimePs>(config_.cnp_interval.ps)) {
     return;
@@ -362,6 +370,7 @@ void Nic::maybe_send_cnp(Qp& qp) {
 
 void Nic::on_cnp(Qp& qp) {
   ports_[qp.port].counters.cnps_received.add();
+  if (qp.window) return on_congestion(qp);
   if (!config_.dcqcn.enabled) return;
   if (!qp.rate_level) {
     // Only QPs that see congestion get a rate statistic; the rate was the line rate until now.
@@ -370,6 +379,25 @@ void Nic::on_cnp(Qp& qp) {
     qp.dcqcn.observe(qp.rate_level, 0);
   }
   qp.dcqcn.on_cnp(core::now_ps());
+}
+
+void Nic::window_acked(Qp& qp, std::uint64_t una_before) {
+  if (!qp.window) return;
+  const std::uint64_t una = qp.requester.unacked_seq();
+  qp.window->on_ack(una, una - una_before, core::now_ps());
+}
+
+void Nic::on_congestion(Qp& qp) {
+  const Requester& r = qp.requester;
+  if (qp.window->on_congestion(r.unacked_seq(), r.sent_seq(), core::now_ps())) observe_window(qp);
+}
+
+void Nic::observe_window(Qp& qp) {
+  if (qp.window_level) return;
+  // Only QPs whose window was cut get a statistic of it.
+  qp.window_level = &core::StatsGroup(name()).time_weighted(
+      fmt::format("qp{}.cwnd", qp.qpn), "packets", "TCP congestion window of the QP");
+  qp.window->observe(qp.window_level, core::now_ps());
 }
 
 }  // namespace podsim::roce

@@ -1,5 +1,6 @@
 // Configuration of a RoCE v2 NIC: path MTU, acknowledgement coalescing, retransmission, pipeline
-// latencies, traffic classes, and DCQCN congestion control.
+// latencies, traffic classes, and congestion control: DCQCN's rates, or a TCP sender's window
+// when the NIC carries TCP.
 // Captures: every number the NIC model uses, each with its source (network.md unless noted).
 // Ignores: per-QP overrides (every QP of a NIC shares these values) and the chip-level NIC
 // description (port count and speed live in the chip and system configs; the port speed is the
@@ -10,6 +11,7 @@
 
 #include "hw/core/config_binding.h"
 #include "hw/core/units.h"
+#include "hw/roce/congestion_window.h"
 
 namespace podsim::roce {
 
@@ -180,10 +182,16 @@ struct RoceConfig {
   // k=8 fat-tree permutation's median flow ended 30% before HPCC's simulator's (docs/network.md).
   core::Duration cnp_interval{4000000};  // 4 us
   DcqcnConfig dcqcn;
+  bool window_control = false;
+  WindowConfig window;
 
   // 4.096 us x 2^t in picoseconds; 0 when t is 0 (IBTA: no timeout).
   std::uint64_t retransmit_timeout_ps() const {
     return retransmit_timeout == 0 ? 0 : std::uint64_t{4096000} << retransmit_timeout;
+  }
+  // The retransmission timer a QP runs: TCP's RTO under a window, else the IBTA timeout.
+  std::uint64_t timer_ps() const {
+    return window_control ? static_cast<std::uint64_t>(window.rto.ps) : retransmit_timeout_ps();
   }
 
   template <class V>
@@ -231,10 +239,18 @@ struct RoceConfig {
                 .min(0)
                 .source("[N8] NVIDIA min_time_between_cnps 4us ([N3] DCQCN paper: 50us)"));
     v.section("dcqcn", dcqcn, core::Spec("DCQCN congestion control"));
+    v.field("window_control", window_control,
+            core::Spec("limit each QP's packets in flight by a TCP sender's congestion window "
+                       "(the NIC carries TCP; DCQCN must be off)")
+                .source("[T12]: a TCP sender's window; RoCE NICs run DCQCN [N2]"));
+    v.section("window", window, core::Spec("the TCP congestion window (window_control)"));
   }
 
   void check(core::ConfigChecks& c) const {
     if ((mtu & (mtu - 1)) != 0) c.fail("mtu", "must be 256, 512, 1024, 2048 or 4096");
+    if (window_control && dcqcn.enabled) {
+      c.fail("window_control", "a TCP window replaces DCQCN: set dcqcn.enabled to false too");
+    }
   }
 };
 

@@ -11,6 +11,7 @@
 #include "hw/host/root_complex.h"
 #include "hw/pcie/pcie_config.h"
 #include "hw/pcie/pcie_switch.h"
+#include "hw/roce/congestion_window.h"
 
 namespace podsim::system {
 
@@ -28,6 +29,7 @@ struct HostNetworkConfig {
   HostTransport transport = HostTransport::kRoce;
   std::uint32_t mtu = 4096;
   core::Duration stack_latency{10000000};  // 10 us
+  roce::WindowConfig tcp;
   int switch_ports = 32;
   fabric::CableConfig cable{core::Duration{1000000}};
 
@@ -63,6 +65,9 @@ struct HostNetworkConfig {
             core::Spec("tcp: what the kernel's network stack adds to a packet, on each side")
                 .min(0)
                 .source("placeholder [U]: a socket's send or receive path, around 10 us"));
+    v.section("tcp", tcp,
+              core::Spec("tcp: the kernel's congestion control (each connection a QP of the "
+                         "packet network; the flow network shares rates max-min instead)"));
     v.field("switch_ports", switch_ports,
             core::Spec("ports of each front-end switch: hosts up to this many share one per "
                        "rail, more take leaves of half of them under spines")

@@ -29,6 +29,12 @@ chip::ChipConfig host_endpoint(const HostConfig& host) {
   if (tcp) {
     c.nic.roce.tx_pipeline_latency = n.stack_latency;
     c.nic.roce.rx_pipeline_latency = n.stack_latency;
+    // The kernel's congestion window instead of DCQCN, in the best-effort class: TCP runs
+    // without PFC, so congested switches drop its frames (or mark them, with ECN).
+    c.nic.roce.dcqcn.enabled = false;
+    c.nic.roce.window_control = true;
+    c.nic.roce.window = n.tcp;
+    c.nic.roce.data_priority = kTcpPriority;
   }
   c.pcie.link = pcie::gen4_x16();
   c.dma.engines = 1;

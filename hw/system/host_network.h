@@ -30,5 +30,7 @@ SystemConfig host_network_system(const SystemConfig& system);
 
 // TCP's payload per frame in the model: the largest power of two a 1500-byte frame holds.
 inline constexpr std::uint32_t kTcpPayload = 1024;
+// TCP's traffic class: best effort, which the switches' PFC leaves lossy.
+inline constexpr int kTcpPriority = 0;
 
 }  // namespace podsim::system

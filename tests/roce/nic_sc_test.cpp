@@ -189,6 +189,56 @@ TEST(Nic, LossyLinkDeliversEveryByteAndCountsEveryRetransmission) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// (c') TCP's congestion window (window_control)
+
+RoceConfig tcp_config() {
+  RoceConfig c;
+  c.dcqcn.enabled = false;
+  c.window_control = true;
+  return c;
+}
+
+// A window of four packets over a 20 us cable: each round trip carries four packets, so the
+// write takes its packets / 4 round trips instead of its time at line rate.
+TEST(Nic, TheWindowBoundsThePacketsInFlight) {
+  RoceConfig rc = tcp_config();
+  rc.window.receive_window = core::ByteSize{4 * 4096};
+  Pair p(link_config(core::Duration{20000000}), rc, memory_config(false));
+  start();
+  const std::uint64_t bytes = 1 * kMiB;  // 256 packets
+  p.post_write(1, 0, 0, bytes);
+  sc_core::sc_start();
+  ASSERT_EQ(p.a_sent.entries.size(), 1u);
+  const TimePs rtt = 2 * 20 * kUs;
+  const TimePs took = p.a_sent.entries[0].at;
+  EXPECT_GT(took, (256 / 4 - 1) * rtt);
+  EXPECT_LT(took, (256 / 4 + 2) * (rtt + 3 * kUs));  // the pipelines and frames on each trip
+  EXPECT_EQ(p.a.port_stats(0).retransmitted_packets->value(), 0u);
+}
+
+// Losses cut the window (once per window of data) and go-back-N resends: every byte arrives,
+// and the QP's window is a statistic from its first cut on.
+TEST(Nic, LossesCutTheWindowAndEveryByteArrives) {
+  fabric::LinkConfig lc = link_config();
+  lc.cable.loss_rate = 0.002;
+  lc.seed = 11;
+  Pair p(lc, tcp_config(), memory_config(true));
+  const std::uint64_t bytes = 16 * kMiB;
+  const auto data = random_bytes(bytes, 5);
+  p.mem_a.backing().write(0, data.data(), bytes);
+  start();
+  p.post_write(1, 0, 64 * kMiB, bytes);
+  sc_core::sc_start();
+  ASSERT_EQ(p.a_sent.entries.size(), 1u);
+  EXPECT_EQ(p.a_sent.entries[0].c.status, CompletionStatus::kSuccess);
+  EXPECT_TRUE(read_memory(p.mem_b, 64 * kMiB, bytes) == data) << "data differ";
+  EXPECT_GT(p.a.port_stats(0).retransmitted_packets->value(), 0u);
+  ASSERT_TRUE(core::stats_registry().contains("nic_a.qp2.cwnd"));
+  EXPECT_GT(p.a.port_stats(0).naks_received->value(), 0u);
+  EXPECT_EQ(fabric::packet_pool().live(), 0u);
+}
+
+// ---------------------------------------------------------------------------------------------
 // (d) Retry exhaustion
 
 TEST(Nic, TotalLossFailsAfterRetryLimitTimeoutsAtTheExpectedTime) {
@@ -440,8 +490,8 @@ TEST(Nic, PsnsWrapAt2To24) {
 // ---------------------------------------------------------------------------------------------
 // (g) ECN, CNP and DCQCN
 
-// A store-and-forward middlebox between two links that marks CE on data going from port 0 to
-// port 1 while told to, as a congested switch egress would.
+// A store-and-forward middlebox between two links that marks CE on ECN-capable data going from
+// port 0 to port 1 while told to, as a congested switch egress would.
 class Marker : public fabric::LinkEndpoint {
  public:
   Marker(fabric::Link& to_a, fabric::Link& to_b) : links_{&to_a, &to_b} {
@@ -463,7 +513,8 @@ class Marker : public fabric::LinkEndpoint {
     const int out = 1 - port;
     const bool data =
         p->opcode != fabric::Opcode::kAcknowledge && p->opcode != fabric::Opcode::kCnp;
-    if (port == 0 && data && (mark_remaining > 0 || core::now_ps() < mark_until)) {
+    const bool ect = p->ecn == fabric::Ecn::kEct0 || p->ecn == fabric::Ecn::kEct1;
+    if (port == 0 && data && ect && (mark_remaining > 0 || core::now_ps() < mark_until)) {
       if (mark_remaining > 0) --mark_remaining;
       p->ecn = fabric::Ecn::kCe;
       ++marked;
@@ -482,12 +533,11 @@ struct MarkedPair {
   fabric::Link to_b{"to_b", link_config(core::Duration{500000})};
   core::MemoryTarget mem_a{"mem_a", memory_config(false, 2048 * kMiB)};
   core::MemoryTarget mem_b{"mem_b", memory_config(false, 2048 * kMiB)};
-  Nic a{"nic_a", 1, roce_config()};
-  Nic b{"nic_b", 1, roce_config()};
+  Nic a, b;
   Marker marker{to_a, to_b};
   CompletionQueue a_send, a_recv, b_send, b_recv;
   std::uint32_t qa = 0, qb = 0;
-  MarkedPair() {
+  explicit MarkedPair(const RoceConfig& rc = roce_config()) : a("nic_a", 1, rc), b("nic_b", 1, rc) {
     a.memory_socket.bind(mem_a.target_socket);
     b.memory_socket.bind(mem_b.target_socket);
     a.attach(0, to_a, 0, kAddrA);
@@ -533,6 +583,39 @@ TEST(Nic, CnpHalvesTheSenderRateWhichThenRecovers) {
   EXPECT_NEAR(m.busy_between(10000 * kUs, 11000 * kUs), 1.0, 0.002);
   EXPECT_EQ(m.a.qp_rate(m.qa), 100e9);
   EXPECT_TRUE(core::stats_registry().contains("nic_a.qp2.dcqcn_rate"));
+}
+
+// TCP without ECN sends Not-ECT data, which a congested switch drops rather than marks.
+TEST(Nic, TcpWithoutEcnIsNotMarked) {
+  RoceConfig rc = tcp_config();
+  MarkedPair m(rc);
+  start();
+  SendRequest r;
+  r.length = 4 * kMiB;
+  m.marker.mark_remaining = 1000000;
+  m.a.post_send(m.qa, r);
+  sc_core::sc_start();
+  EXPECT_EQ(m.marker.marked, 0u);
+  EXPECT_EQ(m.a.port_stats(0).cnps_received->value(), 0u);
+}
+
+// With ECN negotiated, a CE mark comes back as a CNP (TCP's ECN echo), which cuts the window
+// instead of DCQCN's rate; nothing is lost or resent.
+TEST(Nic, TcpWithEcnCutsTheWindowOnMarks) {
+  RoceConfig rc = tcp_config();
+  rc.window.ecn = true;
+  MarkedPair m(rc);
+  start();
+  SendRequest r;
+  r.length = 4 * kMiB;
+  m.a.post_send(m.qa, r);
+  sc_core::sc_start(core::to_sc_time(core::Duration{100 * 1000000}));  // 100 us: grown past 10
+  m.marker.mark_remaining = 3;
+  sc_core::sc_start();
+  EXPECT_EQ(m.marker.marked, 3u);
+  EXPECT_GT(m.a.port_stats(0).cnps_received->value(), 0u);
+  EXPECT_TRUE(core::stats_registry().contains("nic_a.qp2.cwnd"));
+  EXPECT_EQ(m.a.port_stats(0).retransmitted_packets->value(), 0u);
 }
 
 TEST(Nic, CnpsAreRateLimitedPerQp) {
@@ -801,6 +884,10 @@ TEST(Nic, BadConstructionThrows) {
   RoceConfig rc;
   rc.mtu = 1000;
   EXPECT_THAT(error_of([&] { Nic n("bad_mtu", 1, rc); }), HasSubstr("mtu"));
+  RoceConfig both;
+  both.window_control = true;
+  EXPECT_THAT(error_of([&] { Nic n("both", 1, both); }),
+              HasSubstr("window_control: a TCP window replaces DCQCN"));
   EXPECT_THAT(error_of([&] { Nic n("no_ports", 0, RoceConfig{}); }), HasSubstr("1 to 256 ports"));
 }
 

@@ -58,6 +58,43 @@ TEST_F(NetCli, WithoutPfcASmallBufferDropsAndTheFlowsRecover) {
   for (const auto& f : j["flows"]) EXPECT_TRUE(f["ok"].get<bool>());
 }
 
+// The NICs carrying TCP (window_control, the best-effort class that PFC leaves lossy): a 7-to-1
+// incast overflows the switch, and losses at the ends of windows wait for TCP's 200 ms
+// minimum RTO, the incast collapse of [T12]. With ECN the switch marks instead: nothing is
+// dropped and the port stays busy.
+TEST_F(NetCli, TcpIncastCollapsesIntoTimeoutsUnlessEcnMarks) {
+  const std::vector<std::string> tcp = {"--system",
+                                        leaf8(),
+                                        "--pattern",
+                                        "incast",
+                                        "--senders",
+                                        "7",
+                                        "--bytes",
+                                        "4MiB",
+                                        "--timing-only",
+                                        "--set",
+                                        "chip.nic.roce.window_control=true",
+                                        "--set",
+                                        "chip.nic.roce.dcqcn.enabled=false",
+                                        "--set",
+                                        "chip.nic.roce.data_priority=0",
+                                        "--set",
+                                        "chip.nic.roce.mtu=1024"};
+  const auto plain = net(tcp);
+  EXPECT_GT(plain["fabric"]["drops"].get<int>(), 0);
+  EXPECT_GT(plain["fabric"]["timeouts"].get<int>(), 0);
+  EXPECT_GT(plain["duration_ps"].get<double>(), 200e9);  // the RTO
+  EXPECT_LT(plain["aggregate_goodput_gbps"].get<double>(), 5.0);
+  for (const auto& f : plain["flows"]) EXPECT_TRUE(f["ok"].get<bool>());
+  auto with_ecn = tcp;
+  with_ecn.insert(with_ecn.end(), {"--set", "chip.nic.roce.window.ecn=true"});
+  const auto ecn = net(with_ecn);
+  EXPECT_EQ(ecn["fabric"]["drops"], 0);
+  EXPECT_EQ(ecn["fabric"]["timeouts"], 0);
+  EXPECT_GT(ecn["fabric"]["cnps"].get<int>(), 0);
+  EXPECT_GT(ecn["aggregate_goodput_gbps"].get<double>(), 85.0);  // of 100 Gb/s, 1 KiB frames
+}
+
 // The default DCQCN profile (nic) against HPCC's ns-3 simulator's DCQCN run on the same eight
 // hosts and flows (docs/network.md): 2-to-1, 84.1 Gb/s together, 44.7 and 42.0 each.
 TEST_F(NetCli, DcqcnSharesAPortBetweenTwoFlowsAsTheReferenceDoes) {

@@ -67,6 +67,16 @@ TEST(HostNetwork, TcpTakesEthernetFramesAndTheStackOnEachPacket) {
   EXPECT_NO_THROW(core::validate_config(h.chip));
   EXPECT_EQ(h.chip.nic.roce.tx_pipeline_latency.ps, 5'000'000);
   EXPECT_EQ(h.chip.nic.roce.rx_pipeline_latency.ps, 5'000'000);
+  // The kernel's congestion window, not DCQCN, in the lossy best-effort class.
+  EXPECT_TRUE(h.chip.nic.roce.window_control);
+  EXPECT_FALSE(h.chip.nic.roce.dcqcn.enabled);
+  EXPECT_EQ(h.chip.nic.roce.data_priority, kTcpPriority);
+  EXPECT_NE(h.chip.nic.roce.data_priority, h.network.switch_config.pfc.lossless_priority);
+  const SystemConfig reno = host_network_system(
+      hls2(2, {"host.network.transport=tcp", "host.network.tcp.algorithm=reno"}));
+  EXPECT_EQ(reno.chip.nic.roce.window.algorithm, roce::WindowAlgorithm::kReno);
+  // RoCE keeps DCQCN.
+  EXPECT_FALSE(host_network_system(hls2(2)).chip.nic.roce.window_control);
 }
 
 TEST(HostNetwork, TheHostsReductionIsItsEngine) {
