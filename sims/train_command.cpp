@@ -99,6 +99,11 @@ class TrainCommand : public Command {
                   "IPUs per replica (IPU systems, popdist): the model's layers cut into this many "
                   "pipeline stages, for models one IPU cannot hold; --ranks counts IPUs")
         ->capture_default_str();
+    c->add_option("--pipeline-schedule", schedule_text_,
+                  "with --pipeline: Graphcore's schedule: grouped (every stage's forward, then "
+                  "every backward; faster), interleaved (a backward as soon as its activations "
+                  "are made; less memory) or sequential (one micro-batch at a time)")
+        ->check(CLI::IsMember({"grouped", "interleaved", "sequential"}));
     c->add_flag("--recompute", recompute_,
                 "IPU systems: recomputation: each layer keeps only its output through the "
                 "forward pass and recomputes its other activations in the backward pass (a "
@@ -313,6 +318,9 @@ class TrainCommand : public Command {
     }
     if (accumulate_ < 1) throw UsageError("train: --accumulate must be at least 1");
     if (pipeline_ < 1) throw UsageError("train: --pipeline must be at least 1");
+    if (!schedule_text_.empty() && pipeline_ == 1) {
+      throw UsageError("train: --pipeline-schedule goes with --pipeline (2 or more stages)");
+    }
     bucket_bytes_ = bucket_text_ == "0" ? 0 : parse_size_option("--bucket", bucket_text_);
     if (scale_.empty() && !(csv_file_.empty() && plot_file_.empty())) {
       throw UsageError("train: --csv and --plot go with --scale");
@@ -609,6 +617,7 @@ class TrainCommand : public Command {
                              "--cycle-time", cycle_text_,
                              "--accumulate", std::to_string(accumulate_),
                              "--pipeline",   std::to_string(pipeline_)});
+    if (!schedule_text_.empty()) args.insert(args.end(), {"--pipeline-schedule", schedule_text_});
     if (no_overlap_) args.push_back("--no-overlap");
     if (no_broadcast_) args.push_back("--no-broadcast");
     if (ideal_network_) args.push_back("--ideal-network");
@@ -767,8 +776,10 @@ class TrainCommand : public Command {
     const core::Bandwidth link =
         across_pods ? config.scale_out.port_speed : config.ipu.ipu_link_rate_each_way();
     try {
+      const auto schedule = schedule_text_.empty() ? training::PipelineSchedule::kGrouped
+                                                   : training::parse_schedule(schedule_text_);
       return training::plan_ipu_pipeline(model, profile.shapes, config.ipu, pipeline_, accumulate_,
-                                         link, shards, ipu_work());
+                                         link, shards, ipu_work(), schedule);
     } catch (const std::invalid_argument& e) {
       throw UsageError(fmt::format("train: --pipeline {}: {}", pipeline_, e.what()));
     }
@@ -827,6 +838,7 @@ class TrainCommand : public Command {
   bool functional_ = false;
   int accumulate_ = 1;
   int pipeline_ = 1;
+  std::string schedule_text_;  // --pipeline-schedule; grouped when not given
   bool no_replay_ = false, replay_congested_ = false;
   bool shard_optimizer_ = false;
   bool recompute_ = false;

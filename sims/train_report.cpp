@@ -16,11 +16,13 @@ double in_ms(core::TimePs t) { return static_cast<double>(t) * 1e-9; }
 void print_stages(const training::Model& model, const training::IpuPipeline& pipeline,
                   const training::Timeline& t) {
   const auto stages = static_cast<int>(pipeline.stages.size());
+  const int ramp = pipeline.slots(t.micro_batches) - t.micro_batches;
   fmt::print(
-      "pipeline   {} stages, {} slots of {:.3f} ms per step ({} micro-batch{}, {} to fill "
-      "and drain); {:.3f} ms per boundary transfer\n",
-      stages, t.micro_batches + stages - 1, in_ms(pipeline.slot_ps), t.micro_batches,
-      t.micro_batches == 1 ? "" : "es", stages - 1, in_ms(pipeline.transfer_ps));
+      "pipeline   {} stages, {} schedule: {} slots of {:.3f} ms per step ({} micro-batch{}, {} "
+      "to fill and drain); {:.3f} ms per boundary transfer\n",
+      stages, training::schedule_name(pipeline.schedule), pipeline.slots(t.micro_batches),
+      in_ms(pipeline.slot_ps), t.micro_batches, t.micro_batches == 1 ? "" : "es", ramp,
+      in_ms(pipeline.transfer_ps));
   for (int s = 0; s < stages; ++s) {
     const training::PipelineStage& st = pipeline.stages[static_cast<std::size_t>(s)];
     fmt::print(
@@ -126,7 +128,10 @@ nlohmann::json ipu_plan_json(const training::IpuPipeline& pipeline) {
                       {"memory_bytes", st.memory_bytes},
                       {"optimizer_state_streamed", st.offloaded}});
   }
-  return {{"stages", stages}, {"slot_ps", pipeline.slot_ps}, {"transfer_ps", pipeline.transfer_ps}};
+  return {{"schedule", training::schedule_name(pipeline.schedule)},
+          {"stages", stages},
+          {"slot_ps", pipeline.slot_ps},
+          {"transfer_ps", pipeline.transfer_ps}};
 }
 
 }  // namespace podsim::sims

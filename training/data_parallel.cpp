@@ -422,14 +422,15 @@ void DataParallelRun::trace_instant(const std::string& name, core::TimePs at) co
 
 // Every replica's compute on its chip's "training" row: the passes and the buckets' ready times.
 // A pipelined replica: stage s takes micro-batch m in slot m + s, so the first stages idle while
-// the pipeline drains and the last ones while it fills.
+// the pipeline drains and the last ones while it fills (sequentially, in slot m, in turn).
 void DataParallelRun::trace_pipeline(core::TimePs start) const {
   const int replicas = comm_.size() / timeline_.pipeline_stages;
   for (int r = 0; r < comm_.size(); ++r) {
     const core::TrackId row = track(r);
     const int stage = r / replicas;
     for (int m = 0; m < timeline_.micro_batches; ++m) {
-      const core::TimePs at = start + static_cast<core::TimePs>(m + stage) * timeline_.slot_ps;
+      const core::TimePs at =
+          start + static_cast<core::TimePs>(m + stage * timeline_.stage_lag) * timeline_.slot_ps;
       core::trace_writer().span(row, fmt::format("stage {}: micro-batch {}", stage, m).c_str(), at,
                                 at + timeline_.slot_ps);
     }

@@ -55,18 +55,76 @@ Prefix prefix_sums(const Model& model, const std::vector<LayerTiming>& timing,
 // gradients, the activations of the micro-batches in flight on it (recomputing: their layers'
 // outputs, and one layer's activations recomputed at a time).
 double held_bytes(const Prefix& p, int first, int end, int s, int stages, int micro_batches,
-                  double code) {
-  const int in_flight = std::min(micro_batches, stages - s);
+                  double code, PipelineSchedule schedule) {
+  const int in_flight = micro_batches_held(schedule, s, stages, micro_batches);
   return code + Prefix::between(p.resident, first, end) +
          in_flight * Prefix::between(p.activations, first, end) + p.most_recomputed(first, end);
 }
 
+// The slot of `schedule` over stages of these times, transfers not included.
+core::TimePs schedule_slot(PipelineSchedule schedule, const std::vector<PipelineStage>& stages) {
+  core::TimePs forward = 0, backward = 0, both = 0;
+  for (const PipelineStage& s : stages) {
+    forward = std::max(forward, s.forward_ps);
+    backward = std::max(backward, s.backward_ps);
+    both += s.forward_ps + s.backward_ps;
+  }
+  switch (schedule) {
+    case PipelineSchedule::kGrouped:
+      return forward + backward;
+    case PipelineSchedule::kInterleaved:
+      return 2 * std::max(forward, backward);
+    case PipelineSchedule::kSequential:
+      return both;
+  }
+  return both;
+}
+
 }  // namespace
+
+const char* schedule_name(PipelineSchedule schedule) {
+  switch (schedule) {
+    case PipelineSchedule::kGrouped:
+      return "grouped";
+    case PipelineSchedule::kInterleaved:
+      return "interleaved";
+    case PipelineSchedule::kSequential:
+      return "sequential";
+  }
+  return "grouped";
+}
+
+PipelineSchedule parse_schedule(const std::string& name) {
+  for (PipelineSchedule s : {PipelineSchedule::kGrouped, PipelineSchedule::kInterleaved,
+                             PipelineSchedule::kSequential}) {
+    if (name == schedule_name(s)) return s;
+  }
+  throw std::invalid_argument(
+      fmt::format("pipeline schedule '{}': not one of grouped, interleaved, sequential", name));
+}
+
+int micro_batches_held(PipelineSchedule schedule, int s, int stages, int micro_batches) {
+  switch (schedule) {
+    case PipelineSchedule::kGrouped:
+      return std::min(micro_batches, 2 * (stages - s) - 1);
+    case PipelineSchedule::kInterleaved:
+      return std::min(micro_batches, stages - s);
+    case PipelineSchedule::kSequential:
+      return 1;
+  }
+  return micro_batches;
+}
+
+int IpuPipeline::slots(int micro_batches) const {
+  const int ramp =
+      schedule == PipelineSchedule::kSequential ? 0 : static_cast<int>(stages.size()) - 1;
+  return micro_batches + ramp;
+}
 
 IpuPipeline plan_ipu_pipeline(const Model& model, const std::vector<LayerTiming>& timing,
                               const ipulink::IpuConfig& ipu, int stages, int micro_batches,
                               core::Bandwidth boundary_link, int state_shards,
-                              const IpuWorkModel& work) {
+                              const IpuWorkModel& work, PipelineSchedule schedule) {
   const int layers = static_cast<int>(model.layers.size());
   if (stages < 1) throw std::invalid_argument("a pipeline needs at least one stage");
   if (stages > layers) {
@@ -98,7 +156,9 @@ IpuPipeline plan_ipu_pipeline(const Model& model, const std::vector<LayerTiming>
         const core::TimePs before =
             s == 0 ? 0 : slowest[static_cast<std::size_t>(s) - 1][static_cast<std::size_t>(first)];
         if (before == kNone) continue;
-        if (held_bytes(p, first, end, s, stages, micro_batches, code) > memory) continue;
+        if (held_bytes(p, first, end, s, stages, micro_batches, code, schedule) > memory) {
+          continue;
+        }
         const core::TimePs slot = std::max(before, p.pass[static_cast<std::size_t>(end)] -
                                                        p.pass[static_cast<std::size_t>(first)]);
         if (slot < row[static_cast<std::size_t>(end)]) {
@@ -110,9 +170,9 @@ IpuPipeline plan_ipu_pipeline(const Model& model, const std::vector<LayerTiming>
   }
   if (slowest.back().back() == kNone) {
     // Even the lightest stage's share: the weights spread evenly, the activations of the first.
-    const double need =
-        code + Prefix::between(p.resident, 0, layers) / stages +
-        std::min(micro_batches, stages) * Prefix::between(p.activations, 0, layers) / stages;
+    const double need = code + Prefix::between(p.resident, 0, layers) / stages +
+                        micro_batches_held(schedule, 0, stages, micro_batches) *
+                            Prefix::between(p.activations, 0, layers) / stages;
     throw std::invalid_argument(fmt::format(
         "{} with batch {} does not fit {} pipeline stages: each IPU would hold about {:.0f} MB "
         "(weights, gradients, the activations in flight, code) of its {:.0f} MB; use more "
@@ -121,6 +181,7 @@ IpuPipeline plan_ipu_pipeline(const Model& model, const std::vector<LayerTiming>
         work.recompute ? "" : ", or recompute activations (--recompute)"));
   }
   IpuPipeline pipeline;
+  pipeline.schedule = schedule;
   pipeline.state_shards = state_shards;
   pipeline.stages.resize(static_cast<std::size_t>(stages));
   for (int s = stages - 1, end = layers; s >= 0; --s) {
@@ -141,7 +202,8 @@ IpuPipeline plan_ipu_pipeline(const Model& model, const std::vector<LayerTiming>
       stage.parameters += model.shapes[static_cast<std::size_t>(layer)].parameters();
     }
     stage.optimizer_ps /= static_cast<core::TimePs>(state_shards);
-    stage.memory_bytes = held_bytes(p, stage.first, stage.end, s, stages, micro_batches, code);
+    stage.memory_bytes =
+        held_bytes(p, stage.first, stage.end, s, stages, micro_batches, code, schedule);
     const double state = Prefix::between(p.state, stage.first, stage.end) / state_shards;
     stage.offloaded = stage.memory_bytes + state > memory;
     if (stage.offloaded) {
@@ -155,14 +217,17 @@ IpuPipeline plan_ipu_pipeline(const Model& model, const std::vector<LayerTiming>
       boundary =
           std::max(boundary, layer_work(model.shapes[static_cast<std::size_t>(last)]).output_bytes);
     }
-    pipeline.slot_ps = std::max(pipeline.slot_ps, stage.forward_ps + stage.backward_ps);
   }
   if (stages > 1) {
     pipeline.transfer_ps =
         static_cast<core::TimePs>(boundary * 8e12 / boundary_link.bits_per_second) +
         static_cast<core::TimePs>(ipu.sync_link_latency.ps);
   }
-  pipeline.slot_ps += 2 * pipeline.transfer_ps;
+  // Each phase ends in a transfer across the boundaries; sequentially, every boundary's twice.
+  const core::TimePs transfers = schedule == PipelineSchedule::kSequential
+                                     ? 2 * static_cast<core::TimePs>(stages - 1)
+                                     : (stages > 1 ? 2 : 0);
+  pipeline.slot_ps = schedule_slot(schedule, pipeline.stages) + transfers * pipeline.transfer_ps;
   return pipeline;
 }
 
@@ -181,7 +246,8 @@ Timeline pipeline_timeline(const Model& model, const IpuPipeline& pipeline, int 
     t.optimizer_ps = std::max(t.optimizer_ps, s.optimizer_ps);
   }
   t.forward_ps += (stages - 1) * pipeline.transfer_ps;
-  t.backward_ps = (static_cast<core::TimePs>(micro_batches) + stages - 1) * pipeline.slot_ps;
+  t.backward_ps = static_cast<core::TimePs>(pipeline.slots(micro_batches)) * pipeline.slot_ps;
+  t.stage_lag = pipeline.schedule == PipelineSchedule::kSequential ? 0 : 1;
   for (auto i = model.layers.size(); i-- > 0;) {
     const auto s = static_cast<std::size_t>(model.layers[i]);
     t.gradients.push_back(

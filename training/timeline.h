@@ -36,6 +36,7 @@ struct Timeline {
   // each stage runs one micro-batch's forward and backward.
   int pipeline_stages = 1;
   core::TimePs slot_ps = 0;
+  int stage_lag = 1;  // slots by which stage s + 1 trails stage s (0: they take turns in a slot)
   std::vector<Gradient> gradients;  // in the order they become ready
   core::TimePs compute_ps() const { return backward_ps + optimizer_ps; }
 };

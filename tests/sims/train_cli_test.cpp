@@ -305,6 +305,8 @@ TEST_F(TrainCli, BadArgumentsAreUsageErrors) {
   fails(args({"--hosts", "a:2", "--ranks", "2"}), "give one");
   fails(args({"--num-nodes", "2"}), "--num-nodes and --devices go together");
   fails(args({"--cycle-time", "0s"}), "--cycle-time 0s");
+  fails(args({"--pipeline-schedule", "interleaved"}), "--pipeline-schedule goes with --pipeline");
+  fails(args({"--pipeline-schedule", "1f1b"}), "--pipeline-schedule");
   fails(args({"--staging", "host"}), "--staging host goes with --strategy horovod");
   auto no_network = args({"--strategy", "ipu-multiworker", "--ranks", "16"}, "hls2-pod128");
   no_network.insert(no_network.begin() + 2, {"--set", "host.network.enabled=false"});
@@ -671,6 +673,24 @@ TEST(TrainIpuCli, APipelinedReplicaSpansSeveralIpus) {
   };
   EXPECT_NEAR(first_start("stage 3: micro-batch 0") - first_start("stage 0: micro-batch 0"),
               3 * static_cast<double>(slot) * 1e-6, 1e-3);
+  EXPECT_EQ(j["pipeline"]["schedule"], "grouped");  // Graphcore's default
+
+  // Sequentially (a sharded model), one micro-batch goes through every stage and back before the
+  // next: N slots, each every stage's forward and backward, and no ramp in the trace.
+  std::vector<std::string> seq = a;
+  seq.insert(seq.end(), {"--pipeline-schedule", "sequential"});
+  const auto rs = test::run_program(PODSIM_BINARY, seq);
+  ASSERT_EQ(rs.exit_status, 0) << rs.out << rs.err;
+  const auto js = nlohmann::json::parse(test::read_text(json));
+  EXPECT_EQ(js["pipeline"]["schedule"], "sequential");
+  const auto seq_slot = js["pipeline"]["slot_ps"].get<std::uint64_t>();
+  EXPECT_GT(seq_slot, 3 * slot);
+  std::uint64_t seq_optimizer = 0;
+  for (const auto& s : js["pipeline"]["stages"]) {
+    seq_optimizer = std::max(seq_optimizer, s["optimizer_ps"].get<std::uint64_t>());
+  }
+  EXPECT_EQ(step_ps(js, "compute_ps"), 8 * seq_slot + seq_optimizer);
+  EXPECT_THAT(rs.out, HasSubstr("sequential schedule: 8 slots"));
 }
 
 // Replicated tensor sharding: the GPT-style model's fp32 optimizer state, streamed from

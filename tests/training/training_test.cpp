@@ -317,7 +317,8 @@ TEST(Cluster, PipelineStagesTakeBlocksOfLinkedRings) {
 }
 
 // The cut is the best of all cuts into consecutive stages, on the slowest stage's forward and
-// backward; the step is N + K - 1 slots.
+// backward; the step is N + K - 1 slots (grouped: the slowest forward and the slowest backward,
+// here one stage's, since every layer's backward is twice its forward).
 TEST(IpuPipeline, TheCutBalancesTheStagesAndTheStepHasItsRamp) {
   ModelRequest r;
   r.name = "gpt";
@@ -366,6 +367,54 @@ TEST(IpuPipeline, TheCutBalancesTheStagesAndTheStepHasItsRamp) {
   const Timeline same = pipeline_timeline(m, one, 8, 2);
   EXPECT_EQ(same.backward_ps, plain.backward_ps);
   EXPECT_EQ(same.optimizer_ps, plain.optimizer_ps);
+}
+
+// Graphcore's schedules over the same cut: grouped runs every forward in one phase and every
+// backward in the next (the slowest of each), interleaved mixes them in a phase (two phases of the
+// slowest of either) and holds fewer micro-batches, sequential runs one micro-batch at a time.
+TEST(IpuPipeline, TheSchedulesTradeTimeForMemory) {
+  ModelRequest r;
+  r.batch = 2;
+  const Model bert = make_model(r);
+  const ipulink::IpuConfig ipu = ipulink::gc200();
+  const StepProfile profile = ipu_profile(bert, ipu, "gc200", {}, false);
+  const auto link = ipu.ipu_link_rate_each_way();
+  const auto plan = [&](PipelineSchedule schedule) {
+    return plan_ipu_pipeline(bert, profile.shapes, ipu, 4, 16, link, 1, {}, schedule);
+  };
+  const IpuPipeline grouped = plan(PipelineSchedule::kGrouped);
+  const IpuPipeline interleaved = plan(PipelineSchedule::kInterleaved);
+  const IpuPipeline sequential = plan(PipelineSchedule::kSequential);
+  core::TimePs forward = 0, backward = 0, both = 0;
+  for (const PipelineStage& s : grouped.stages) {
+    forward = std::max(forward, s.forward_ps);
+    backward = std::max(backward, s.backward_ps);
+  }
+  for (const PipelineStage& s : sequential.stages) both += s.forward_ps + s.backward_ps;
+  const core::TimePs t = grouped.transfer_ps;
+  EXPECT_EQ(grouped.slot_ps, forward + backward + 2 * t);
+  EXPECT_EQ(grouped.slots(16), 16 + 3);
+  EXPECT_GE(interleaved.slot_ps, grouped.slot_ps);  // backward is twice forward: 4F against 3F
+  EXPECT_EQ(interleaved.slots(16), 16 + 3);
+  EXPECT_EQ(sequential.slot_ps, both + 2 * 3 * t);
+  EXPECT_EQ(sequential.slots(16), 16);
+  EXPECT_EQ(pipeline_timeline(bert, sequential, 16, 2).backward_ps, 16 * sequential.slot_ps);
+  // Stage 0 of 4 holds 7 micro-batches grouped, 4 interleaved, 1 sequentially.
+  EXPECT_EQ(micro_batches_held(PipelineSchedule::kGrouped, 0, 4, 16), 7);
+  EXPECT_EQ(micro_batches_held(PipelineSchedule::kGrouped, 3, 4, 16), 1);
+  EXPECT_EQ(micro_batches_held(PipelineSchedule::kInterleaved, 0, 4, 16), 4);
+  EXPECT_EQ(micro_batches_held(PipelineSchedule::kGrouped, 0, 4, 2), 2);
+  EXPECT_EQ(micro_batches_held(PipelineSchedule::kSequential, 0, 4, 16), 1);
+  EXPECT_GT(grouped.stages[0].memory_bytes, interleaved.stages[0].memory_bytes);
+  // BERT-Large at micro-batch 4 fits four stages interleaved, not grouped.
+  r.batch = 4;
+  const Model large = make_model(r);
+  const StepProfile p4 = ipu_profile(large, ipu, "gc200", {}, false);
+  EXPECT_NO_THROW(
+      plan_ipu_pipeline(large, p4.shapes, ipu, 4, 16, link, 1, {}, PipelineSchedule::kInterleaved));
+  EXPECT_THROW(plan_ipu_pipeline(large, p4.shapes, ipu, 4, 16, link), std::invalid_argument);
+  EXPECT_EQ(parse_schedule("interleaved"), PipelineSchedule::kInterleaved);
+  EXPECT_THROW(parse_schedule("1f1b"), std::invalid_argument);
 }
 
 // Each stage must fit its IPU; when none can, the error says how much each would hold.
