@@ -422,17 +422,23 @@ void DataParallelRun::trace_instant(const std::string& name, core::TimePs at) co
 
 // Every replica's compute on its chip's "training" row: the passes and the buckets' ready times.
 // A pipelined replica: stage s takes micro-batch m in slot m + s, so the first stages idle while
-// the pipeline drains and the last ones while it fills (sequentially, in slot m, in turn).
+// the pipeline drains and the last ones while it fills. Sequentially, the stages take their
+// turns in slot m, shown as equal shares of it.
 void DataParallelRun::trace_pipeline(core::TimePs start) const {
   const int replicas = comm_.size() / timeline_.pipeline_stages;
   for (int r = 0; r < comm_.size(); ++r) {
     const core::TrackId row = track(r);
     const int stage = r / replicas;
+    const bool in_turn = timeline_.stage_lag == 0;
+    const core::TimePs share =
+        in_turn ? timeline_.slot_ps / static_cast<core::TimePs>(timeline_.pipeline_stages)
+                : timeline_.slot_ps;
     for (int m = 0; m < timeline_.micro_batches; ++m) {
-      const core::TimePs at =
-          start + static_cast<core::TimePs>(m + stage * timeline_.stage_lag) * timeline_.slot_ps;
+      const auto slot = static_cast<core::TimePs>(m + (in_turn ? 0 : stage));
+      const core::TimePs at = start + slot * timeline_.slot_ps +
+                              (in_turn ? static_cast<core::TimePs>(stage) * share : 0);
       core::trace_writer().span(row, fmt::format("stage {}: micro-batch {}", stage, m).c_str(), at,
-                                at + timeline_.slot_ps);
+                                at + share);
     }
   }
 }

@@ -9,10 +9,14 @@
 // one segment; the restart window after an idle period longer than the RTO [RFC 5681 4.1,
 // Linux's tcp_slow_start_after_idle]; the receiver's window as a cap; the smoothed RTT from one
 // timed packet at a time, none timed across a retransmission [RFC 6298, Karn].
+// The window grows only while it limits the sender (Linux's judgement: half of it in flight in
+// slow start, all of it in avoidance, within the last window of data), never past the
+// receiver's window.
 // Ignores: SACK and fast recovery's window inflation (the NIC recovers by go-back-N), pacing,
-// HyStart's early exit from slow start, DCTCP's proportional cut, the RTO's own estimate (a
-// fixed minimum RTO, Linux's 200 ms, is what a data centre's short RTTs give), and byte
-// counting within a packet (windows count packets of the path MTU). Plain C++.
+// HyStart's early exit from slow start, DCTCP's proportional cut, the RTO's own estimate and
+// its exponential backoff (a fixed minimum RTO, Linux's 200 ms, is what a data centre's short
+// RTTs give), and byte counting within a packet (windows count packets of the path MTU). Plain
+// C++.
 #pragma once
 
 #include <cstdint>
@@ -109,6 +113,7 @@ class CongestionWindow {
   double cubic_at(double t_seconds) const;
 
  private:
+  bool window_limited() const;
   void reduce(double factor, core::TimePs now);
   void grow_in_avoidance(double acked, core::TimePs now);
   void changed(core::TimePs now);
@@ -123,6 +128,7 @@ class CongestionWindow {
   bool epoch_ = false;
   core::TimePs epoch_start_ = 0;
   double w_max_ = 0, k_ = 0, w_est_ = 0;
+  double cwnd_prior_ = 0;  // the window before the last cut (W_est's alpha turns 1 there)
   // RTT sampling: one packet timed at a time.
   bool timing_ = false;
   std::uint64_t timed_end_ = 0;
@@ -130,6 +136,9 @@ class CongestionWindow {
   core::TimePs srtt_ps_ = 0;
   core::TimePs last_send_ = 0;
   bool sent_ = false;
+  // Whether the window limits the sender: the most packets in flight in the current window of
+  // data, which ends when una passes limit_mark_.
+  std::uint64_t most_in_flight_ = 0, limit_mark_ = 0, sent_end_ = 0;
   int reductions_ = 0;
   core::TimeWeighted* level_ = nullptr;
 };

@@ -251,6 +251,11 @@ struct RoceConfig {
     if (window_control && dcqcn.enabled) {
       c.fail("window_control", "a TCP window replaces DCQCN: set dcqcn.enabled to false too");
     }
+    // The responder has no delayed-ACK timer: a window smaller than ack_every would wait for an
+    // ACK that never comes.
+    if (window_control && ack_every != 1) {
+      c.fail("window_control", "a TCP window needs an ACK per packet: set ack_every to 1");
+    }
   }
 };
 

@@ -888,6 +888,11 @@ TEST(Nic, BadConstructionThrows) {
   both.window_control = true;
   EXPECT_THAT(error_of([&] { Nic n("both", 1, both); }),
               HasSubstr("window_control: a TCP window replaces DCQCN"));
+  // Regression: a window below ack_every waited for an ACK that never came, until the QP failed.
+  RoceConfig coalesced = tcp_config();
+  coalesced.ack_every = 4;
+  EXPECT_THAT(error_of([&] { Nic n("coalesced", 1, coalesced); }),
+              HasSubstr("window_control: a TCP window needs an ACK per packet"));
   EXPECT_THAT(error_of([&] { Nic n("no_ports", 0, RoceConfig{}); }), HasSubstr("1 to 256 ports"));
 }
 

@@ -691,6 +691,14 @@ TEST(TrainIpuCli, APipelinedReplicaSpansSeveralIpus) {
   }
   EXPECT_EQ(step_ps(js, "compute_ps"), 8 * seq_slot + seq_optimizer);
   EXPECT_THAT(rs.out, HasSubstr("sequential schedule: 8 slots"));
+  // The trace shows the stages taking their turns within a slot, not all of it at once.
+  const auto seq_trace = nlohmann::json::parse(test::read_text(trace))["traceEvents"];
+  double stage0 = -1, stage1 = -1;
+  for (const auto& e : seq_trace) {
+    if (e.value("name", "") == "stage 0: micro-batch 0" && stage0 < 0) stage0 = e["ts"];
+    if (e.value("name", "") == "stage 1: micro-batch 0" && stage1 < 0) stage1 = e["ts"];
+  }
+  EXPECT_NEAR(stage1 - stage0, static_cast<double>(seq_slot / 4) * 1e-6, 1e-3);
 }
 
 // Replicated tensor sharding: the GPT-style model's fp32 optimizer state, streamed from
