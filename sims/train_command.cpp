@@ -650,11 +650,8 @@ class TrainCommand : public Command {
                           recompute_ ? ", backward recomputing each layer's activations" : "")
             : fmt::format("the slowest of {} {} chip{} measured at once", profile.replicas,
                           profile.chip, profile.replicas == 1 ? "" : "s");
-    fmt::print(
-        "compute    forward {:.3f} ms, backward {:.3f} ms, optimizer {:.3f} ms per step "
-        "({}{})\n",
-        ms(t.forward_ps), ms(t.backward_ps - t.forward_ps), ms(t.optimizer_ps), measured,
-        profile_in_.empty() ? "" : ", from " + profile_in_);
+    fmt::print("compute    {}, optimizer {:.3f} ms per step ({}{})\n", passes_text(t),
+               ms(t.optimizer_ps), measured, profile_in_.empty() ? "" : ", from " + profile_in_);
     if (!profile.host_ops.empty()) {
       fmt::print("compute    on the host CPU (the TPC library has no kernel): {}\n",
                  fmt::join(profile.host_ops, ", "));
@@ -783,6 +780,21 @@ class TrainCommand : public Command {
     } catch (const std::invalid_argument& e) {
       throw UsageError(fmt::format("train: --pipeline {}: {}", pipeline_, e.what()));
     }
+  }
+
+  // A step's passes: the pipeline's slots, or the micro-batches that accumulate before the last
+  // one's forward and backward.
+  static std::string passes_text(const training::Timeline& t) {
+    if (t.pipeline_stages > 1) {
+      return fmt::format("pipeline {:.3f} ms ({} micro-batches through {} stages)",
+                         ms(t.backward_ps), t.micro_batches, t.pipeline_stages);
+    }
+    const std::string last =
+        fmt::format("forward {:.3f} ms, backward {:.3f} ms", ms(t.forward_ps - t.accumulating_ps),
+                    ms(t.backward_ps - t.forward_ps));
+    if (t.micro_batches == 1) return last;
+    return fmt::format("{} micro-batches accumulating {:.3f} ms, then the last one's {}",
+                       t.micro_batches - 1, ms(t.accumulating_ps), last);
   }
 
   // How the strategy reduces, for the report.

@@ -198,6 +198,9 @@ TEST_F(TrainCli, AccumulationRunsMicroBatchesAndAveragesOnce) {
   EXPECT_DOUBLE_EQ(four["steps"][1]["efficiency"].get<double>(), 1.0);
   EXPECT_THAT(last_.out, HasSubstr("accumulate 4 micro-batches per step (8 samples per worker)"));
   EXPECT_THAT(test::read_text(trace), HasSubstr("micro-batch 2 (accumulating)"));
+  // Regression: the compute line counted the accumulating micro-batches as the forward pass.
+  EXPECT_THAT(last_.out, HasSubstr("compute    3 micro-batches accumulating"));
+  EXPECT_THAT(last_.out, HasSubstr("then the last one's forward"));
 }
 
 // Regression: a scaling study's points ran with Horovod's default cycle time and fusion
@@ -659,6 +662,8 @@ TEST(TrainIpuCli, APipelinedReplicaSpansSeveralIpus) {
   EXPECT_DOUBLE_EQ(j["steps"][1]["samples_per_s"].get<double>(),
                    4 * 2 * 8 / (static_cast<double>(step_ps(j, "step_ps")) * 1e-12));
   EXPECT_THAT(r.out, HasSubstr("4 replicas pipelined over 4 IPUs each"));
+  EXPECT_THAT(r.out, HasSubstr("compute    pipeline "));
+  EXPECT_THAT(r.out, HasSubstr("(8 micro-batches through 4 stages)"));
   const std::string text = test::read_text(trace);
   EXPECT_THAT(text, HasSubstr("IPU-Link all-reduce per stage"));
   // The ramp: the last stage takes the first micro-batch three slots after the first stage.
