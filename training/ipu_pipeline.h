@@ -2,27 +2,35 @@
 // IPU (BERT-Large over four) [T4, T10]: the layers cut into consecutive stages, one IPU each, and a
 // step's micro-batches flowing through them. Plain arithmetic over the IPU roofline's per-shape
 // times (ipu_profile.h).
+//
 // Captures: the cut that balances the stages' forward and backward time while each stage fits
 // its IPU (its weights and gradients, the activations of the micro-batches in flight on it, the
 // code; its optimizer state moved to Streaming Memory when that alone does not fit); each
 // boundary's activations forward and their gradients back over a link, with a sync across IPUs;
+// the stages' optimizers in parallel.
+//
 // Graphcore's three schedules [T13], their times read off the bulk-synchronous execution (every
 // IPU of the replica syncs at the end of each compute phase, so a phase lasts its slowest IPU's
-// work): grouped (the default) runs every stage's forward in one phase and every stage's backward
-// in the next, so a slot is the slowest forward plus the slowest backward, and stage s holds
+// work). Grouped (the default) runs every stage's forward in one phase and every stage's backward
+// in the next: a slot is the slowest forward plus the slowest backward, and stage s holds
 // 2(K - s) - 1 micro-batches' activations (a micro-batch's forward reaches the last stage and its
-// backward comes back); interleaved runs a backward as soon as its activations are made, so
-// stage s holds K - s, but a phase mixes forwards and backwards and lasts the slowest of either,
-// a slot two such phases; both take N + K - 1 slots for N micro-batches over K stages (the ramp
-// of [T10]). Sequential runs one micro-batch through every stage and back before the next (a
-// sharded model), one activation set per stage. The stages' optimizers run in parallel.
-// Replicated tensor sharding (Graphcore's, for the optimizer state [T11]): each of R replicas keeps
-// and updates 1/R of every tensor's state, so a stage holds and streams 1/R of its state and its
-// update takes 1/R of the time (the reduce-scatter and all-gather around it: data_parallel.h).
-// A plan of one stage is an unpipelined replica: where its optimizer state lives, and its update.
-// Ignores: the transfers overlapping compute, the ramps' phases that have only forwards (or only
-// backwards) being shorter than a full slot, the hops between stages that are not directly
-// linked.
+// backward comes back). Interleaved runs a backward as soon as its activations are made, so stage
+// s holds K - s, but a phase mixes forwards and backwards and lasts the slowest of either: a slot
+// is two such phases. Both take N + K - 1 slots for N micro-batches over K stages (the ramp of
+// [T10]; grouped has exactly N + K - 1 forward phases and as many backward phases, the first
+// K - 1 steps holding only forwards and the last K - 1 only backwards). Sequential runs one
+// micro-batch through every stage and back before the next (a sharded model), one activation set
+// per stage.
+//
+// Replicated tensor sharding (Graphcore's, for the optimizer state [T11]): each of R replicas
+// keeps and updates 1/R of every tensor's state, so a stage holds and streams 1/R of its state and
+// its update takes 1/R of the time (the reduce-scatter and all-gather around it:
+// data_parallel.h). A plan of one stage is an unpipelined replica: where its optimizer state
+// lives, and its update.
+//
+// Ignores: the transfers overlapping compute; phases in the ramps being shorter when the slowest
+// stage idles in them (and interleaved's ramp phases holding only forwards or only backwards);
+// the hops between stages that are not directly linked.
 #pragma once
 
 #include <cstdint>
