@@ -13,10 +13,10 @@
 // slow start, all of it in avoidance, within the last window of data), never past the
 // receiver's window.
 // Ignores: SACK and fast recovery's window inflation (the NIC recovers by go-back-N), pacing,
-// HyStart's early exit from slow start, DCTCP's proportional cut, the RTO's own estimate and
-// its exponential backoff (a fixed minimum RTO, Linux's 200 ms, is what a data centre's short
-// RTTs give), and byte counting within a packet (windows count packets of the path MTU). Plain
-// C++.
+// HyStart's early exit from slow start, DCTCP's proportional cut, the RTO's own estimate (its
+// minimum, Linux's 200 ms, is what a data centre's short RTTs give; its doubling at each expiry
+// is the requester's timer's, requester.h), and byte counting within a packet (windows count
+// packets of the path MTU). Plain C++.
 #pragma once
 
 #include <cstdint>
@@ -64,7 +64,8 @@ struct WindowConfig {
                        "window")
                 .source("[T12] RFC 5681 4.1; Linux tcp_slow_start_after_idle 1"));
     v.field("rto", rto,
-            core::Spec("retransmission timeout (the NIC's retransmit_timeout does not apply)")
+            core::Spec("retransmission timeout, doubled at each expiry in a row (the NIC's "
+                       "retransmit_timeout does not apply)")
                 .positive()
                 .source("[T12] Linux TCP_RTO_MIN 200 ms"));
     v.field("cubic_c", cubic_c,

@@ -60,7 +60,7 @@ Nic::Qp::Qp(std::uint32_t qpn_, int port_, CompletionQueue& send_cq_, Completion
     : qpn(qpn_),
       port(port_),
       requester(static_cast<std::uint32_t>(config.mtu), config.ack_every, config.timer_ps(),
-                config.retry_limit),
+                config.retry_limit, config.window_control),
       responder(config.ack_every, static_cast<core::TimePs>(config.nak_interval.ps)),
       send_cq(&send_cq_),
       recv_cq(&recv_cq_),

@@ -59,7 +59,7 @@ bool Requester::reach(std::uint64_t target) {
 }
 
 void Requester::restart_timer(core::TimePs now) {
-  deadline_ = (una_ < max_sent_ && timeout_ps_ > 0) ? now + timeout_ps_ : kNever;
+  deadline_ = (una_ < max_sent_ && timeout_ps_ > 0) ? now + timeout() : kNever;
 }
 
 void Requester::progressed(std::uint64_t old_una, core::TimePs now, Progress& p) {

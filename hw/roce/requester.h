@@ -5,7 +5,8 @@
 // rest of the message); cumulative ACKs; NAK sequence errors; READ responses as implicit ACKs, a
 // gap in them, or an ACK beyond a READ whose responses are missing, as an implied NAK (acted on
 // once per gap); the timer (4.096us x 2^t) armed by the first packet in flight, restarted on
-// progress, and after retry_limit consecutive expiries a failure; completion in posting order.
+// progress, and after retry_limit consecutive expiries a failure (TCP's: doubled at each expiry);
+// completion in posting order.
 // Ignores: packet contents and memory (the NIC's), RNR retry, limits on outstanding READs
 // (max_rd_atomic); in flight PSNs are capped at 2^23 - 1 so that every one is unambiguous.
 #pragma once
@@ -36,12 +37,15 @@ class Requester {
   static constexpr core::TimePs kNever = std::numeric_limits<core::TimePs>::max();
   static constexpr std::uint64_t kMaxOutstanding = kPsnHalf - 1;
 
-  // timeout_ps 0: the timer never fires (IBTA timeout value 0).
-  Requester(std::uint32_t mtu, int ack_every, core::TimePs timeout_ps, int retry_limit)
+  // timeout_ps 0: the timer never fires (IBTA timeout value 0). `backoff`: each expiry in a row
+  // doubles the timeout, as TCP's RTO does [RFC 6298 5.5]; IBTA's stays fixed.
+  Requester(std::uint32_t mtu, int ack_every, core::TimePs timeout_ps, int retry_limit,
+            bool backoff = false)
       : mtu_(mtu),
         ack_every_(ack_every < 1 ? 1 : ack_every),
         timeout_ps_(timeout_ps),
-        retry_limit_(retry_limit) {}
+        retry_limit_(retry_limit),
+        backoff_(backoff) {}
 
   // Before the first post: the PSN the responder expects first.
   void set_initial_psn(std::uint32_t psn) { space_ = PsnSpace(psn); }
@@ -75,7 +79,7 @@ class Requester {
   // The packet `tx` left at `now`: its PSNs are in flight, and the timer runs if it was not.
   void on_transmit(const Tx& tx, core::TimePs now) {
     max_sent_ = std::max(max_sent_, tx.end_seq);
-    if (deadline_ == kNever && timeout_ps_ > 0 && una_ < max_sent_) deadline_ = now + timeout_ps_;
+    if (deadline_ == kNever && timeout_ps_ > 0 && una_ < max_sent_) deadline_ = now + timeout();
   }
 
   // ---- Responses
@@ -128,11 +132,16 @@ class Requester {
   void progressed(std::uint64_t old_una, core::TimePs now, Progress& p);
   void go_back(core::TimePs now, Progress& p);
   void restart_timer(core::TimePs now);
+  // The timer's length now: with backoff, doubled for each expiry since the last progress.
+  core::TimePs timeout() const {
+    return backoff_ ? timeout_ps_ << std::min(retries_, 16) : timeout_ps_;
+  }
 
   std::uint32_t mtu_;
   int ack_every_;
   core::TimePs timeout_ps_;
   int retry_limit_;
+  bool backoff_;
   PsnSpace space_;
 
   core::Ring<SendWqe> sq_;

@@ -124,6 +124,23 @@ TEST(Requester, TimeoutGoesBackAndFailsAfterTheRetryLimit) {
   EXPECT_EQ(q.on_timer(t), Requester::Timeout::kExceeded);
 }
 
+// TCP's RTO backs off: each expiry in a row doubles it, and progress brings it back.
+TEST(Requester, BackoffDoublesTheTimeoutAtEachExpiry) {
+  Requester q(kMtu, 1, kTimeout, 7, true);
+  q.post(write(2 * kMtu), 0);
+  send_all(q, 0);
+  EXPECT_EQ(q.timer_deadline(), kTimeout);
+  core::TimePs t = kTimeout;
+  for (int retry = 1; retry <= 3; ++retry) {
+    ASSERT_EQ(q.on_timer(t), Requester::Timeout::kRetransmit);
+    send_all(q, t);
+    EXPECT_EQ(q.timer_deadline(), t + (kTimeout << retry));
+    t += kTimeout << retry;
+  }
+  q.on_ack(0, t);
+  EXPECT_EQ(q.timer_deadline(), t + kTimeout);
+}
+
 TEST(Requester, ProgressResetsTheRetryCount) {
   Requester q(kMtu, 1, kTimeout, 1);
   q.post(write(2 * kMtu), 0);
