@@ -102,8 +102,7 @@ class TrainCommand : public Command {
     c->add_option("--pipeline-schedule", schedule_text_,
                   "with --pipeline: Graphcore's schedule: grouped (every stage's forward, then "
                   "every backward; faster), interleaved (a backward as soon as its activations "
-                  "are made; less memory) or sequential (one micro-batch at a time)")
-        ->check(CLI::IsMember({"grouped", "interleaved", "sequential"}));
+                  "are made; less memory) or sequential (one micro-batch at a time)");
     c->add_flag("--recompute", recompute_,
                 "IPU systems: recomputation: each layer keeps only its output through the "
                 "forward pass and recomputes its other activations in the backward pass (a "
@@ -320,6 +319,11 @@ class TrainCommand : public Command {
     if (pipeline_ < 1) throw UsageError("train: --pipeline must be at least 1");
     if (!schedule_text_.empty() && pipeline_ == 1) {
       throw UsageError("train: --pipeline-schedule goes with --pipeline (2 or more stages)");
+    }
+    try {
+      if (!schedule_text_.empty()) schedule_ = training::parse_schedule(schedule_text_);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(fmt::format("train: --pipeline-schedule: {}", e.what()));
     }
     bucket_bytes_ = bucket_text_ == "0" ? 0 : parse_size_option("--bucket", bucket_text_);
     if (scale_.empty() && !(csv_file_.empty() && plot_file_.empty())) {
@@ -773,10 +777,8 @@ class TrainCommand : public Command {
     const core::Bandwidth link =
         across_pods ? config.scale_out.port_speed : config.ipu.ipu_link_rate_each_way();
     try {
-      const auto schedule = schedule_text_.empty() ? training::PipelineSchedule::kGrouped
-                                                   : training::parse_schedule(schedule_text_);
       return training::plan_ipu_pipeline(model, profile.shapes, config.ipu, pipeline_, accumulate_,
-                                         link, shards, ipu_work(), schedule);
+                                         link, shards, ipu_work(), schedule_);
     } catch (const std::invalid_argument& e) {
       throw UsageError(fmt::format("train: --pipeline {}: {}", pipeline_, e.what()));
     }
@@ -850,7 +852,8 @@ class TrainCommand : public Command {
   bool functional_ = false;
   int accumulate_ = 1;
   int pipeline_ = 1;
-  std::string schedule_text_;  // --pipeline-schedule; grouped when not given
+  std::string schedule_text_;  // --pipeline-schedule as given (passed on to --scale's points)
+  training::PipelineSchedule schedule_ = training::PipelineSchedule::kGrouped;
   bool no_replay_ = false, replay_congested_ = false;
   bool shard_optimizer_ = false;
   bool recompute_ = false;
