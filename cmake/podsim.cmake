@@ -17,7 +17,7 @@ function(podsim_target_defaults target)
 endfunction()
 
 # podsim_add_library(<name> SOURCES ... [DEPS ...])
-# One static library per folder; headers are included as "hw/core/units.h" from the repo root.
+# One static library per folder; headers are included as "core/units.h" from the repo root.
 function(podsim_add_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_library(${name} STATIC ${ARG_SOURCES})

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "hw/core/numeric.h"
+#include "core/numeric.h"
 
 namespace podsim::collectives {
 

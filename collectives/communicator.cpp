@@ -14,8 +14,8 @@
 #include "collectives/ring.h"
 #include "collectives/schedule.h"
 #include "collectives/tree.h"
-#include "hw/core/kernel.h"
-#include "hw/core/trace.h"
+#include "core/kernel.h"
+#include "core/trace.h"
 
 namespace podsim::collectives {
 

@@ -24,7 +24,7 @@
 #include "collectives/collective.h"
 #include "collectives/command_compiler.h"
 #include "collectives/tuning.h"
-#include "hw/core/kernel.h"
+#include "core/kernel.h"
 #include "hw/system/system_model.h"
 
 namespace podsim::collectives {

@@ -9,9 +9,9 @@
 
 #include "collectives/job_order.h"
 #include "collectives/rank_notices.h"
+#include "core/kernel.h"
+#include "core/numeric.h"
 #include "hw/chip/chip.h"
-#include "hw/core/kernel.h"
-#include "hw/core/numeric.h"
 #include "hw/roce/nic.h"
 
 namespace podsim::collectives {

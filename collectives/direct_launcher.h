@@ -21,7 +21,7 @@
 
 #include "collectives/engine_timer.h"
 #include "collectives/program.h"
-#include "hw/core/event_queue.h"
+#include "core/event_queue.h"
 #include "hw/roce/completion_queue.h"
 #include "hw/system/system_model.h"
 

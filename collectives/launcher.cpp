@@ -131,11 +131,27 @@ ChipGeometry Launcher::geometry(int chip, bool reduce_on_tpcs) const {
   return g;
 }
 
+const chip::ResourceShare& Launcher::share(int chip) const {
+  return model_.chip(chip).config().resources.collectives;
+}
+
+// The collectives' part of a chip's SRAM, [begin, end).
+std::pair<std::uint64_t, std::uint64_t> Launcher::region(int chip) const {
+  const chip::ChipConfig& config = model_.chip(chip).config();
+  const chip::ResourceShare& s = config.resources.collectives;
+  const auto at = [&](double fraction) {
+    const auto bytes =
+        static_cast<std::uint64_t>(fraction * static_cast<double>(config.sram.size.bytes));
+    return config.address_map.sram.value + bytes / 256 * 256;
+  };
+  return {at(s.sram_from), at(s.sram_to)};
+}
+
 bool Launcher::fits(const CommandCompiler& code, const std::vector<int>& chips) const {
   for (int r = 0; r < code.ranks(); ++r) {
-    const chip::Chip& c = model_.chip(chips[static_cast<std::size_t>(r)]);
-    const std::uint64_t sram = c.config().sram.size.bytes;
-    if (code.sobs(r) > kSobs - kFirstSob || code.arena_bytes(r) > sram - sram / 2 - kGateBytes)
+    const int chip = chips[static_cast<std::size_t>(r)];
+    const auto [begin, end] = region(chip);
+    if (code.sobs(r) > share(chip).sobs || code.arena_bytes(r) + kGateBytes > end - begin)
       return false;
   }
   return true;
@@ -144,11 +160,10 @@ bool Launcher::fits(const CommandCompiler& code, const std::vector<int>& chips) 
 Launcher::ChipState& Launcher::state(int chip) {
   ChipState& s = chips_[static_cast<std::size_t>(chip)];
   if (!s.laid_out) {
-    const chip::ChipConfig& config = model_.chip(chip).config();
-    const std::uint64_t sram = config.sram.size.bytes;
-    s.region = config.address_map.sram.value + sram / 2;
-    s.region_bytes = sram - sram / 2;
-    s.sobs = core::RangeAllocator(kFirstSob, kSobs - kFirstSob);
+    const auto [begin, end] = region(chip);
+    s.region = begin;
+    s.region_bytes = end - begin;
+    s.sobs = core::RangeAllocator(share(chip).first_sob, share(chip).sobs);
     s.gate = s.region;
     s.arena = core::RangeAllocator(s.region + kGateBytes, s.region_bytes - kGateBytes);
     s.laid_out = true;
@@ -204,11 +219,12 @@ bool Launcher::try_start(Running& run) {
   };
   for (int r = 0; r < ranks; ++r) {
     ChipState& s = state(run.chips[static_cast<std::size_t>(r)]);
-    // The TPC QMANs' last stream is the compute runtime's.
-    const auto slots_end =
-        run.code->queues(r) > run.code->dma_queues(r) ? s.running.end() - 1 : s.running.end();
-    const auto free = std::find(s.running.begin(), slots_end, nullptr);
-    if (free == slots_end) return undo(r);
+    // A free stream of the share.
+    const chip::ResourceShare& mine = share(run.chips[static_cast<std::size_t>(r)]);
+    int free = -1;
+    for (int i = 0; i < mine.stream_count() && free < 0; ++i)
+      if (s.running[static_cast<std::size_t>(mine.stream(i))] == nullptr) free = mine.stream(i);
+    if (free < 0) return undo(r);
     Share& share = run.shares[static_cast<std::size_t>(r)];
     share.sobs = run.code->sobs(r);
     share.arena_bytes = std::max<std::uint64_t>(run.code->arena_bytes(r), 1);
@@ -220,7 +236,7 @@ bool Launcher::try_start(Running& run) {
     }
     share.first_sob = static_cast<std::uint32_t>(*sob);
     share.arena = *arena;
-    slots.push_back(static_cast<int>(free - s.running.begin()));
+    slots.push_back(free);
   }
   start(run, slots);
   return true;
@@ -239,7 +255,8 @@ void Launcher::start(Running& run, const std::vector<int>& slots) {
                          s.region,
                          s.region,
                          slots[i],
-                         kFirstMonitor + static_cast<std::uint32_t>(slots[i]) * kMonitorsPerSlot};
+                         share(run.chips[i]).first_monitor +
+                             static_cast<std::uint32_t>(slots[i]) * kMonitorsPerSlot};
   }
   run.remaining = ranks;
   for (int r = 0; r < ranks; ++r) {
@@ -311,11 +328,14 @@ std::vector<std::uint8_t> Launcher::set_up_commands(int chip, const ChipState& s
                  s.region);
   const std::uint64_t completion_qman =
       driver::qman_base({driver::EngineKind::kDma, kCompletionEngine});
-  for (int m = 0; m < 3; ++m) {
+  const chip::ResourceShare& mine = share(chip);
+  for (int m = 0; m < chip::kSyncManagers; ++m) {
+    if ((mine.monitor_managers >> m & 1) == 0) continue;
     const std::uint64_t manager = chip::Chip::sync_manager_base(m);
-    for (int slot = 0; slot < kSlots; ++slot) {
+    for (int i = 0; i < mine.stream_count(); ++i) {
+      const int slot = mine.stream(i);
       const std::uint32_t first =
-          kFirstMonitor + static_cast<std::uint32_t>(slot) * kMonitorsPerSlot;
+          mine.first_monitor + static_cast<std::uint32_t>(slot) * kMonitorsPerSlot;
       for (int h = 0; h < all_queues; ++h) {
         writes.payload(manager, first + static_cast<std::uint32_t>(h),
                        PODSIM_GAUDI1_QMAN_CP_FENCE0_RDATA(
@@ -329,7 +349,7 @@ std::vector<std::uint8_t> Launcher::set_up_commands(int chip, const ChipState& s
   // leave their rank's at zero again, but one that failed may have left some counted.
   if (again) {
     const std::uint32_t zero = chip::spec::encode_sob_write({0, false, false});
-    for (std::uint32_t g = kFirstSob; g < kSobs; ++g)
+    for (std::uint32_t g = mine.first_sob; g < mine.first_sob + mine.sobs; ++g)
       writes.write(chip::Chip::sob_address(g), zero);
   }
   const std::vector<std::uint8_t> gate = gate_buffer();

@@ -40,7 +40,8 @@
 #include <vector>
 
 #include "collectives/command_compiler.h"
-#include "hw/core/range_allocator.h"
+#include "core/range_allocator.h"
+#include "hw/chip/resources.h"
 #include "hw/system/system_model.h"
 
 namespace podsim::driver {
@@ -52,11 +53,10 @@ namespace podsim::collectives {
 
 class Launcher {
  public:
-  static constexpr int kSlots = 4;                  // a QMAN's streams
-  static constexpr std::uint32_t kFirstSob = 1024;  // below: left to the compute launcher
-  static constexpr std::uint32_t kSobs = 3 * 2048;  // the E_N, E_S and W_N sync managers
-  static constexpr std::uint32_t kFirstMonitor = 256;
-  static constexpr std::uint32_t kMonitorsPerSlot = 64;  // one per queue, the done monitor last
+  // A slot is a QMAN stream of the collectives' share (chip.resources.collectives); its monitors
+  // are the share's 64 from first_monitor + 64 * stream, one per queue, the done monitor last.
+  static constexpr int kSlots = 4;  // a QMAN's streams
+  static constexpr std::uint32_t kMonitorsPerSlot = 64;
 
   explicit Launcher(system::SystemModel& model);
   Launcher(const Launcher&) = delete;
@@ -90,6 +90,9 @@ class Launcher {
   static constexpr std::size_t kKeptFailures = 16;
 
  private:
+  // The chip's share for the collectives (chip.resources.collectives) and its SRAM, [begin, end).
+  const chip::ResourceShare& share(int chip) const;
+  std::pair<std::uint64_t, std::uint64_t> region(int chip) const;
   struct Share {
     std::uint32_t first_sob = 0, sobs = 0;
     std::uint64_t arena = 0, arena_bytes = 0;
@@ -108,7 +111,7 @@ class Launcher {
   struct ChipState {
     bool laid_out = false;
     std::uint64_t region = 0, region_bytes = 0;  // the collectives' share of the SRAM
-    std::array<Running*, kSlots> running{};
+    std::array<Running*, kSlots> running{};      // by stream; streams outside the share stay empty
     core::RangeAllocator sobs, arena;
     // The device side, set up by the chip's first collective.
     bool ready = false, setting_up = false, set_up_before = false;

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "hw/core/numeric.h"
+#include "core/numeric.h"
 
 namespace podsim::collectives {
 

@@ -7,7 +7,7 @@
 #include "collectives/pipeline.h"
 #include "collectives/schedule.h"
 #include "collectives/tree.h"
-#include "hw/core/random.h"
+#include "core/random.h"
 
 namespace podsim::collectives {
 

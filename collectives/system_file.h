@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "collectives/tuning.h"
-#include "hw/core/config_binding.h"
+#include "core/config_binding.h"
 #include "hw/system/system_config.h"
 
 namespace podsim::collectives {

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "collectives/collective.h"
-#include "hw/core/config_binding.h"
-#include "hw/core/units.h"
+#include "core/config_binding.h"
+#include "core/units.h"
 
 namespace podsim::collectives {
 

@@ -7,13 +7,13 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/kernel.h"
+#include "core/trace.h"
 #include "driver/device.h"
 #include "drm/habanalabs_accel.h"
 #include "hw/chip/chip.h"
 #include "hw/chip/qman_ring.h"
 #include "hw/chip/spec/packet_codec.h"
-#include "hw/core/kernel.h"
-#include "hw/core/trace.h"
 #include "hw/pcie/config_space.h"
 #include "podsim/spec/gaudi1.h"
 

@@ -7,9 +7,9 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/kernel.h"
 #include "drm/habanalabs_accel.h"
 #include "hw/chip/chip.h"
-#include "hw/core/kernel.h"
 #include "podsim/spec/gaudi1.h"
 
 namespace podsim::driver {
@@ -41,10 +41,11 @@ std::string DeviceProperties::unserved(const chip::ChipConfig& chip) {
   const QueueMap::Limits most = map.limits();
   const int dma = chip::Chip::dma_engines_of(chip);
   if (dma <= most.dma && chip.mme.engines <= most.mmes && chip.tpc.cores <= most.tpcs) return {};
-  return fmt::format("{}: {} DMA engines, {} MMEs and {} TPCs; {}'s queue ids name at most {}, {} "
-                     "and {}",
-                     chip.name, dma, chip.mme.engines, chip.tpc.cores, map.family(), most.dma,
-                     most.mmes, most.tpcs);
+  return fmt::format(
+      "{}: {} DMA engines, {} MMEs and {} TPCs; {}'s queue ids name at most {}, {} "
+      "and {}",
+      chip.name, dma, chip.mme.engines, chip.tpc.cores, map.family(), most.dma, most.mmes,
+      most.tpcs);
 }
 
 DeviceProperties DeviceProperties::of(const chip::ChipConfig& chip) {
@@ -53,6 +54,16 @@ DeviceProperties DeviceProperties::of(const chip::ChipConfig& chip) {
   const QueueMap& map = QueueMap::of(p.device_id);
   p.server_type = map.server_type();
   p.card_name = chip.name;
+  p.resources = chip.resources;
+  const chip::ResourceShare& own = chip.resources.driver;
+  if (own.first_sob / chip::kObjectsPerManager != 3 ||
+      (own.first_sob + own.sobs - 1) / chip::kObjectsPerManager != 3 || own.monitor_managers != 8 ||
+      own.sobs < 16 || own.monitors < 8 || own.first_vector + own.vectors < 9) {
+    throw std::invalid_argument(fmt::format(
+        "{}: resources.driver must hold W_S objects (6144 on) and monitors, at least 16 and 8 for "
+        "the sync streams, and MSI-X vectors 0 to 8 (the host-facing queues and the event queue)",
+        chip.name));
+  }
   p.sram_base = chip.address_map.sram.value;
   p.sram_size = chip.sram.size.bytes;
   // The driver keeps the start of HBM for firmware and the MMU's tables [C14].
@@ -316,8 +327,10 @@ int File::info(void* arg) {
     case HL_INFO_SYNC_MANAGER: {
       if (no_buffer) return -EINVAL;
       if (a.dcore_id > HL_GAUDI_ES_DCORE) return -EINVAL;
-      const hl_info_sync_manager sm{GAUDI_FIRST_AVAILABLE_W_S_SYNC_OBJECT,
-                                    GAUDI_FIRST_AVAILABLE_W_S_MONITOR, 0, 0};
+      // What follows the driver's share on W_S (Linux: GAUDI_FIRST_AVAILABLE_W_S_* [C1]).
+      const chip::ResourceShare& own = d.props_.resources.driver;
+      const hl_info_sync_manager sm{(own.first_sob + own.sobs) % chip::kObjectsPerManager,
+                                    own.first_monitor + own.monitors, 0, 0};
       return write_info(&a, &sm, sizeof sm);
     }
     case HL_INFO_OPEN_STATS: {

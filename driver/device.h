@@ -48,14 +48,14 @@
 #include <systemc>
 #include <vector>
 
+#include "core/kernel.h"
+#include "core/range_allocator.h"
 #include "driver/page_tables.h"
 #include "driver/pci_probe.h"
 #include "driver/queue_map.h"
 #include "driver/user_memory.h"
 #include "drm/habanalabs_accel.h"
 #include "hw/chip/chip_config.h"
-#include "hw/core/kernel.h"
-#include "hw/core/range_allocator.h"
 #include "hw/host/host_cpu.h"
 #include "hw/host/host_memory.h"
 
@@ -74,6 +74,9 @@ struct DeviceProperties {
   int dma_engines = 0, mme_engines = 0, tpc_cores = 0, nic_ports = 0;
   std::uint32_t clock_mhz = 0;    // the compute clock INFO CLK_RATE reports
   std::uint64_t host_window = 0;  // where host memory appears in the chip's address space
+  // Who takes what of the chip (the preset's table): the driver keeps its share and reports the
+  // user's start through INFO.
+  chip::ResourcesConfig resources;
 
   // The family's fixed properties (by the preset's PCI device id: Gaudi1 or Gaudi2) with what
   // the preset says the firmware reports. A chip with more engines than its family's queue ids
@@ -207,6 +210,9 @@ class Device {
   void release_sob(std::uint32_t sob);
   void clear_released_sobs();
   void reset_sync_streams();
+  std::uint32_t stream_sob_base() const;      // the sync streams' first W_S object
+  std::uint32_t stream_monitor_base() const;  // their first W_S monitor
+  std::uint32_t sob_of(std::uint32_t queue, int which) const;
   void time_out(std::uint32_t ctx, std::uint64_t seq);
   void hard_reset();
   void end(Cs& cs);

@@ -6,9 +6,9 @@
 // Entries carry no engine: the records say so (engine id 0xFFFF, no RAZWI initiators).
 #include <cstring>
 
+#include "core/error_event.h"
+#include "core/kernel.h"
 #include "driver/device.h"
-#include "hw/core/error_event.h"
-#include "hw/core/kernel.h"
 #include "podsim/spec/gaudi1.h"
 
 namespace podsim::driver {

@@ -63,8 +63,9 @@ void Device::clear_sync_objects() {
       PODSIM_GAUDI1_SYNC_MNGR_W_N_BASE, PODSIM_GAUDI1_SYNC_MNGR_W_S_BASE};
   for (const std::uint64_t base : managers) {
     const bool ws = base == PODSIM_GAUDI1_SYNC_MNGR_W_S_BASE;
-    const std::uint32_t sob = ws ? PODSIM_GAUDI1_FIRST_USER_SOB : 0;
-    const std::uint32_t mon = ws ? PODSIM_GAUDI1_FIRST_USER_MONITOR : 0;
+    const chip::ResourceShare& own = props_.resources.driver;
+    const std::uint32_t sob = ws ? (own.first_sob + own.sobs) % chip::kObjectsPerManager : 0;
+    const std::uint32_t mon = ws ? own.first_monitor + own.monitors : 0;
     const std::vector<std::uint32_t> zeros(PODSIM_GAUDI1_SOBS_PER_MANAGER, 0);
     write_registers(PODSIM_GAUDI1_SYNC_MNGR_OBJS_SOB_OBJ(base, sob), zeros.data(),
                     PODSIM_GAUDI1_SOBS_PER_MANAGER - sob);

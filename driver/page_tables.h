@@ -13,7 +13,7 @@
 #include <map>
 #include <vector>
 
-#include "hw/core/range_allocator.h"
+#include "core/range_allocator.h"
 
 namespace podsim::driver {
 

@@ -20,15 +20,30 @@ namespace podsim::driver {
 namespace {
 
 constexpr std::uint32_t kSyncStreams = 8;
-constexpr std::uint32_t kFirstSob = 128, kFirstMonitor = 64;
 constexpr std::uint32_t kSobLimit = 1u << 15;
 // What MSG_SHORT's bases 2 and 3 reach on the host-facing QMANs: W_S monitors and objects.
 constexpr std::uint32_t kMonitorBase = 2, kSobBase = 3;
 constexpr std::uint32_t kWaitFence = 2;
 
-std::uint32_t sob_of(std::uint32_t queue, int which) {
-  return kFirstSob + 2 * queue + static_cast<std::uint32_t>(which);
+}  // namespace
+
+// The sync streams' objects and monitors: the last 16 of the driver's W_S objects and its last 8
+// monitors (chip.resources.driver), as Linux keeps W_S 128-143 and monitors 64-71 [C1].
+std::uint32_t Device::stream_sob_base() const {
+  const chip::ResourceShare& d = props_.resources.driver;
+  return (d.first_sob + d.sobs) % chip::kObjectsPerManager - 2 * kSyncStreams;
 }
+
+std::uint32_t Device::stream_monitor_base() const {
+  const chip::ResourceShare& d = props_.resources.driver;
+  return d.first_monitor + d.monitors - kSyncStreams;
+}
+
+std::uint32_t Device::sob_of(std::uint32_t queue, int which) const {
+  return stream_sob_base() + 2 * queue + static_cast<std::uint32_t>(which);
+}
+
+namespace {
 
 // An object's address as user space writes it: from the configuration space's base.
 __u32 sob_offset(std::uint32_t sob) {
@@ -117,10 +132,10 @@ int Device::queue_wait(std::uint32_t ctx, const hl_cs_chunk& chunk, core::TimePs
   if (waiting == nullptr) return -EINVAL;
   const std::uint64_t fence = PODSIM_GAUDI1_QMAN_CP_FENCE2_RDATA(waiting->qman, waiting->stream);
   const std::vector<std::uint8_t> packets =
-      wait_packets(kFirstMonitor + chunk.queue_index, fence, sob, value);
+      wait_packets(stream_monitor_base() + chunk.queue_index, fence, sob, value);
   std::uint64_t seq = 0;
   const auto prepare = [&](Cs& cs) {  // before the job can end
-    ++sync_streams_[(sob - kFirstSob) / 2].users[(sob - kFirstSob) % 2];
+    ++sync_streams_[(sob - stream_sob_base()) / 2].users[(sob - stream_sob_base()) % 2];
     cs.sob_refs.push_back(sob);
   };
   // A wait that cannot be queued is dropped, as Linux rolls it back: nothing to wait for.
@@ -224,8 +239,8 @@ int Device::unreserve_signals(std::uint32_t ctx, const hl_cs_in& in, hl_cs_out& 
 // submission (a register write takes time, and the completion handler that ends a CS does not
 // wait).
 void Device::release_sob(std::uint32_t sob) {
-  const std::uint32_t q = (sob - kFirstSob) / 2;
-  const int which = static_cast<int>((sob - kFirstSob) % 2);
+  const std::uint32_t q = (sob - stream_sob_base()) / 2;
+  const int which = static_cast<int>((sob - stream_sob_base()) % 2);
   SyncStream& stream = sync_streams_[q];
   if (--stream.users[which] == 0 && which != stream.current) released_sobs_.push_back(sob);
 }

@@ -5,7 +5,7 @@
 // Three kinds: inside the simulator, a host program's addresses are host physical addresses
 // (IdentityUserMemory) and its pointers are podsim's own; under the LD_PRELOAD shim they are the
 // client process's own pages, which the shim lends to the modeled host memory while they are
-// mapped; a client process of a podsim server is reached from outside (driver/shim).
+// mapped; a client process of a podsim server is reached from outside (shim/).
 #pragma once
 
 #include <algorithm>

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/event_queue.h"
 #include "driver/host_drivers.h"
 #include "driver/pci_probe.h"
 #include "hw/system/host_side.h"
@@ -41,14 +42,16 @@ driver::DeviceProperties served_device(const collectives::LoadedSystemFile& syst
 }
 
 std::string run_with_runtime(system::SystemModel& model, const driver::DeviceProperties& props,
-                             const std::function<void(synapse::Runtime&)>& program) {
-  return run_with_runtimes(model, props, {0},
-                           [&](synapse::Runtime& runtime, int) { program(runtime); });
+                             const std::function<void(synapse::Runtime&)>& program,
+                             bool lock_step) {
+  return run_with_runtimes(
+      model, props, {0}, [&](synapse::Runtime& runtime, int) { program(runtime); }, lock_step);
 }
 
 std::string run_with_runtimes(system::SystemModel& model, const driver::DeviceProperties& props,
                               const std::vector<int>& chips,
-                              const std::function<void(synapse::Runtime&, int)>& program) {
+                              const std::function<void(synapse::Runtime&, int)>& program,
+                              bool lock_step) {
   std::vector<std::string> failures(chips.size());
   const int per_box = model.config().box.chips;
   for (std::size_t i = 0; i < chips.size(); ++i) {
@@ -60,14 +63,15 @@ std::string run_with_runtimes(system::SystemModel& model, const driver::DevicePr
             driver::probe(cpu, host.bus(local), {host.window_base(local), host.window_size()});
         driver::Device device(cpu, host.memory(), pci, props,
                               driver::HostDrivers::kernel_region(local));
-        synapse::Runtime runtime(device, host.memory(), application_memory(local));
+        synapse::Runtime runtime(device, host.memory(), application_memory(local),
+                                 model.chip(chip).config().resources.runtime);
         program(runtime, chip);
       } catch (const std::exception& e) {
         failures[i] = e.what();
       }
     });
   }
-  sc_core::sc_start();
+  core::run_to_completion(lock_step);
   for (const std::string& f : failures) {
     if (!f.empty()) return f;
   }

@@ -19,14 +19,18 @@ namespace podsim::sims {
 driver::DeviceProperties served_device(const collectives::LoadedSystemFile& system,
                                        const std::string& command, const std::string& system_name);
 
-// Runs `program` on host 0's CPU with chip 0 opened and a runtime over it, and simulates until
-// everything is done; returns what the program threw (its message), or empty.
+// Runs `program` on host 0's CPU with chip 0 opened and a runtime over it (its share of the chip
+// the preset's chip.resources.runtime), and simulates until everything is done, the event queue
+// running ahead of the kernel unless `lock_step` (podsim's --lock-step); returns what the program
+// threw (its message), or empty.
 std::string run_with_runtime(system::SystemModel& model, const driver::DeviceProperties& props,
-                             const std::function<void(synapse::Runtime&)>& program);
+                             const std::function<void(synapse::Runtime&)>& program,
+                             bool lock_step = false);
 // The same for each of `chips` at once, each in a program of its own on its box's host CPU;
 // `program(runtime, chip)`. Returns the first failure's message, or empty.
 std::string run_with_runtimes(system::SystemModel& model, const driver::DeviceProperties& props,
                               const std::vector<int>& chips,
-                              const std::function<void(synapse::Runtime&, int)>& program);
+                              const std::function<void(synapse::Runtime&, int)>& program,
+                              bool lock_step = false);
 
 }  // namespace podsim::sims

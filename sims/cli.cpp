@@ -10,11 +10,11 @@
 #include <map>
 #include <optional>
 
-#include "hw/core/atomic_file.h"
-#include "hw/core/log.h"
-#include "hw/core/units.h"
-#include "hw/parallel/mpi_session.h"
+#include "core/atomic_file.h"
+#include "core/log.h"
+#include "core/units.h"
 #include "sims/command.h"
+#include "sims/parallel/mpi_session.h"
 
 namespace podsim::sims {
 namespace {

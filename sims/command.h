@@ -31,7 +31,7 @@ struct GlobalOptions {
   bool lock_step = false;  // keep the event queue in step with the SystemC kernel
   system::NetworkMode network = system::NetworkMode::kPacket;
   bool system_given = false;  // --system was on the command line
-  // Set when mpirun started this process among others (hw/parallel): the command simulates its
+  // Set when mpirun started this process among others (sims/parallel): the command simulates its
   // part of the system, and only rank 0 reports.
   const parallel::MpiSession* mpi = nullptr;
 

@@ -5,12 +5,13 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "compute/launcher.h"
-#include "compute/mme_check.h"
-#include "hw/core/event_queue.h"
-#include "hw/core/kernel.h"
+#include "core/event_queue.h"
+#include "core/kernel.h"
+#include "hw/mme/check.h"
 #include "hw/tpc/kernels/functional.h"
+#include "sims/chip_software.h"
 #include "sims/command.h"
+#include "synapse/single_node.h"
 
 namespace podsim::sims {
 namespace {
@@ -178,24 +179,10 @@ std::uint64_t ComputeJob::host_bytes(bool functional) const {
   return 3 * device_bytes() + 16 * ab + 32 * mme::c_elements(*mme_);
 }
 
-core::TimePs ComputeJob::launch(ComputeResult& r,
-                                const std::function<void(std::function<void(bool)>)>& start) {
-  const double cpu = cpu_seconds();
-  const core::TimePs begin = core::now_ps();
-  core::TimePs end = begin;
-  start([&](bool ok) {
-    r.finished = true;
-    r.ok = ok;
-    end = core::now_ps();
-  });
-  core::run_to_completion(lock_step_);
-  r.simulation_cpu = cpu_seconds() - cpu;
-  return end - begin;
-}
-
-ComputeResult ComputeJob::run(system::SystemModel& model, std::uint64_t seed, bool lock_step) {
+ComputeResult ComputeJob::run(system::SystemModel& model, const driver::DeviceProperties& props,
+                              std::uint64_t seed, bool lock_step) {
   lock_step_ = lock_step;
-  ComputeResult r = mme_ ? run_mme(model, seed) : run_kernel(model, seed);
+  ComputeResult r = mme_ ? run_mme(model, props, seed) : run_kernel(model, props, seed);
   r.description = description_;
   const chip::Chip& c = model.chip(0);
   const double hbm = c.config().hbm.bandwidth.bytes_per_second();
@@ -206,27 +193,54 @@ ComputeResult ComputeJob::run(system::SystemModel& model, std::uint64_t seed, bo
   return r;
 }
 
-ComputeResult ComputeJob::run_kernel(system::SystemModel& model, std::uint64_t seed) {
+// Runs `program` (the launch through the runtime) on chip 0's host; the engines' span of the run
+// (from the first of `engines` starting to the last ending) is its time.
+void ComputeJob::launch(system::SystemModel& model, const driver::DeviceProperties& props,
+                        ComputeResult& r, const std::vector<const engine::EngineShell*>& engines,
+                        const std::function<void(synapse::Runtime&)>& program) {
+  const double cpu = cpu_seconds();
+  const std::string failure = run_with_runtime(
+      model, props,
+      [&](synapse::Runtime& runtime) {
+        program(runtime);
+        r.finished = true;
+      },
+      lock_step_);
+  r.simulation_cpu = cpu_seconds() - cpu;
+  if (!failure.empty() && !r.finished) {
+    // What the device or the compiler refused: a usage error when it is the request's fault.
+    throw UsageError(failure);
+  }
+  core::TimePs first = ~core::TimePs{0}, last = 0;
+  for (const engine::EngineShell* e : engines) {
+    if (e->jobs_ended() == 0) continue;
+    first = std::min(first, e->first_start());
+    last = std::max(last, e->last_end());
+  }
+  r.time = last > first ? last - first : 0;
+  r.ok = r.finished && model.chip(0).error_count() == 0;
+}
+
+ComputeResult ComputeJob::run_kernel(system::SystemModel& model,
+                                     const driver::DeviceProperties& props, std::uint64_t seed) {
   chip::Chip& c = model.chip(0);
   const tpc::KernelPlan& plan = *plan_;
   check_fits(c, device_bytes());
-  const std::vector<std::uint64_t> addresses = tpc::buffer_addresses(plan, c.memory_base());
-  std::vector<std::vector<std::uint8_t>> buffers;
+  std::vector<std::vector<std::uint8_t>> buffers, given;
   if (model.functional()) {
     buffers = tpc::make_buffers(plan, seed);
     for (std::size_t i = 0; i < buffers.size(); ++i)
-      c.debug_write(addresses[i], buffers[i].data(), buffers[i].size());
+      if (plan.buffers[i].role != tpc::BufferSpec::Role::kScratch) given.push_back(buffers[i]);
   }
-  const int cores = request_.engines == 0 ? c.tpc_cores() : request_.engines;
+  const int cores =
+      request_.engines == 0 ? std::min(c.tpc_cores(), props.tpc_cores) : request_.engines;
+  std::vector<const engine::EngineShell*> engines;
+  for (int t = 0; t < cores && t < c.tpc_cores(); ++t) engines.push_back(&c.tpc(t));
   ComputeResult r;
-  try {
-    r.time = launch(r, [&](std::function<void(bool)> done) {
-      model.attached<compute::Launcher>().run(0, plan, addresses, request_.engines,
-                                              std::move(done));
-    });
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
+  launch(model, props, r, engines, [&](synapse::Runtime& runtime) {
+    synapse::run_kernel(runtime, plan.request, request_.engines,
+                        model.functional() ? &given : nullptr);
+  });
   r.flops = plan.flops;
   r.min_bytes = plan.min_bytes;
   std::uint64_t busy = 0;
@@ -243,41 +257,37 @@ ComputeResult ComputeJob::run_kernel(system::SystemModel& model, std::uint64_t s
   r.checked = true;
   std::vector<std::vector<std::uint8_t>> expected = buffers;
   tpc::run_reference(plan, expected);
-  for (std::size_t i = 0; i < buffers.size(); ++i) {
+  for (std::size_t i = 0, g = 0; i < buffers.size(); ++i) {
     const auto role = plan.buffers[i].role;
+    if (role == tpc::BufferSpec::Role::kScratch) continue;
+    const std::vector<std::uint8_t>& got = given[g++];
     if (role != tpc::BufferSpec::Role::kOutput && role != tpc::BufferSpec::Role::kInOut) continue;
-    std::vector<std::uint8_t> got(buffers[i].size());
-    c.debug_read(addresses[i], got.data(), got.size());
     if (auto bad = tpc::compare_buffer(plan, static_cast<int>(i), got, expected[i]))
       r.check_failures.push_back(fmt::format("{}: {}", plan.buffers[i].name, *bad));
   }
   return r;
 }
 
-ComputeResult ComputeJob::run_mme(system::SystemModel& model, std::uint64_t seed) {
+ComputeResult ComputeJob::run_mme(system::SystemModel& model, const driver::DeviceProperties& props,
+                                  std::uint64_t seed) {
   chip::Chip& c = model.chip(0);
   check_fits(c, device_bytes());
-  mme::MmeOperation op = *mme_;
+  const mme::MmeOperation& op = *mme_;
   const auto in = tpc::info(op.in).bytes, out = tpc::info(op.out).bytes;
-  op.a = c.memory_base();
-  op.b = op.a + aligned(mme::a_elements(op) * in);
-  op.c = op.b + aligned(mme::b_elements(op) * in);
-  compute::MmeOperands operands;
+  mme::MmeOperands operands;
+  std::vector<std::vector<std::uint8_t>> given;
   if (model.functional()) {
-    operands = compute::make_operands(op, seed);
-    c.debug_write(op.a, operands.a.data(), operands.a.size());
-    c.debug_write(op.b, operands.b.data(), operands.b.size());
-    c.debug_write(op.c, operands.c.data(), operands.c.size());
+    operands = mme::make_operands(op, seed);
+    given = {operands.a, operands.b, operands.c};
   }
-  const int engines = request_.engines == 0 ? c.mme_engines() : request_.engines;
+  const int engines =
+      request_.engines == 0 ? std::min(c.mme_engines(), props.mme_engines) : request_.engines;
+  std::vector<const engine::EngineShell*> shells;
+  for (int i = 0; i < engines && i < c.mme_engines(); ++i) shells.push_back(&c.mme(i));
   ComputeResult r;
-  try {
-    r.time = launch(r, [&](std::function<void(bool)> done) {
-      model.attached<compute::Launcher>().run(0, op, request_.engines, std::move(done));
-    });
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
+  launch(model, props, r, shells, [&](synapse::Runtime& runtime) {
+    synapse::run_mme(runtime, op, request_.engines, model.functional() ? &given : nullptr);
+  });
   r.flops = op.flops();
   r.min_bytes = static_cast<double>((mme::a_elements(op) + mme::b_elements(op)) * in +
                                     mme::c_elements(op) * out * (op.accumulate ? 2 : 1));
@@ -295,9 +305,7 @@ ComputeResult ComputeJob::run_mme(system::SystemModel& model, std::uint64_t seed
   r.peak_flops = 2.0 * e.rows * e.cols * e.clock.hertz * engines;
   if (!model.functional() || !r.finished) return r;
   r.checked = true;
-  std::vector<std::uint8_t> got(operands.c.size());
-  c.debug_read(op.c, got.data(), got.size());
-  const compute::MmeCheck check = compute::check_result(op, operands, got);
+  const mme::MmeCheck check = mme::check_result(op, operands, given[2]);
   r.worst = check.worst;
   if (check.beyond > 0) {
     r.check_failures.push_back(fmt::format("{} of {} results beyond the bound; worst {}",

@@ -1,7 +1,8 @@
 // One piece of compute for `podsim kernel` and bench/compute: a TPC kernel of the library or an
 // MME operation, built from a command line's words (name, shape, types, parameters), run on one
 // chip of a system model through the compute launcher, checked against its CPU reference and
-// measured against its roofline.
+// measured against its roofline. It runs through the driver and the Synapse runtime as any
+// program does (synapse/single_node.h); its time is the engines' span of the launch.
 #pragma once
 
 #include <cstdint>
@@ -11,9 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "driver/device.h"
+#include "hw/engine/engine_shell.h"
 #include "hw/mme/operation.h"
 #include "hw/system/system_model.h"
 #include "hw/tpc/kernels/library.h"
+#include "synapse/runtime.h"
 
 namespace podsim::sims {
 
@@ -60,17 +64,20 @@ class ComputeJob {
   // Host memory a functional run holds (inputs, results read back, the reference's copies).
   std::uint64_t host_bytes(bool functional) const;
 
-  // Runs on chip 0 of `model` (which must be fresh: its engines' statistics are the run's);
-  // `lock_step` as podsim's --lock-step.
-  ComputeResult run(system::SystemModel& model, std::uint64_t seed, bool lock_step = false);
+  // Runs on chip 0 of `model` (which must be fresh: its engines' statistics are the run's),
+  // whose driver properties `props` are (sims::served_device). Throws UsageError naming what the
+  // device refused.
+  ComputeResult run(system::SystemModel& model, const driver::DeviceProperties& props,
+                    std::uint64_t seed, bool lock_step = false);
 
  private:
-  ComputeResult run_kernel(system::SystemModel& model, std::uint64_t seed);
-  ComputeResult run_mme(system::SystemModel& model, std::uint64_t seed);
-  // Starts the run by `start`, runs the kernel until nothing is left to do; the simulated time
-  // from the start to the completion callback.
-  core::TimePs launch(ComputeResult& r,
-                      const std::function<void(std::function<void(bool)>)>& start);
+  ComputeResult run_kernel(system::SystemModel& model, const driver::DeviceProperties& props,
+                           std::uint64_t seed);
+  ComputeResult run_mme(system::SystemModel& model, const driver::DeviceProperties& props,
+                        std::uint64_t seed);
+  void launch(system::SystemModel& model, const driver::DeviceProperties& props, ComputeResult& r,
+              const std::vector<const engine::EngineShell*>& engines,
+              const std::function<void(synapse::Runtime&)>& program);
 
   ComputeRequest request_;
   std::optional<tpc::KernelPlan> plan_;

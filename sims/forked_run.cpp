@@ -12,8 +12,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "hw/parallel/mpi_session.h"
 #include "sims/command.h"
+#include "sims/parallel/mpi_session.h"
 
 namespace podsim::sims {
 

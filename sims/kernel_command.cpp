@@ -6,12 +6,13 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "core/event_queue.h"
+#include "core/kernel.h"
+#include "core/stats.h"
+#include "core/trace.h"
 #include "hw/chip/chip.h"
-#include "hw/core/event_queue.h"
-#include "hw/core/kernel.h"
-#include "hw/core/stats.h"
-#include "hw/core/trace.h"
 #include "hw/system/topology.h"
+#include "sims/chip_software.h"
 #include "sims/command.h"
 #include "sims/compute_job.h"
 #include "sims/memory_budget.h"
@@ -104,6 +105,7 @@ class KernelCommand : public Command {
     auto overrides = options.overrides;
     if (tile_reuse_) overrides.push_back("chip.tpc.core.tile_reuse=true");
     const auto system = collectives::load_system_file(options.system, overrides);
+    const driver::DeviceProperties props = served_device(system, "kernel", options.system);
     const std::uint64_t device = chip::memory_size(system.config.chip);
     if (job.device_bytes() > device) {
       throw UsageError(fmt::format(
@@ -120,7 +122,7 @@ class KernelCommand : public Command {
                               options.model_options(!timing_only_));
     sc_core::sc_start(sc_core::SC_ZERO_TIME);
     const double cpu_elaborated = cpu_seconds();
-    const ComputeResult r = job.run(model, options.seed, options.lock_step);
+    const ComputeResult r = job.run(model, props, options.seed, options.lock_step);
     report(options, system.config.name, model, job, r, cpu_elaborated - cpu_before);
     if (!r.finished || !r.ok) return 1;
     return r.check_failures.empty() ? 0 : 1;

@@ -8,7 +8,7 @@
 #include <limits>
 #include <sstream>
 
-#include "hw/core/units.h"
+#include "core/units.h"
 #include "sims/command.h"
 
 namespace podsim::sims {

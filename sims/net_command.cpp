@@ -9,16 +9,16 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "hw/core/event_queue.h"
-#include "hw/core/kernel.h"
-#include "hw/core/stats.h"
-#include "hw/core/trace.h"
-#include "hw/parallel/mpi_session.h"
-#include "hw/parallel/parallel_run.h"
+#include "core/event_queue.h"
+#include "core/kernel.h"
+#include "core/stats.h"
+#include "core/trace.h"
 #include "sims/command.h"
 #include "sims/fabric_totals.h"
 #include "sims/memory_budget.h"
 #include "sims/net_workload.h"
+#include "sims/parallel/mpi_session.h"
+#include "sims/parallel/parallel_run.h"
 #include "sims/parallel_split.h"
 #include "sims/progress.h"
 

@@ -6,8 +6,8 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "hw/core/kernel.h"
-#include "hw/core/random.h"
+#include "core/kernel.h"
+#include "core/random.h"
 
 namespace podsim::sims {
 namespace {

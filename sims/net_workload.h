@@ -52,7 +52,7 @@ std::vector<FlowResult> plan_flows(const NetPlan& plan, const system::Topology& 
 class NetWorkload : public sc_core::sc_module {
  public:
   // `progress` hears the fraction of messages completed (for a progress bar); may be empty.
-  // `local` says which chips this process simulates (all when empty; hw/parallel): flows are
+  // `local` says which chips this process simulates (all when empty; sims/parallel): flows are
   // posted and timed where their source is, checked where their destination is, and every
   // process opens every flow's QPs so that their numbers are those of a single process.
   NetWorkload(sc_core::sc_module_name name, system::SystemModel& model, const NetPlan& plan,
@@ -66,7 +66,7 @@ class NetWorkload : public sc_core::sc_module {
   // Per-message latencies of a pair run with iters > 0.
   const std::vector<core::TimePs>& latencies() const { return latencies_; }
   bool finished() const { return finished_; }
-  // Another process's part of the run did not finish (hw/parallel).
+  // Another process's part of the run did not finish (sims/parallel).
   void mark_unfinished() { finished_ = false; }
   // In functional mode, counts each flow's bytes that differ from what was sent (untimed: after
   // the run, when every flow into a chip has landed, whichever process sent it).

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "hw/core/kernel.h"
-#include "hw/parallel/mpi_session.h"
+#include "core/kernel.h"
+#include "sims/parallel/mpi_session.h"
 
 namespace podsim::sims {
 

@@ -1,12 +1,12 @@
 // How a command that runs under mpirun splits its system: what it refuses there (the flow
-// network, traces, lock step) and the partition by box (hw/parallel/partition.h), each refusal a
+// network, traces, lock step) and the partition by box (sims/parallel/partition.h), each refusal a
 // UsageError naming the option; then its run, in windows or in one kernel, and its end.
 #pragma once
 
-#include "hw/parallel/parallel_run.h"
-#include "hw/parallel/partition.h"
 #include "hw/system/topology.h"
 #include "sims/command.h"
+#include "sims/parallel/parallel_run.h"
+#include "sims/parallel/partition.h"
 
 namespace podsim::sims {
 

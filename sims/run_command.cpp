@@ -10,12 +10,12 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "core/kernel.h"
+#include "core/stats.h"
+#include "core/trace.h"
 #include "driver/device.h"
 #include "driver/pci_probe.h"
 #include "hw/chip/chip.h"
-#include "hw/core/kernel.h"
-#include "hw/core/stats.h"
-#include "hw/core/trace.h"
 #include "hw/system/host_side.h"
 #include "hw/system/system_model.h"
 #include "hw/system/topology.h"

@@ -11,12 +11,12 @@
 #include <tlm>
 #include <vector>
 
-#include "hw/core/event_queue.h"
-#include "hw/core/kernel.h"
-#include "hw/core/log.h"
-#include "hw/core/memory_target.h"
-#include "hw/core/stats.h"
-#include "hw/core/trace.h"
+#include "core/event_queue.h"
+#include "core/kernel.h"
+#include "core/log.h"
+#include "core/memory_target.h"
+#include "core/stats.h"
+#include "core/trace.h"
 #include "hw/system/system_model.h"
 #include "sims/command.h"
 #include "sims/progress.h"

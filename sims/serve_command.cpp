@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "driver/shim/remote_server.h"
+#include "shim/remote_server.h"
 #include "sims/command.h"
 
 namespace podsim::sims {
@@ -66,7 +66,7 @@ class ServeCommand : public Command {
     if (!options.quiet) {
       fmt::print(
           "podsim serve: {} device{} of {} ({}) at {}\n"
-          "clients: LD_PRELOAD=<build>/driver/libpodsim-accel.so PODSIM_SERVER={} PROGRAM\n",
+          "clients: LD_PRELOAD=<build>/shim/libpodsim-accel.so PODSIM_SERVER={} PROGRAM\n",
           setup.devices, setup.devices == 1 ? "" : "s", chosen.system, loaded.config.chip.name,
           path, path);
       std::fflush(stdout);

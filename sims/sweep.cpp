@@ -8,7 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "hw/core/config_tree.h"
+#include "core/config_tree.h"
 
 namespace podsim::sims {
 

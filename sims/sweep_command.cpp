@@ -15,9 +15,9 @@
 #include <sstream>
 #include <thread>
 
-#include "hw/parallel/mpi_session.h"
 #include "sims/command.h"
 #include "sims/forked_run.h"
+#include "sims/parallel/mpi_session.h"
 #include "sims/progress.h"
 #include "sims/svg_plot.h"
 #include "sims/sweep.h"

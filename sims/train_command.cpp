@@ -17,9 +17,9 @@
 #include <sstream>
 
 #include "collectives/communicator.h"
-#include "hw/core/kernel.h"
-#include "hw/core/stats.h"
-#include "hw/core/trace.h"
+#include "core/kernel.h"
+#include "core/stats.h"
+#include "core/trace.h"
 #include "hw/system/topology.h"
 #include "sims/chip_software.h"
 #include "sims/command.h"

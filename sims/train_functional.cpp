@@ -11,7 +11,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "hw/core/kernel.h"
+#include "core/kernel.h"
 #include "training/functional.h"
 
 namespace podsim::sims {

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "drm/habanalabs_accel.h"
+#include "hw/chip/resources.h"
 #include "hw/chip/spec/sync_values.h"
 #include "hw/mme/mme_registers.h"
 #include "hw/tpc/kernels/functional.h"
@@ -27,9 +28,9 @@ constexpr int kEngineClasses = 3;
 
 std::uint64_t align(std::uint64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 
-// Stream 0 of the target's engine: the compute runtime's.
+// The runtime's stream of the target's engine.
 std::uint32_t queue_of(const Target& target, driver::EngineKind kind, int index) {
-  return driver::QueueMap::of(target.device_id).queue_id({kind, index}, 0);
+  return driver::QueueMap::of(target.device_id).queue_id({kind, index}, target.stream);
 }
 
 // A node writes its outputs and its scratch buffers (which are in no read list).
@@ -417,10 +418,13 @@ Target Target::of(std::uint32_t device_id) {
   Target t;
   t.device_id = driver::QueueMap::of(device_id).device_id();
   t.mme_rows = device_id == driver::kGaudi2DeviceId ? 256 : 128;
-  t.first_sob = PODSIM_GAUDI1_FIRST_USER_SOB;
-  t.first_monitor = PODSIM_GAUDI1_FIRST_USER_MONITOR;
-  t.sobs = PODSIM_GAUDI1_SYNC_MNGR_OBJS_SOB_OBJ_COUNT - t.first_sob;
-  t.monitors = PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_ARM_COUNT - t.first_monitor;
+  // The default table's runtime share, past what Linux's driver keeps [C1].
+  const chip::ResourceShare& share = chip::default_resources().runtime;
+  t.first_sob = GAUDI_FIRST_AVAILABLE_W_S_SYNC_OBJECT;
+  t.first_monitor = GAUDI_FIRST_AVAILABLE_W_S_MONITOR;
+  t.sobs = (share.first_sob + share.sobs - 1) % chip::kObjectsPerManager + 1 - t.first_sob;
+  t.monitors = share.first_monitor + share.monitors - t.first_monitor;
+  t.stream = share.stream(0);
   return t;
 }
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/core/register_run.h"
+#include "core/register_run.h"
 #include "synapse/graph.h"
 
 namespace podsim::synapse {

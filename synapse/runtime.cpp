@@ -87,22 +87,24 @@ void wait_for(std::vector<Packet>& out, std::uint32_t monitor, std::uint32_t sob
 
 }  // namespace
 
-Runtime::Runtime(driver::Device& device, host::HostMemory& memory, HostRegion region)
+Runtime::Runtime(driver::Device& device, host::HostMemory& memory, HostRegion region,
+                 const chip::ResourceShare& share)
     : memory_(memory), host_(region.base, region.size) {
   if (const int rc = device.open(false, owned_file_); rc != 0) {
     throw RuntimeError(fmt::format("synapse: acquiring the device: {} ({})", std::strerror(-rc),
                                    rc == -EBUSY ? "another process holds it" : "open failed"));
   }
   file_ = owned_file_.get();
-  set_up();
+  set_up(share);
 }
 
-Runtime::Runtime(driver::File& file, host::HostMemory& memory, HostRegion region)
+Runtime::Runtime(driver::File& file, host::HostMemory& memory, HostRegion region,
+                 const chip::ResourceShare& share)
     : memory_(memory), file_(&file), host_(region.base, region.size) {
-  set_up();
+  set_up(share);
 }
 
-void Runtime::set_up() {
+void Runtime::set_up(const chip::ResourceShare& share) {
   hl_info_hw_ip_info ip{};
   hl_info_args args{};
   args.op = HL_INFO_HW_IP_INFO;
@@ -121,10 +123,21 @@ void Runtime::set_up() {
   }
   target_ = Target::of(ip.device_id);
   target_.tpcs = static_cast<int>(std::bitset<64>(ip.tpc_enabled_mask_ext).count());
+  // From what the driver leaves to user space on W_S to the end of the runtime's share.
+  const std::uint32_t sob_end = (share.first_sob + share.sobs - 1) % chip::kObjectsPerManager + 1;
   target_.first_sob = sm.first_available_sync_object;
   target_.first_monitor = sm.first_available_monitor;
-  target_.sobs = PODSIM_GAUDI1_SYNC_MNGR_OBJS_SOB_OBJ_COUNT - target_.first_sob;
-  target_.monitors = PODSIM_GAUDI1_SYNC_MNGR_OBJS_MON_ARM_COUNT - target_.first_monitor;
+  if (share.stream_count() == 0 || sob_end <= target_.first_sob ||
+      share.first_monitor + share.monitors <= target_.first_monitor) {
+    throw RuntimeError(fmt::format(
+        "synapse: the runtime's share of the chip (objects to {}, monitors to {}, {} streams) "
+        "holds nothing past what the driver keeps (objects to {}, monitors to {})",
+        sob_end, share.first_monitor + share.monitors, share.stream_count(), target_.first_sob,
+        target_.first_monitor));
+  }
+  target_.sobs = sob_end - target_.first_sob;
+  target_.monitors = share.first_monitor + share.monitors - target_.first_monitor;
+  target_.stream = share.stream(0);
   dram_ = core::RangeAllocator(ip.dram_base_address, ip.dram_size);
   staging_ = host_malloc(kStagingBytes);
   staging_bytes_ = kStagingBytes;

@@ -21,8 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "core/range_allocator.h"
 #include "driver/device.h"
-#include "hw/core/range_allocator.h"
+#include "hw/chip/resources.h"
 #include "hw/host/host_memory.h"
 #include "synapse/compiler.h"
 #include "synapse/recipe.h"
@@ -65,11 +66,15 @@ struct LaunchInfo {
 class Runtime {
  public:
   // Opens `device`'s compute node (exclusive, as a process acquiring the device). Throws
-  // RuntimeError when the driver refuses, naming its errno.
-  Runtime(driver::Device& device, host::HostMemory& memory, HostRegion region);
+  // RuntimeError when the driver refuses, naming its errno. `share`: the runtime's part of the
+  // chip (its preset's chip.resources.runtime): the engine QMAN stream it queues recipes on and
+  // the end of its sync objects and monitors, whose start the driver reports.
+  Runtime(driver::Device& device, host::HostMemory& memory, HostRegion region,
+          const chip::ResourceShare& share = chip::default_resources().runtime);
   // Over a compute node the application already holds open, shared with its other libraries (as
   // HCCL shares SynapseAI's device); the file stays the caller's.
-  Runtime(driver::File& file, host::HostMemory& memory, HostRegion region);
+  Runtime(driver::File& file, host::HostMemory& memory, HostRegion region,
+          const chip::ResourceShare& share = chip::default_resources().runtime);
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
@@ -145,7 +150,7 @@ class Runtime {
                                        std::uint32_t queue) const;
 
   // Queries the device and sets up the allocators and the upload stream, once file_ is open.
-  void set_up();
+  void set_up(const chip::ResourceShare& share);
 
   host::HostMemory& memory_;
   std::unique_ptr<driver::File> owned_file_;  // when the runtime opened the device itself

@@ -5,9 +5,9 @@
 #include <stdexcept>
 #include <systemc>
 
-#include "hw/core/event_queue.h"
-#include "hw/core/kernel.h"
-#include "hw/core/stats.h"
+#include "core/event_queue.h"
+#include "core/kernel.h"
+#include "core/stats.h"
 #include "hw/flow/flow_network.h"
 
 namespace podsim::training {

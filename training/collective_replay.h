@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "collectives/communicator.h"
-#include "hw/core/units.h"
+#include "core/units.h"
 #include "hw/flow/flow_network.h"
 
 namespace podsim::training {

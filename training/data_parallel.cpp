@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <map>
 
-#include "hw/core/kernel.h"
-#include "hw/core/trace.h"
+#include "core/kernel.h"
+#include "core/trace.h"
 
 namespace podsim::training {
 namespace {

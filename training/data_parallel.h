@@ -43,7 +43,7 @@
 #include <vector>
 
 #include "collectives/communicator.h"
-#include "hw/core/trace.h"
+#include "core/trace.h"
 #include "hw/pcie/pcie_timing.h"
 #include "hw/system/pcie_staging.h"
 #include "training/collective_replay.h"

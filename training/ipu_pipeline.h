@@ -37,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/core/units.h"
+#include "core/units.h"
 #include "hw/ipulink/ipu_config.h"
 #include "training/ipu_profile.h"
 #include "training/model.h"

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "hw/core/units.h"
+#include "core/units.h"
 #include "training/model.h"
 
 namespace podsim::training {

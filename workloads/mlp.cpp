@@ -6,7 +6,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "hw/core/random.h"
+#include "core/random.h"
 #include "workloads/values.h"
 
 namespace podsim::workloads {

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "hw/core/random.h"
+#include "core/random.h"
 #include "workloads/values.h"
 
 namespace podsim::workloads {

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "hw/core/bulk_transfer.h"
-#include "hw/core/kernel.h"
+#include "core/bulk_transfer.h"
+#include "core/kernel.h"
 #include "hw/dma/dma_regs.h"
 #include "hw/pcie/pcie_timing.h"
 #include "podsim/spec/gaudi1.h"

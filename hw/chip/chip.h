@@ -23,6 +23,8 @@
 #include <systemc>
 #include <vector>
 
+#include "core/error_event.h"
+#include "core/memory_target.h"
 #include "hw/chip/chip_config.h"
 #include "hw/chip/event_queue_regs.h"
 #include "hw/chip/msi_doorbell.h"
@@ -30,8 +32,6 @@
 #include "hw/chip/noc.h"
 #include "hw/chip/qman.h"
 #include "hw/chip/sync_manager.h"
-#include "hw/core/error_event.h"
-#include "hw/core/memory_target.h"
 #include "hw/dma/dma_core.h"
 #include "hw/hbm/hbm.h"
 #include "hw/mme/mme.h"

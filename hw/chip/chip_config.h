@@ -7,12 +7,13 @@
 
 #include <string>
 
+#include "core/config_binding.h"
+#include "core/units.h"
 #include "hw/chip/mmu.h"
 #include "hw/chip/noc.h"
 #include "hw/chip/qman.h"
+#include "hw/chip/resources.h"
 #include "hw/chip/sync_manager.h"
-#include "hw/core/config_binding.h"
-#include "hw/core/units.h"
 #include "hw/dma/dma_config.h"
 #include "hw/hbm/hbm_config.h"
 #include "hw/mme/mme_config.h"
@@ -200,6 +201,7 @@ struct ChipConfig {
   MmuConfig mmu;
   QmanConfig qman;
   SyncManagerConfig sync_manager;
+  ResourcesConfig resources;
   core::Bandwidth memory_bandwidth{};
 
   template <class V>
@@ -225,6 +227,9 @@ struct ChipConfig {
     v.section("qman", qman,
               core::Spec("every queue manager (engine_base is set per engine by the chip)"));
     v.section("sync_manager", sync_manager, core::Spec("every sync manager"));
+    v.section("resources", resources,
+              core::Spec("what software takes of the chip: the driver's, the runtime's and the "
+                         "collectives' shares (docs/chip.md)"));
   }
 };
 

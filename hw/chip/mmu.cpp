@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "hw/core/kernel.h"
+#include "core/kernel.h"
 #include "podsim/spec/gaudi1.h"
 
 namespace podsim::chip {

@@ -25,10 +25,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "hw/core/config_binding.h"
-#include "hw/core/error_event.h"
-#include "hw/core/stats.h"
-#include "hw/core/units.h"
+#include "core/config_binding.h"
+#include "core/error_event.h"
+#include "core/stats.h"
+#include "core/units.h"
 
 namespace podsim::chip {
 

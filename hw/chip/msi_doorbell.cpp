@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "hw/core/kernel.h"
+#include "core/kernel.h"
 
 namespace podsim::chip {
 

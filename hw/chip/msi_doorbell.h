@@ -13,8 +13,8 @@
 #include <tlm>
 #include <vector>
 
-#include "hw/core/event_queue.h"
-#include "hw/core/stats.h"
+#include "core/event_queue.h"
+#include "core/stats.h"
 #include "hw/pcie/pcie_endpoint.h"
 
 namespace podsim::chip {

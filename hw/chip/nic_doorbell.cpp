@@ -5,9 +5,9 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/bulk_transfer.h"
+#include "core/kernel.h"
 #include "hw/chip/spec/sync_values.h"
-#include "hw/core/bulk_transfer.h"
-#include "hw/core/kernel.h"
 #include "podsim/spec/gaudi1.h"
 
 namespace podsim::chip {

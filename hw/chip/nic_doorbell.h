@@ -27,9 +27,9 @@
 #include <tlm>
 #include <vector>
 
-#include "hw/core/error_event.h"
-#include "hw/core/event_queue.h"
-#include "hw/core/stats.h"
+#include "core/error_event.h"
+#include "core/event_queue.h"
+#include "core/stats.h"
 #include "hw/roce/completion_queue.h"
 #include "hw/roce/nic.h"
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "hw/core/kernel.h"
+#include "core/kernel.h"
 
 namespace podsim::chip {
 

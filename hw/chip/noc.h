@@ -24,12 +24,12 @@
 #include <tlm>
 #include <vector>
 
+#include "core/bandwidth_server.h"
+#include "core/config_binding.h"
+#include "core/stats.h"
+#include "core/units.h"
 #include "hw/chip/address_map.h"
 #include "hw/chip/mmu.h"
-#include "hw/core/bandwidth_server.h"
-#include "hw/core/config_binding.h"
-#include "hw/core/stats.h"
-#include "hw/core/units.h"
 
 namespace podsim::chip {
 

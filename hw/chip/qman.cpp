@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/bulk_transfer.h"
+#include "core/kernel.h"
 #include "hw/chip/qman_ring.h"
-#include "hw/core/bulk_transfer.h"
-#include "hw/core/kernel.h"
 
 namespace podsim::chip {
 
@@ -93,11 +93,13 @@ Qman::~Qman() = default;
 
 void Qman::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
   const core::TimePs at = core::now_ps() + delay.value();
-  serve_registers(
+  const auto bad = serve_registers(
       trans, kRegisterSpan, [this](std::uint64_t offset) { return read_register(offset); },
       [&](std::uint64_t offset, const std::uint32_t* values, std::uint32_t count) {
         if (pending_.push(at, offset, values, count)) schedule(at, kApply, 0);
       });
+  if (bad && error_sink_)
+    error_sink_(core::bad_register_event(name(), trans.get_address(), *bad, at));
 }
 
 std::uint32_t Qman::read_register(std::uint64_t offset) const {

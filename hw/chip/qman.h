@@ -33,15 +33,15 @@
 #include <tlm>
 #include <vector>
 
+#include "core/config_binding.h"
+#include "core/engine_status.h"
+#include "core/error_event.h"
+#include "core/event_queue.h"
+#include "core/stats.h"
+#include "core/trace.h"
+#include "core/units.h"
 #include "hw/chip/spec/packet_codec.h"
 #include "hw/chip/sync_register_access.h"
-#include "hw/core/config_binding.h"
-#include "hw/core/engine_status.h"
-#include "hw/core/error_event.h"
-#include "hw/core/event_queue.h"
-#include "hw/core/stats.h"
-#include "hw/core/trace.h"
-#include "hw/core/units.h"
 #include "podsim/spec/gaudi1.h"
 
 namespace podsim::chip {

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
+#include "core/bulk_transfer.h"
+#include "core/kernel.h"
 #include "hw/chip/sync_monitor.h"
-#include "hw/core/bulk_transfer.h"
-#include "hw/core/kernel.h"
 
 namespace podsim::chip {
 
@@ -77,11 +77,15 @@ SyncManager::Stats SyncManager::make_stats() {
 // Writes wait for their time in pending_; reads see the state now.
 void SyncManager::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
   const core::TimePs at = core::now_ps() + delay.value();
-  serve_registers(
+  const auto bad = serve_registers(
       trans, kRegisterSpan, [this](std::uint64_t offset) { return read_register(offset); },
       [&](std::uint64_t offset, const std::uint32_t* values, std::uint32_t count) {
         if (pending_.push(at, offset, values, count)) core::event_queue().schedule(at, *this, 0);
       });
+  if (bad) {
+    stats_.errors.add();
+    if (error_sink_) error_sink_(core::bad_register_event(name(), trans.get_address(), *bad, at));
+  }
 }
 
 // Host reads outside simulated time; writes would have to fire monitors, so they are refused.

@@ -21,13 +21,13 @@
 #include <tlm>
 #include <vector>
 
+#include "core/config_binding.h"
+#include "core/error_event.h"
+#include "core/event_queue.h"
+#include "core/stats.h"
+#include "core/units.h"
 #include "hw/chip/spec/sync_values.h"
 #include "hw/chip/sync_register_access.h"
-#include "hw/core/config_binding.h"
-#include "hw/core/error_event.h"
-#include "hw/core/event_queue.h"
-#include "hw/core/stats.h"
-#include "hw/core/units.h"
 #include "podsim/spec/gaudi1.h"
 
 namespace podsim::chip {

@@ -15,7 +15,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "hw/core/units.h"
+#include "core/register_access.h"
+#include "core/units.h"
 
 namespace podsim::chip {
 
@@ -97,20 +98,21 @@ class TimedRegisterWrites {
 };
 
 // Serves a TLM access to a block of 32-bit registers `span` bytes long: reads call
-// read(offset) per word now; a write calls write(offset, values, count) once. Sets the response.
+// read(offset) per word now; a write calls write(offset, values, count) once. Sets the response;
+// a bad access gets core's one answer (core/register_access.h), returned for the block to raise.
 template <class Read, class Write>
-void serve_registers(tlm::tlm_generic_payload& trans, std::uint64_t span, Read read, Write write) {
+std::optional<core::BadRegisterAccess> serve_registers(tlm::tlm_generic_payload& trans,
+                                                       std::uint64_t span, Read read, Write write) {
+  if (!trans.is_read() && !trans.is_write()) {
+    trans.set_response_status(tlm::TLM_OK_RESPONSE);
+    return std::nullopt;
+  }
+  if (auto bad = core::check_register_access(trans, [span](std::uint64_t o) { return o < span; })) {
+    trans.set_response_status(bad->status);
+    return bad;
+  }
   const std::uint64_t address = trans.get_address();
   const std::uint32_t length = trans.get_data_length();
-  if (trans.get_byte_enable_ptr() != nullptr) {
-    trans.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
-    return;
-  }
-  if (length == 0 || length % 4 != 0 || address % 4 != 0 || address > span ||
-      length > span - address || trans.get_streaming_width() < length) {
-    trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-    return;
-  }
   std::uint8_t* data = trans.get_data_ptr();
   if (trans.is_write()) {
     std::uint32_t word = 0;
@@ -119,13 +121,14 @@ void serve_registers(tlm::tlm_generic_payload& trans, std::uint64_t span, Read r
     std::uint32_t* values = length > 4 ? words.data() : &word;
     std::memcpy(values, data, length);
     write(address, values, length / 4);
-  } else if (trans.is_read()) {
+  } else {
     for (std::uint32_t i = 0; i < length; i += 4) {
       const std::uint32_t word = read(address + i);
       std::memcpy(data + i, &word, 4);
     }
   }
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
+  return std::nullopt;
 }
 
 }  // namespace podsim::chip

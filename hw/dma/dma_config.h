@@ -1,8 +1,8 @@
 // The configuration of one DMA engine: how fast it streams and how it hides memory latency.
 #pragma once
 
-#include "hw/core/config_binding.h"
-#include "hw/core/units.h"
+#include "core/config_binding.h"
+#include "core/units.h"
 
 namespace podsim::dma {
 

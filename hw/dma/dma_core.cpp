@@ -5,26 +5,19 @@
 #include <algorithm>
 #include <cstring>
 
-#include "hw/core/bulk_transfer.h"
-#include "hw/core/kernel.h"
-#include "hw/core/register_access.h"
+#include "core/bulk_transfer.h"
+#include "core/kernel.h"
 #include "hw/dma/dma_descriptor.h"
 
 namespace podsim::dma {
 
 DmaCore::DmaCore(sc_core::sc_module_name name, const DmaConfig& config, bool functional)
-    : sc_module(name),
-      memory_socket("memory_socket"),
-      register_socket("register_socket"),
+    : EngineShell(name, regs::kBlockSize, false),
       config_(core::validate_config(config)),
       functional_(functional),
       window_(config_.outstanding, config_.bandwidth),
       bursts_(static_cast<std::size_t>(config_.outstanding)),
-      stats_(make_stats()) {
-  register_socket.register_b_transport(this, &DmaCore::register_access);
-  // The queue is made on first use, which must be during elaboration, not at the first job.
-  core::event_queue();
-}
+      stats_(make_stats()) {}
 
 DmaCore::Stats DmaCore::make_stats() {
   core::StatsGroup g(name());
@@ -40,16 +33,14 @@ void DmaCore::submit(const DmaJob& job, std::function<void(bool)> done) {
   enqueue({job, std::move(done), core::now_ps()});
 }
 
-void DmaCore::when_idle(std::function<void()> then) { idle_waiters_.add(busy_, std::move(then)); }
-
 void DmaCore::enqueue(Queued queued) {
   jobs_.push_back(std::move(queued));
-  if (!busy_) begin_next();
+  if (!busy()) begin_next();
 }
 
 void DmaCore::begin_next() {
-  busy_ = !jobs_.empty();
-  if (!busy_) return idle_waiters_.run(busy_);
+  set_busy(!jobs_.empty());
+  if (!busy()) return;
   current_ = std::move(jobs_.front());
   carries_data_ = functional_ || current_.job.src >= host_base_;
   jobs_.pop_front();
@@ -63,7 +54,7 @@ void DmaCore::begin_next() {
   schedule_issue();
 }
 
-void DmaCore::fire(std::uint32_t tag) {
+void DmaCore::on_fire(std::uint32_t tag) {
   switch (tag) {
     case kIssue:
       issue_pending_ = false;
@@ -229,41 +220,35 @@ void DmaCore::fail(core::ErrorEvent::Kind kind, std::uint64_t address, std::stri
 }
 
 void DmaCore::report(core::ErrorEvent::Kind kind, std::uint64_t address, std::string detail) {
-  if (!error_sink_) return;
-  error_sink_(core::ErrorEvent{kind, name(), address, core::now_ps(), std::move(detail)});
+  raise(kind, address, std::move(detail));
 }
 
 void DmaCore::trace_job(core::TimePs start) {
-  core::TraceWriter& trace = core::trace_writer();
-  if (!trace.enabled()) return;
-  if (track_.tid == 0) track_ = trace.track(name());
-  trace.span(track_, to_string(current_.job.kind), start, core::now_ps(),
-             {{"bytes", current_.job.shape.total_bytes()}, {"ok", !failed_}});
+  account(to_string(current_.job.kind), start, core::now_ps(), [this] {
+    return nlohmann::json{{"bytes", current_.job.shape.total_bytes()}, {"ok", !failed_}};
+  });
 }
 
 std::uint32_t DmaCore::status_word() const {
   return podsim_gaudi1_make_dma_sts0(static_cast<std::uint32_t>(window_.reading()),
                                      static_cast<std::uint32_t>(window_.writing(core::now_ps())),
-                                     busy_ ? 1u : 0u);
+                                     busy() ? 1u : 0u);
 }
 
 // Registers are 32 bits wide; an access may cover several consecutive ones (WREG_BULK's pairs),
 // applied in address order, so a COMMIT in it sees the registers written before it.
-void DmaCore::register_access(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
-  const core::TimePs at = core::now_ps() + delay.value();
-  core::serve_register_words(
-      trans, [](std::uint64_t offset) { return DmaRegisters::is_register(offset); },
-      [this](std::uint64_t offset) {
-        return offset == PODSIM_GAUDI1_DMA_CORE_STS0_OFFSET ? status_word()
-                                                            : registers_.read(offset);
-      },
-      [this, at](std::uint64_t offset, std::uint32_t value) {
-        if (offset == regs::kExtDescPost) {
-          post_descriptor(value, at);
-        } else if (registers_.write(offset, value)) {
-          commit(at);
-        }
-      });
+bool DmaCore::mapped(std::uint64_t offset) const { return DmaRegisters::is_register(offset); }
+
+std::uint32_t DmaCore::read_word(std::uint64_t offset) const {
+  return offset == PODSIM_GAUDI1_DMA_CORE_STS0_OFFSET ? status_word() : registers_.read(offset);
+}
+
+void DmaCore::write_word(std::uint64_t offset, std::uint32_t value, core::TimePs at) {
+  if (offset == regs::kExtDescPost) {
+    post_descriptor(value, at);
+  } else if (registers_.write(offset, value)) {
+    commit(at);
+  }
 }
 
 void DmaCore::commit(core::TimePs at) {

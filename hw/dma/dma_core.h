@@ -17,9 +17,6 @@
 // Steps run as callbacks of the shared core::EventQueue: no thread and no wait() on the hot path.
 #pragma once
 
-#include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
-
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -28,26 +25,22 @@
 #include <tlm>
 #include <vector>
 
-#include "hw/core/engine_status.h"
-#include "hw/core/error_event.h"
-#include "hw/core/event_queue.h"
-#include "hw/core/stats.h"
-#include "hw/core/trace.h"
+#include "core/stats.h"
 #include "hw/dma/dma_config.h"
 #include "hw/dma/dma_job.h"
 #include "hw/dma/dma_registers.h"
 #include "hw/dma/issue_window.h"
 #include "hw/dma/stride_walker.h"
+#include "hw/engine/engine_shell.h"
 
 namespace podsim::dma {
 
-class DmaCore : public sc_core::sc_module, public core::EngineStatus, private core::Timed {
+// The engine's sockets (memory: bound to the chip's NoC, every address a job names a chip
+// address; registers, dma_regs.h, at offsets from the block's base), its side band and error
+// events are the engine shell's (hw/engine/engine_shell.h); its jobs queue here, with their
+// completion callbacks.
+class DmaCore : public engine::EngineShell {
  public:
-  // Data: bound to the chip's NoC; every address a job names is a chip address.
-  tlm_utils::simple_initiator_socket<DmaCore> memory_socket;
-  // Registers (dma_regs.h): the NoC hands over addresses relative to the block's base.
-  tlm_utils::simple_target_socket<DmaCore> register_socket;
-
   // `functional`: move real bytes; otherwise only time (the whole system is then timing-only).
   // Throws std::invalid_argument on a bad configuration, naming the key.
   DmaCore(sc_core::sc_module_name name, const DmaConfig& config, bool functional);
@@ -59,11 +52,6 @@ class DmaCore : public sc_core::sc_module, public core::EngineStatus, private co
   // range above it): in timing-only mode a job from there still moves its bytes, since what the
   // host uploads is command buffers and descriptors the chip goes on to run.
   void set_host_base(std::uint64_t base) { host_base_ = base; }
-  // Where errors (a rejected access, a malformed COMMIT) are reported; none by default.
-  void set_error_sink(core::ErrorSink sink) { error_sink_ = std::move(sink); }
-
-  bool busy() const override { return busy_; }
-  void when_idle(std::function<void()> then) override;
   std::size_t queued() const { return jobs_.size(); }
   const DmaConfig& config() const { return config_; }
 
@@ -92,7 +80,7 @@ class DmaCore : public sc_core::sc_module, public core::EngineStatus, private co
 
   void enqueue(Queued queued);
   void begin_next();
-  void fire(std::uint32_t tag) override;
+  void on_fire(std::uint32_t tag) override;
   void schedule_issue();
   void issue_burst();
   void write_burst(int slot);
@@ -110,7 +98,9 @@ class DmaCore : public sc_core::sc_module, public core::EngineStatus, private co
   void trace_job(core::TimePs start);
   std::uint32_t status_word() const;
 
-  void register_access(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  bool mapped(std::uint64_t offset) const override;
+  std::uint32_t read_word(std::uint64_t offset) const override;
+  void write_word(std::uint64_t offset, std::uint32_t value, core::TimePs at) override;
   void commit(core::TimePs at);
   // DESC_POST: reads descriptor `index` and queues its job.
   void post_descriptor(std::uint32_t index, core::TimePs at);
@@ -121,15 +111,12 @@ class DmaCore : public sc_core::sc_module, public core::EngineStatus, private co
   bool functional_;
   std::uint64_t host_base_ = ~0ull;
   bool carries_data_ = false;  // the current job's bytes move
-  core::ErrorSink error_sink_;
   DmaRegisters registers_;
   IssueWindow window_;
   std::vector<Burst> bursts_;  // one per slot of the window
   std::deque<Queued> jobs_;
-  core::IdleWaiters idle_waiters_;
 
   // The job under way.
-  bool busy_ = false;
   Queued current_;
   std::optional<StrideWalker> walker_;
   bool issue_pending_ = false;  // an issue callback is scheduled
@@ -140,7 +127,6 @@ class DmaCore : public sc_core::sc_module, public core::EngineStatus, private co
 
   tlm::tlm_generic_payload trans_;
   Stats stats_;
-  core::TrackId track_{};
 };
 
 }  // namespace podsim::dma

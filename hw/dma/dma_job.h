@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <string>
 
-#include "hw/core/numeric.h"
+#include "core/numeric.h"
 
 namespace podsim::dma {
 

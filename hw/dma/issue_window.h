@@ -13,7 +13,7 @@
 #include <optional>
 #include <vector>
 
-#include "hw/core/units.h"
+#include "core/units.h"
 
 namespace podsim::dma {
 

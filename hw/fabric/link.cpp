@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "hw/core/kernel.h"
+#include "core/kernel.h"
 
 namespace podsim::fabric {
 

@@ -14,12 +14,12 @@
 #include <cstdint>
 #include <systemc>
 
-#include "hw/core/config_binding.h"
-#include "hw/core/event_queue.h"
-#include "hw/core/random.h"
-#include "hw/core/ring.h"
-#include "hw/core/stats.h"
-#include "hw/core/units.h"
+#include "core/config_binding.h"
+#include "core/event_queue.h"
+#include "core/random.h"
+#include "core/ring.h"
+#include "core/stats.h"
+#include "core/units.h"
 #include "hw/fabric/packet.h"
 
 namespace podsim::fabric {
@@ -98,7 +98,7 @@ class LinkEndpoint {
 };
 
 // Where the frames sent from one side of a link go when the far side is simulated by another
-// process (hw/parallel): the link hands each frame over, due time set, instead of delivering it.
+// process (sims/parallel): the link hands each frame over, due time set, instead of delivering it.
 class RemoteSide {
  public:
   virtual ~RemoteSide() = default;

@@ -7,7 +7,7 @@
 namespace podsim::fabric {
 
 namespace {
-constexpr std::uint32_t kMinFrame = 64;        // Ethernet minimum, FCS included
+constexpr std::uint32_t kMinFrame = 64;            // Ethernet minimum, FCS included
 constexpr std::uint32_t kPfcPayload = 2 + 2 + 16;  // opcode, enable vector, 8 timers
 constexpr std::uint32_t kReth = 16, kAeth = 4, kImmDt = 4, kCnpReserved = 16;
 }  // namespace

@@ -13,8 +13,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "hw/core/object_pool.h"
-#include "hw/core/units.h"
+#include "core/object_pool.h"
+#include "core/units.h"
 
 namespace podsim::fabric {
 
@@ -72,7 +72,7 @@ enum class Ecn : std::uint8_t { kNotEct = 0, kEct1 = 1, kEct0 = 2, kCe = 3 };
 // Fields a packet hop reads (forwarding, framing, timing, the queue it waits in) fill the first
 // cache line, so that a hop through a switch touches one line of the packet; the rest of the
 // headers follow. Everything but the payload is plain data, copied as bytes when a frame crosses
-// to another process (hw/parallel).
+// to another process (sims/parallel).
 struct Packet;
 
 struct alignas(64) PacketFields {

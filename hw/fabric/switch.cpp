@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "hw/core/kernel.h"
-#include "hw/core/log.h"
+#include "core/kernel.h"
+#include "core/log.h"
 
 namespace podsim::fabric {
 

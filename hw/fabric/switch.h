@@ -20,11 +20,11 @@
 #include <systemc>
 #include <vector>
 
-#include "hw/core/config_binding.h"
-#include "hw/core/random.h"
-#include "hw/core/stats.h"
-#include "hw/core/trace.h"
-#include "hw/core/units.h"
+#include "core/config_binding.h"
+#include "core/random.h"
+#include "core/stats.h"
+#include "core/trace.h"
+#include "core/units.h"
 #include "hw/fabric/link.h"
 #include "hw/fabric/packet.h"
 #include "hw/fabric/route_table.h"

@@ -14,8 +14,8 @@ struct WireFormat {
   bool vlan = false;
 
   static constexpr std::uint32_t kPreambleSfd = 8, kInterFrameGap = 12, kMacHeader = 14,
-                                 kVlanTag = 4, kIpv4Header = 20, kIpv6Header = 40,
-                                 kUdpHeader = 8, kBth = 12, kIcrc = 4, kFcs = 4;
+                                 kVlanTag = 4, kIpv4Header = 20, kIpv6Header = 40, kUdpHeader = 8,
+                                 kBth = 12, kIcrc = 4, kFcs = 4;
 
   // Bytes on the wire around each packet's payload (82 for IPv4 without VLAN).
   constexpr std::uint32_t overhead_bytes() const {

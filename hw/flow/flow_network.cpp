@@ -6,7 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "hw/core/kernel.h"
+#include "core/kernel.h"
 #include "hw/fabric/link.h"
 
 namespace podsim::flow {

@@ -26,9 +26,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "hw/core/event_queue.h"
-#include "hw/core/stats.h"
-#include "hw/core/units.h"
+#include "core/event_queue.h"
+#include "core/stats.h"
+#include "core/units.h"
 #include "hw/fabric/packet.h"
 #include "hw/flow/flow_endpoint.h"
 #include "hw/flow/max_min.h"

@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "hw/core/config_tree.h"
+#include "core/config_tree.h"
 
 namespace podsim::hbm {
 

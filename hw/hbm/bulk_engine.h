@@ -17,8 +17,8 @@
 #include <functional>
 #include <vector>
 
-#include "hw/core/stats.h"
-#include "hw/core/units.h"
+#include "core/stats.h"
+#include "core/units.h"
 #include "hw/hbm/address_map.h"
 #include "hw/hbm/channel_state.h"
 #include "hw/hbm/hbm_config.h"

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "hw/core/kernel.h"
-#include "hw/core/stats.h"
+#include "core/kernel.h"
+#include "core/stats.h"
 
 namespace podsim::hbm {
 

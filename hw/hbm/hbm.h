@@ -17,10 +17,10 @@
 #include <systemc>
 #include <tlm>
 
-#include "hw/core/bandwidth_server.h"
-#include "hw/core/sparse_memory.h"
-#include "hw/core/stats.h"
-#include "hw/core/trace.h"
+#include "core/bandwidth_server.h"
+#include "core/sparse_memory.h"
+#include "core/stats.h"
+#include "core/trace.h"
 #include "hw/hbm/bulk_engine.h"
 #include "hw/hbm/hbm_config.h"
 

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "hw/core/config_binding.h"
-#include "hw/core/units.h"
+#include "core/config_binding.h"
+#include "core/units.h"
 
 namespace podsim::hbm {
 

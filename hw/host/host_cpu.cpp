@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "hw/core/kernel.h"
+#include "core/kernel.h"
 
 namespace podsim::host {
 

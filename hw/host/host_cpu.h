@@ -17,8 +17,8 @@
 #include <systemc>
 #include <tlm>
 
-#include "hw/core/config_binding.h"
-#include "hw/core/units.h"
+#include "core/config_binding.h"
+#include "core/units.h"
 #include "hw/host/root_complex.h"
 
 namespace podsim::host {

@@ -5,9 +5,9 @@
 // DDIO, the IOMMU, and memory holes below 4 GiB.
 #pragma once
 
-#include "hw/core/config_binding.h"
-#include "hw/core/memory_target.h"
-#include "hw/core/units.h"
+#include "core/config_binding.h"
+#include "core/memory_target.h"
+#include "core/units.h"
 
 namespace podsim::host {
 

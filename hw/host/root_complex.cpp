@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "hw/core/kernel.h"
+#include "core/kernel.h"
 
 namespace podsim::host {
 

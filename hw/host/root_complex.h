@@ -21,9 +21,9 @@
 #include <tlm>
 #include <vector>
 
-#include "hw/core/config_binding.h"
-#include "hw/core/event_queue.h"
-#include "hw/core/units.h"
+#include "core/config_binding.h"
+#include "core/event_queue.h"
+#include "core/units.h"
 #include "hw/pcie/routing.h"
 
 namespace podsim::host {

@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-#include "hw/core/units.h"
+#include "core/units.h"
 #include "hw/ipulink/ipu_config.h"
 
 namespace podsim::ipulink {

@@ -10,8 +10,8 @@
 
 #include <cstdint>
 
-#include "hw/core/config_binding.h"
-#include "hw/core/units.h"
+#include "core/config_binding.h"
+#include "core/units.h"
 
 namespace podsim::ipulink {
 

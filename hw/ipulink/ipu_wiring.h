@@ -12,8 +12,8 @@
 
 #include <vector>
 
-#include "hw/core/config_binding.h"
-#include "hw/core/units.h"
+#include "core/config_binding.h"
+#include "core/units.h"
 #include "hw/ipulink/ipu_config.h"
 
 namespace podsim::ipulink {

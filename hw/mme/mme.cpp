@@ -5,10 +5,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "hw/core/bulk_transfer.h"
-#include "hw/core/config_binding.h"
-#include "hw/core/kernel.h"
-#include "hw/core/register_access.h"
+#include "core/bulk_transfer.h"
+#include "core/config_binding.h"
+#include "core/kernel.h"
 #include "hw/mme/mme_registers.h"
 #include "hw/tpc/numerics.h"
 #include "hw/tpc/vpu.h"
@@ -38,13 +37,10 @@ struct Mme::Results {
 };
 
 Mme::Mme(sc_core::sc_module_name name, const MmeConfig& config, bool functional)
-    : sc_module(name),
-      memory_socket("memory_socket"),
-      register_socket("register_socket"),
+    : EngineShell(name, kRegisterSpan),
       config_(core::validate_config(config)),
       functional_(functional),
       cycle_(static_cast<core::TimePs>(config_.clock.period().ps)),
-      regs_(kRegisterSpan / 4, 0),
       stats_{
           core::StatsGroup(this->name())
               .counter("operations", "1", "operations run (failed ones included)"),
@@ -58,46 +54,30 @@ Mme::Mme(sc_core::sc_module_name name, const MmeConfig& config, bool functional)
               .counter("bytes_read", "B", "operand (and accumulated result) bytes read"),
           core::StatsGroup(this->name()).counter("bytes_written", "B", "result bytes written"),
           core::StatsGroup(this->name())
-              .counter("flops", "1", "floating-point operations (2 per multiply-accumulate)")} {
-  register_socket.register_b_transport(this, &Mme::register_access);
-  core::event_queue();
-}
+              .counter("flops", "1", "floating-point operations (2 per multiply-accumulate)")} {}
 
 Mme::~Mme() = default;
 
-void Mme::when_idle(std::function<void()> then) { idle_waiters_.add(busy_, std::move(then)); }
-
-std::uint32_t Mme::read_register(std::uint64_t offset) const {
+std::uint32_t Mme::read_word(std::uint64_t offset) const {
   if (offset == PODSIM_GAUDI1_MME_DESC_STATUS_OFFSET) {
-    return podsim_gaudi1_make_tpc_status(busy_ ? 1u : 0u, error_ ? 1u : 0u);
+    return podsim_gaudi1_make_tpc_status(busy() ? 1u : 0u, error_ ? 1u : 0u);
   }
-  return regs_.at(offset / 4);
+  return word(offset);
 }
 
-void Mme::register_access(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
-  core::serve_register_words(
-      trans, [](std::uint64_t offset) { return offset < kRegisterSpan; },
-      [this](std::uint64_t offset) { return read_register(offset); },
-      [this, &delay](std::uint64_t offset, std::uint32_t value) {
-        if (offset == PODSIM_GAUDI1_MME_DESC_STATUS_OFFSET) return;  // read-only
-        regs_[offset / 4] = value;
-        if (offset == PODSIM_GAUDI1_MME_DESC_EXECUTE_OFFSET && (value & 1)) {
-          Job j = latch();
-          j.at = core::now_ps() + delay.value();
-          queue(std::move(j));
-        }
-      });
-}
-
-void Mme::queue(Job j) {
-  queued_.push_back(std::move(j));
-  if (busy_) return;
-  busy_ = true;
-  core::event_queue().schedule(std::max(queued_.front().at, core::now_ps()), *this, kStart);
+void Mme::write_word(std::uint64_t offset, std::uint32_t value, core::TimePs at) {
+  if (offset == PODSIM_GAUDI1_MME_DESC_STATUS_OFFSET) return;  // read-only
+  word(offset) = value;
+  if (offset == PODSIM_GAUDI1_MME_DESC_EXECUTE_OFFSET && (value & 1)) {
+    Job j = latch();
+    j.at = at;
+    queued_.push_back(std::move(j));
+    queue_job(at);
+  }
 }
 
 Mme::Job Mme::latch() const {
-  OperationRegisters r = mme::latch(regs_);
+  OperationRegisters r = mme::latch(words());
   Job j;
   j.op = r.op;
   j.sync_address = r.sync_object;
@@ -107,12 +87,12 @@ Mme::Job Mme::latch() const {
 
 // ---------------------------------------------------------------- running an operation
 
-void Mme::fire(std::uint32_t t) {
+void Mme::on_fire(std::uint32_t t) {
   const auto kind = static_cast<Tag>(t & 3);
-  if (kind != kStart && (t >> 2) != (generation_ & 0xFFFFF)) return;  // a failed operation's
+  if ((t >> 2) != (generation_ & 0xFFFFF)) return;  // a failed operation's
   switch (kind) {
     case kStart:
-      return start();
+      return;
     case kFetch:
       return fetch();
     case kWrite:
@@ -122,7 +102,7 @@ void Mme::fire(std::uint32_t t) {
   }
 }
 
-void Mme::start() {
+void Mme::start_job() {
   job_ = std::make_unique<Job>(std::move(queued_.front()));
   queued_.pop_front();
   ++generation_;
@@ -130,8 +110,8 @@ void Mme::start() {
   error_ = false;
   results_.clear();
   if (auto problem = job_->op.problem()) {
-    fail(core::ErrorEvent::Kind::kMalformed, PODSIM_GAUDI1_MME_DESC_EXECUTE_OFFSET,
-         fmt::format("{} rejected: {}", to_string(job_->op.op), *problem));
+    raise(core::ErrorEvent::Kind::kMalformed, PODSIM_GAUDI1_MME_DESC_EXECUTE_OFFSET,
+          fmt::format("{} rejected: {}", to_string(job_->op.op), *problem));
     return end(false);
   }
   view_ = std::make_unique<GemmView>(job_->op);
@@ -154,9 +134,9 @@ bool Mme::read_panel(const std::vector<Run>& runs, std::uint64_t base, std::vect
     const std::uint64_t address = base + r.offset * static_cast<std::uint64_t>(elem);
     if (!transfer(tlm::TLM_READ_COMMAND, address, functional_ ? staging_.data() : nullptr, bytes,
                   done)) {
-      fail(core::ErrorEvent::Kind::kAddressError, address,
-           fmt::format("{}: operand read of {} bytes at {:#x} rejected", to_string(job_->op.op),
-                       bytes, address));
+      raise(core::ErrorEvent::Kind::kAddressError, address,
+            fmt::format("{}: operand read of {} bytes at {:#x} rejected", to_string(job_->op.op),
+                        bytes, address));
       return false;
     }
     ready = std::max(ready, done);
@@ -226,8 +206,8 @@ void Mme::write_results() {
     core::TimePs done = 0;
     if (job_->op.accumulate && !transfer(tlm::TLM_READ_COMMAND, address,
                                          functional_ ? staging_.data() : nullptr, bytes, done)) {
-      fail(core::ErrorEvent::Kind::kAddressError, address,
-           fmt::format("result read at {:#x} rejected", address));
+      raise(core::ErrorEvent::Kind::kAddressError, address,
+            fmt::format("result read at {:#x} rejected", address));
       return end(false);
     }
     for (std::uint32_t i = 0; functional_ && i < run.count; ++i) {
@@ -238,9 +218,9 @@ void Mme::write_results() {
     }
     if (!transfer(tlm::TLM_WRITE_COMMAND, address, functional_ ? staging_.data() : nullptr, bytes,
                   done)) {
-      fail(core::ErrorEvent::Kind::kAddressError, address,
-           fmt::format("{}: result write of {} bytes at {:#x} rejected", to_string(job_->op.op),
-                       bytes, address));
+      raise(core::ErrorEvent::Kind::kAddressError, address,
+            fmt::format("{}: result write of {} bytes at {:#x} rejected", to_string(job_->op.op),
+                        bytes, address));
       return end(false);
     }
     writes_done_ = std::max(writes_done_, done);
@@ -259,9 +239,9 @@ void Mme::end(bool ok) {
     std::uint32_t message = job_->sync_message;
     if (!core::bulk_transfer(memory_socket, trans_, tlm::TLM_WRITE_COMMAND, job_->sync_address,
                              reinterpret_cast<std::uint8_t*>(&message), 4, at, done)) {
-      fail(core::ErrorEvent::Kind::kAddressError, job_->sync_address,
-           fmt::format("the operation's sync object at {:#x} could not be written",
-                       job_->sync_address));
+      raise(core::ErrorEvent::Kind::kAddressError, job_->sync_address,
+            fmt::format("the operation's sync object at {:#x} could not be written",
+                        job_->sync_address));
       error_ = true;
     }
   }
@@ -272,24 +252,12 @@ void Mme::end(bool ok) {
 
 void Mme::finish() {
   stats_.busy_ps.add(core::now_ps() - start_);
-  core::TraceWriter& trace = core::trace_writer();
-  if (trace.enabled()) {
-    if (track_.tid == 0) track_ = trace.track(name());
-    trace.span(track_, to_string(job_->op.op), start_, core::now_ps(), {{"ok", !error_}});
-  }
+  account(to_string(job_->op.op), start_, core::now_ps(), [this] {
+    return nlohmann::json{{"ok", !error_}};
+  });
   job_.reset();
   view_.reset();
-  busy_ = !queued_.empty();
-  if (busy_) {
-    core::event_queue().schedule(std::max(queued_.front().at, core::now_ps()), *this, kStart);
-    return;
-  }
-  idle_waiters_.run(busy_);
-}
-
-void Mme::fail(core::ErrorEvent::Kind kind, std::uint64_t address, std::string detail) {
-  if (error_sink_)
-    error_sink_(core::ErrorEvent{kind, name(), address, core::now_ps(), std::move(detail)});
+  job_done();
 }
 
 bool Mme::transfer(tlm::tlm_command command, std::uint64_t address, std::uint8_t* data,

@@ -13,44 +13,31 @@
 // published), the array's internal pipeline stalls, power.
 #pragma once
 
-#include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
-
 #include <deque>
 #include <functional>
 #include <memory>
 #include <systemc>
 #include <vector>
 
-#include "hw/core/engine_status.h"
-#include "hw/core/error_event.h"
-#include "hw/core/event_queue.h"
-#include "hw/core/stats.h"
-#include "hw/core/trace.h"
+#include "core/stats.h"
+#include "hw/engine/engine_shell.h"
 #include "hw/mme/mme_config.h"
 #include "hw/mme/operation.h"
 #include "hw/mme/schedule.h"
 
 namespace podsim::mme {
 
-class Mme : public sc_core::sc_module, public core::EngineStatus, private core::Timed {
+// The engine's sockets, registers (the descriptor, at offsets from the block's base), job queue
+// and side band are the engine shell's (hw/engine/engine_shell.h).
+class Mme : public engine::EngineShell {
  public:
   static constexpr std::uint64_t kRegisterSpan = 0x1000;
-
-  // Operands, results and the sync object: absolute chip addresses through the NoC.
-  tlm_utils::simple_initiator_socket<Mme> memory_socket;
-  // The descriptor at offsets from the block's base.
-  tlm_utils::simple_target_socket<Mme> register_socket;
 
   // Throws std::invalid_argument on a bad configuration, naming the key.
   Mme(sc_core::sc_module_name name, const MmeConfig& config, bool functional);
   ~Mme() override;
 
-  bool busy() const override { return busy_; }
-  void when_idle(std::function<void()> then) override;
-  void set_error_sink(core::ErrorSink sink) { error_sink_ = std::move(sink); }
   const MmeConfig& config() const { return config_; }
-  std::uint32_t read_register(std::uint64_t offset) const;
 
   struct Stats {
     core::Counter& operations;
@@ -72,11 +59,11 @@ class Mme : public sc_core::sc_module, public core::EngineStatus, private core::
   struct Job;
   struct Results;
 
-  void register_access(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  std::uint32_t read_word(std::uint64_t offset) const override;
+  void write_word(std::uint64_t offset, std::uint32_t value, core::TimePs at) override;
   Job latch() const;
-  void queue(Job j);
-  void fire(std::uint32_t tag) override;
-  void start();
+  void on_fire(std::uint32_t tag) override;
+  void start_job() override;
   void fetch();
   bool read_panel(const std::vector<Run>& runs, std::uint64_t base, std::vector<float>& panel,
                   core::TimePs& ready);
@@ -84,19 +71,16 @@ class Mme : public sc_core::sc_module, public core::EngineStatus, private core::
   void write_results();
   void end(bool ok);
   void finish();
-  void fail(core::ErrorEvent::Kind kind, std::uint64_t address, std::string detail);
   bool transfer(tlm::tlm_command command, std::uint64_t address, std::uint8_t* data,
                 std::uint32_t bytes, core::TimePs& done);
 
   MmeConfig config_;
   bool functional_;
   core::TimePs cycle_;
-  std::vector<std::uint32_t> regs_;
   std::deque<Job> queued_;
   std::unique_ptr<Job> job_;
-  bool busy_ = false, error_ = false;
+  bool error_ = false;
   std::uint32_t generation_ = 0;
-  core::IdleWaiters idle_waiters_;
 
   // The operation under way.
   std::unique_ptr<GemmView> view_;
@@ -108,9 +92,7 @@ class Mme : public sc_core::sc_module, public core::EngineStatus, private core::
   std::vector<std::uint8_t> staging_;
 
   tlm::tlm_generic_payload trans_;
-  core::ErrorSink error_sink_;
   Stats stats_;
-  core::TrackId track_{};
 };
 
 }  // namespace podsim::mme

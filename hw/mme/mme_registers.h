@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "hw/core/register_run.h"
+#include "core/register_run.h"
 #include "hw/mme/operation.h"
 
 namespace podsim::mme {

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "hw/core/config_binding.h"
-#include "hw/core/units.h"
+#include "core/config_binding.h"
+#include "core/units.h"
 
 namespace podsim::pcie {
 

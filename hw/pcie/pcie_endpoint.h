@@ -18,7 +18,7 @@
 #include <systemc>
 #include <tlm>
 
-#include "hw/core/stats.h"
+#include "core/stats.h"
 #include "hw/pcie/config_space.h"
 #include "hw/pcie/endpoint_config.h"
 #include "hw/pcie/routing.h"

@@ -19,9 +19,9 @@
 #include <systemc>
 #include <tlm>
 
-#include "hw/core/bandwidth_server.h"
-#include "hw/core/stats.h"
-#include "hw/core/units.h"
+#include "core/bandwidth_server.h"
+#include "core/stats.h"
+#include "core/units.h"
 #include "hw/pcie/pcie_config.h"
 #include "hw/pcie/pcie_timing.h"
 

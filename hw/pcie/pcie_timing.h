@@ -15,7 +15,7 @@
 
 #include <cstdint>
 
-#include "hw/core/units.h"
+#include "core/units.h"
 #include "hw/pcie/pcie_config.h"
 
 namespace podsim::pcie {

@@ -1,6 +1,6 @@
 #include "hw/roce/completion_queue.h"
 
-#include "hw/core/kernel.h"
+#include "core/kernel.h"
 
 namespace podsim::roce {
 

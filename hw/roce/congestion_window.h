@@ -22,9 +22,9 @@
 #include <cstdint>
 #include <limits>
 
-#include "hw/core/config_binding.h"
-#include "hw/core/stats.h"
-#include "hw/core/units.h"
+#include "core/config_binding.h"
+#include "core/stats.h"
+#include "core/units.h"
 
 namespace podsim::roce {
 

@@ -24,8 +24,8 @@
 #include <cstdint>
 #include <limits>
 
-#include "hw/core/stats.h"
-#include "hw/core/units.h"
+#include "core/stats.h"
+#include "core/units.h"
 #include "hw/roce/roce_config.h"
 
 namespace podsim::roce {

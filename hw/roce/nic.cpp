@@ -9,10 +9,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "hw/core/bulk_transfer.h"
-#include "hw/core/config_binding.h"
-#include "hw/core/kernel.h"
-#include "hw/core/random.h"
+#include "core/bulk_transfer.h"
+#include "core/config_binding.h"
+#include "core/kernel.h"
+#include "core/random.h"
 #include "hw/roce/segmentation.h"
 
 namespace podsim::roce {

@@ -41,11 +41,11 @@
 #include <tlm>
 #include <vector>
 
-#include "hw/core/event_queue.h"
-#include "hw/core/ring.h"
-#include "hw/core/stats.h"
-#include "hw/core/trace.h"
-#include "hw/core/units.h"
+#include "core/event_queue.h"
+#include "core/ring.h"
+#include "core/stats.h"
+#include "core/trace.h"
+#include "core/units.h"
 #include "hw/fabric/link.h"
 #include "hw/fabric/packet.h"
 #include "hw/flow/flow_endpoint.h"

@@ -26,7 +26,7 @@
 
 #include <algorithm>
 
-#include "hw/core/kernel.h"
+#include "core/kernel.h"
 #include "hw/flow/flow_network.h"
 #include "hw/roce/nic.h"
 #include "hw/roce/segmentation.h"

@@ -2,7 +2,7 @@
 // responses (requester), and CNPs.
 #include <fmt/format.h>
 
-#include "hw/core/kernel.h"
+#include "core/kernel.h"
 #include "hw/roce/nic.h"
 #include "hw/roce/segmentation.h"
 

@@ -15,8 +15,8 @@
 #include <cstdint>
 #include <limits>
 
-#include "hw/core/ring.h"
-#include "hw/core/units.h"
+#include "core/ring.h"
+#include "core/units.h"
 #include "hw/roce/psn.h"
 #include "hw/roce/verbs.h"
 

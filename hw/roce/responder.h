@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-#include "hw/core/units.h"
+#include "core/units.h"
 #include "hw/roce/psn.h"
 
 namespace podsim::roce {

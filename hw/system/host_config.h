@@ -3,8 +3,8 @@
 // and the hosts' own NICs on a front-end network (host_network.h builds it).
 #pragma once
 
-#include "hw/core/config_binding.h"
-#include "hw/core/units.h"
+#include "core/config_binding.h"
+#include "core/units.h"
 #include "hw/fabric/link.h"
 #include "hw/host/host_cpu.h"
 #include "hw/host/host_memory.h"

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "hw/core/kernel.h"
+#include "core/kernel.h"
 
 namespace podsim::system {
 

@@ -2,7 +2,7 @@
 // library: a rank has finished, so the collective or its next phase may go on) posts a notice
 // from one chip's host, and it takes effect at every host a fixed delay later, in the same order
 // everywhere. Nothing that spans chips happens at once, which is what lets a run be split among
-// processes (hw/parallel): a notice sent in one window of simulated time takes effect after it
+// processes (sims/parallel): a notice sent in one window of simulated time takes effect after it
 // ends, like a frame on a cut cable.
 // Captures: the delay and a fixed order among notices due at one time (by chip, then by each
 // chip's sequence number modulo 64), the same whether they were posted here or handed over from
@@ -17,8 +17,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "hw/core/event_queue.h"
-#include "hw/core/units.h"
+#include "core/event_queue.h"
+#include "core/units.h"
 
 namespace podsim::system {
 

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/core/units.h"
+#include "core/units.h"
 #include "hw/pcie/pcie_timing.h"
 #include "hw/system/system_config.h"
 

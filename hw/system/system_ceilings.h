@@ -5,7 +5,7 @@
 // memory bandwidth and engine limits, which the simulation itself accounts for.
 #pragma once
 
-#include "hw/core/units.h"
+#include "core/units.h"
 #include "hw/system/system_config.h"
 
 namespace podsim::system {

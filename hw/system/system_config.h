@@ -8,9 +8,9 @@
 
 #include <string>
 
+#include "core/config_binding.h"
+#include "core/config_tree.h"
 #include "hw/chip/chip_config.h"
-#include "hw/core/config_binding.h"
-#include "hw/core/config_tree.h"
 #include "hw/fabric/link.h"
 #include "hw/fabric/switch.h"
 #include "hw/ipulink/ipu_config.h"

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <functional>
 
-#include "hw/core/event_queue.h"
-#include "hw/core/random.h"
+#include "core/event_queue.h"
+#include "core/random.h"
 
 namespace podsim::system {
 namespace {

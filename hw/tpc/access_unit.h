@@ -18,7 +18,7 @@
 #include <functional>
 #include <vector>
 
-#include "hw/core/units.h"
+#include "core/units.h"
 #include "hw/tpc/executor.h"
 #include "hw/tpc/pipeline_timer.h"
 

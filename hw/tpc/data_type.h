@@ -5,7 +5,7 @@
 
 #include <stdexcept>
 
-#include "hw/core/numeric.h"
+#include "core/numeric.h"
 #include "hw/tpc/isa.h"
 
 namespace podsim::tpc {

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "hw/core/units.h"
+#include "core/units.h"
 
 namespace podsim::tpc {
 

@@ -3,8 +3,8 @@
 // speed up a run.
 #pragma once
 
-#include "hw/core/config_binding.h"
-#include "hw/core/units.h"
+#include "core/config_binding.h"
+#include "core/units.h"
 
 namespace podsim::tpc {
 

@@ -8,10 +8,9 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "hw/core/bulk_transfer.h"
-#include "hw/core/config_binding.h"
-#include "hw/core/kernel.h"
-#include "hw/core/register_access.h"
+#include "core/bulk_transfer.h"
+#include "core/config_binding.h"
+#include "core/kernel.h"
 #include "podsim/spec/gaudi1.h"
 
 namespace podsim::tpc {
@@ -119,12 +118,9 @@ TileCache& tile_cache() {
 }  // namespace
 
 TpcCore::TpcCore(sc_core::sc_module_name name, const TpcCoreConfig& config, bool functional)
-    : sc_module(name),
-      memory_socket("memory_socket"),
-      register_socket("register_socket"),
+    : EngineShell(name, kRegisterSpan),
       config_(core::validate_config(config)),
       functional_(functional),
-      regs_(kRegisterSpan / 4, 0),
       stats_{core::StatsGroup(this->name())
                  .counter("kernels", "1", "kernels run (failed ones included)"),
              core::StatsGroup(this->name()).counter("failed", "1", "kernels stopped by a fault"),
@@ -142,10 +138,8 @@ TpcCore::TpcCore(sc_core::sc_module_name name, const TpcCoreConfig& config, bool
                  .counter("bytes_written", "B", "bytes written to global memory in bulk"),
              core::StatsGroup(this->name())
                  .counter("reused_tiles", "1", "kernels replayed from a recorded identical tile")} {
-  register_socket.register_b_transport(this, &TpcCore::register_access);
-  regs_[PODSIM_GAUDI1_TPC_CFG_SM_BASE_ADDRESS_HIGH_OFFSET / 4] =
+  word(PODSIM_GAUDI1_TPC_CFG_SM_BASE_ADDRESS_HIGH_OFFSET) =
       static_cast<std::uint32_t>(PODSIM_GAUDI1_CFG_BASE >> 32);
-  core::event_queue();  // made during elaboration, not at the first kernel
   if (config_.vpu_model == VpuModel::kRtl) {
     rtl_alu_ = std::make_unique<RtlVectorAlu>("vector_alu");
     SC_HAS_PROCESS(TpcCore);
@@ -162,41 +156,28 @@ void TpcCore::rtl_thread() {
 
 TpcCore::~TpcCore() = default;
 
-void TpcCore::when_idle(std::function<void()> then) { idle_waiters_.add(busy_, std::move(then)); }
-
-std::uint32_t TpcCore::read_register(std::uint64_t offset) const {
+std::uint32_t TpcCore::read_word(std::uint64_t offset) const {
   if (offset == PODSIM_GAUDI1_TPC_CFG_STATUS_OFFSET) {
-    return podsim_gaudi1_make_tpc_status(busy_ ? 1u : 0u, error_ ? 1u : 0u);
+    return podsim_gaudi1_make_tpc_status(busy() ? 1u : 0u, error_ ? 1u : 0u);
   }
-  return regs_.at(offset / 4);
+  return word(offset);
 }
 
 // ---------------------------------------------------------------- registers
 
-void TpcCore::register_access(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
-  core::serve_register_words(
-      trans, [](std::uint64_t offset) { return offset < kRegisterSpan; },
-      [this](std::uint64_t offset) { return read_register(offset); },
-      [this, &delay](std::uint64_t offset, std::uint32_t value) {
-        if (offset == PODSIM_GAUDI1_TPC_CFG_STATUS_OFFSET) return;  // read-only
-        regs_[offset / 4] = value;
-        if (offset == PODSIM_GAUDI1_TPC_CFG_TPC_EXECUTE_OFFSET && (value & 1)) {
-          Launch l = latch();
-          l.at = core::now_ps() + delay.value();
-          queue(std::move(l));
-        }
-      });
-}
-
-void TpcCore::queue(Launch l) {
-  queued_.push_back(std::move(l));
-  if (busy_) return;
-  busy_ = true;
-  core::event_queue().schedule(std::max(queued_.front().at, core::now_ps()), *this, kStart);
+void TpcCore::write_word(std::uint64_t offset, std::uint32_t value, core::TimePs at) {
+  if (offset == PODSIM_GAUDI1_TPC_CFG_STATUS_OFFSET) return;  // read-only
+  word(offset) = value;
+  if (offset == PODSIM_GAUDI1_TPC_CFG_TPC_EXECUTE_OFFSET && (value & 1)) {
+    Launch l = latch();
+    l.at = at;
+    queued_.push_back(std::move(l));
+    queue_job(at);
+  }
 }
 
 TpcCore::Launch TpcCore::latch() const {
-  const auto reg = [this](std::uint64_t offset) { return regs_[offset / 4]; };
+  const auto reg = [this](std::uint64_t offset) { return word(offset); };
   const auto reg64 = [&](std::uint64_t lo, std::uint64_t hi) {
     return static_cast<std::uint64_t>(reg(hi)) << 32 | reg(lo);
   };
@@ -250,10 +231,10 @@ TpcCore::Launch TpcCore::latch() const {
 
 // ---------------------------------------------------------------- running a kernel
 
-void TpcCore::fire(std::uint32_t tag) {
+void TpcCore::on_fire(std::uint32_t tag) {
   switch (static_cast<Tag>(tag)) {
     case kStart:
-      return start_kernel();
+      return;
     case kRun:
       if (rtl_alu_) return core::notify_now(rtl_run_);
       return replaying_ ? replay() : run();
@@ -262,13 +243,7 @@ void TpcCore::fire(std::uint32_t tag) {
   }
 }
 
-void TpcCore::start_next() {
-  busy_ = !queued_.empty();
-  if (!busy_) return idle_waiters_.run(busy_);
-  core::event_queue().schedule(std::max(queued_.front().at, core::now_ps()), *this, kStart);
-}
-
-void TpcCore::start_kernel() {
+void TpcCore::start_job() {
   current_ = std::make_unique<Launch>(std::move(queued_.front()));
   queued_.pop_front();
   kernel_start_ = core::now_ps();
@@ -315,8 +290,8 @@ bool TpcCore::fetch_program(core::TimePs& ready) {
   core::TimePs at = ready;
   if (!transfer(tlm::TLM_READ_COMMAND, current_->binary, binary.data(), kBinaryHeaderBytes, at,
                 at)) {
-    fail(core::ErrorEvent::Kind::kAddressError, current_->binary,
-         fmt::format("kernel binary at {:#x} could not be read", current_->binary));
+    raise(core::ErrorEvent::Kind::kAddressError, current_->binary,
+          fmt::format("kernel binary at {:#x} could not be read", current_->binary));
     return false;
   }
   try {
@@ -325,15 +300,15 @@ bool TpcCore::fetch_program(core::TimePs& ready) {
     if (!transfer(tlm::TLM_READ_COMMAND, current_->binary + kBinaryHeaderBytes,
                   binary.data() + kBinaryHeaderBytes,
                   static_cast<std::uint32_t>(binary.size() - kBinaryHeaderBytes), at, at)) {
-      fail(core::ErrorEvent::Kind::kAddressError, current_->binary,
-           fmt::format("kernel binary at {:#x} ({} bundles) could not be read", current_->binary,
-                       count));
+      raise(core::ErrorEvent::Kind::kAddressError, current_->binary,
+            fmt::format("kernel binary at {:#x} ({} bundles) could not be read", current_->binary,
+                        count));
       return false;
     }
     current_->program = decoded_program(binary);
   } catch (const std::invalid_argument& e) {
-    fail(core::ErrorEvent::Kind::kKernelFault, current_->binary,
-         fmt::format("kernel binary at {:#x}: {}", current_->binary, e.what()));
+    raise(core::ErrorEvent::Kind::kKernelFault, current_->binary,
+          fmt::format("kernel binary at {:#x}: {}", current_->binary, e.what()));
     return false;
   }
   ready = at;
@@ -357,8 +332,8 @@ void TpcCore::run() {
   }
   if (state == Executor::State::kFailed) {
     const std::uint64_t fault = engine_->unit.fault_address();
-    fail(fault ? core::ErrorEvent::Kind::kAddressError : core::ErrorEvent::Kind::kKernelFault,
-         fault ? fault : current_->binary, engine_->executor.error());
+    raise(fault ? core::ErrorEvent::Kind::kAddressError : core::ErrorEvent::Kind::kKernelFault,
+          fault ? fault : current_->binary, engine_->executor.error());
     if (trace_) tile_cache().traces.clear();  // a faulting tile is no model for others
     return end_kernel(false);
   }
@@ -370,9 +345,9 @@ void TpcCore::run() {
       list +=
           fmt::format("{}bundle {} {} slot read {}", i ? ", " : "", h.pc, slot_name(h.slot), h.reg);
     }
-    fail(core::ErrorEvent::Kind::kHazard, current_->binary,
-         fmt::format("{} early reads: {}{}", engine_->executor.hazards().size(), list,
-                     engine_->executor.hazards().size() > kMaxHazardsReported ? ", ..." : ""));
+    raise(core::ErrorEvent::Kind::kHazard, current_->binary,
+          fmt::format("{} early reads: {}{}", engine_->executor.hazards().size(), list,
+                      engine_->executor.hazards().size() > kMaxHazardsReported ? ", ..." : ""));
   }
   end_kernel(engine_->unit.finish());
 }
@@ -434,9 +409,9 @@ void TpcCore::end_kernel(bool ok) {
     std::uint8_t message[4];
     std::memcpy(message, &current_->sync_message, 4);
     if (!transfer(tlm::TLM_WRITE_COMMAND, current_->sync_address, message, 4, end, done)) {
-      fail(core::ErrorEvent::Kind::kAddressError, current_->sync_address,
-           fmt::format("the kernel's sync object at {:#x} could not be written",
-                       current_->sync_address));
+      raise(core::ErrorEvent::Kind::kAddressError, current_->sync_address,
+            fmt::format("the kernel's sync object at {:#x} could not be written",
+                        current_->sync_address));
       error_ = true;
     }
   }
@@ -450,19 +425,12 @@ void TpcCore::end_kernel(bool ok) {
 
 void TpcCore::finish() {
   stats_.busy_ps.add(core::now_ps() - kernel_start_);
-  core::TraceWriter& trace = core::trace_writer();
-  if (trace.enabled()) {
-    if (track_.tid == 0) track_ = trace.track(name());
-    trace.span(track_, fmt::format("kernel {}", current_->kernel_id), kernel_start_, core::now_ps(),
-               {{"bundles", engine_->timer.bundles()}, {"ok", !error_}, {"reused", replaying_}});
-  }
+  account(fmt::format("kernel {}", current_->kernel_id), kernel_start_, core::now_ps(), [this] {
+    return nlohmann::json{
+        {"bundles", engine_->timer.bundles()}, {"ok", !error_}, {"reused", replaying_}};
+  });
   current_.reset();
-  start_next();
-}
-
-void TpcCore::fail(core::ErrorEvent::Kind kind, std::uint64_t address, std::string detail) {
-  if (error_sink_)
-    error_sink_(core::ErrorEvent{kind, name(), address, core::now_ps(), std::move(detail)});
+  job_done();
 }
 
 // ---------------------------------------------------------------- tile reuse

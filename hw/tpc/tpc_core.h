@@ -17,9 +17,6 @@
 // answer; the time is the same.
 #pragma once
 
-#include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
-
 #include <deque>
 #include <functional>
 #include <map>
@@ -28,11 +25,8 @@
 #include <systemc>
 #include <vector>
 
-#include "hw/core/engine_status.h"
-#include "hw/core/error_event.h"
-#include "hw/core/event_queue.h"
-#include "hw/core/stats.h"
-#include "hw/core/trace.h"
+#include "core/stats.h"
+#include "hw/engine/engine_shell.h"
 #include "hw/tpc/access_unit.h"
 #include "hw/tpc/executor.h"
 #include "hw/tpc/pipeline_timer.h"
@@ -42,32 +36,22 @@
 
 namespace podsim::tpc {
 
-class TpcCore : public sc_core::sc_module,
-                public core::EngineStatus,
-                private core::Timed,
-                private MemoryTransport {
+// The core's sockets (memory: binaries, tensors and the sync object through the NoC; registers
+// at offsets from the block's base), job queue and side band are the engine shell's
+// (hw/engine/engine_shell.h).
+class TpcCore : public engine::EngineShell, private MemoryTransport {
  public:
   // Bytes of address space the register block covers.
   static constexpr std::uint64_t kRegisterSpan = 0x2000;
-
-  // Kernel binaries, tensors and the sync object: absolute chip addresses through the NoC.
-  tlm_utils::simple_initiator_socket<TpcCore> memory_socket;
-  // Registers at offsets from the block's base.
-  tlm_utils::simple_target_socket<TpcCore> register_socket;
 
   // `functional`: real bytes move; otherwise only time. Throws std::invalid_argument on a bad
   // configuration, naming the key.
   TpcCore(sc_core::sc_module_name name, const TpcCoreConfig& config, bool functional);
   ~TpcCore() override;
 
-  bool busy() const override { return busy_; }
-  void when_idle(std::function<void()> then) override;
-  void set_error_sink(core::ErrorSink sink) { error_sink_ = std::move(sink); }
   // The RTL vector ALU when vpu_model is rtl, else nullptr.
   const RtlVectorAlu* rtl_alu() const { return rtl_alu_.get(); }
   const TpcCoreConfig& config() const { return config_; }
-  // The register as software reads it.
-  std::uint32_t read_register(std::uint64_t offset) const;
 
   struct Stats {
     core::Counter& kernels;
@@ -87,19 +71,17 @@ class TpcCore : public sc_core::sc_module,
   struct Launch;
   struct Trace;
 
-  void register_access(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  std::uint32_t read_word(std::uint64_t offset) const override;
+  void write_word(std::uint64_t offset, std::uint32_t value, core::TimePs at) override;
   Launch latch() const;
-  void queue(Launch l);
-  void fire(std::uint32_t tag) override;
-  void start_next();
-  void start_kernel();
+  void on_fire(std::uint32_t tag) override;
+  void start_job() override;
   bool fetch_program(core::TimePs& ready);
   void run();
   void replay();
   void rtl_thread();
   void end_kernel(bool ok);
   void finish();
-  void fail(core::ErrorEvent::Kind kind, std::uint64_t address, std::string detail);
   void record_bundle(std::size_t events_before);
   std::optional<std::string> reuse_key() const;
   std::uint64_t tile_origin(int tensor) const;
@@ -114,12 +96,10 @@ class TpcCore : public sc_core::sc_module,
 
   TpcCoreConfig config_;
   bool functional_;
-  std::vector<std::uint32_t> regs_;
   std::deque<Launch> queued_;
   std::unique_ptr<Launch> current_;
-  bool busy_ = false, error_ = false;
+  bool error_ = false;
   core::TimePs kernel_start_ = 0;
-  core::IdleWaiters idle_waiters_;
 
   // What runs kernels, made at the first one: a pod has thousands of idle cores.
   struct Engine;
@@ -134,9 +114,7 @@ class TpcCore : public sc_core::sc_module,
   std::uint64_t quiet_bundles_ = 0;  // bundles without memory access not yet written to the trace
 
   tlm::tlm_generic_payload trans_;
-  core::ErrorSink error_sink_;
   Stats stats_;
-  core::TrackId track_{};
 };
 
 }  // namespace podsim::tpc

@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "hw/core/register_run.h"
+#include "core/register_run.h"
 #include "hw/tpc/executor.h"
 
 namespace podsim::tpc {

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "hw/tpc/isa.h"
 
@@ -81,6 +82,10 @@ void broadcast_scalar(std::uint32_t value, Dtype t, Vector& out);
 // integers sign- or zero-extended; back: floats rounded, integers truncated).
 std::uint32_t element_to_scalar(const std::uint8_t* element, Dtype t);
 void scalar_to_element(std::uint32_t value, Dtype t, std::uint8_t* element);
+
+// Element i of a buffer as a double, and back (rounded to the buffer's type).
+double read_element(const std::vector<std::uint8_t>& buffer, Dtype t, std::uint64_t i);
+void write_element(std::vector<std::uint8_t>& buffer, Dtype t, std::uint64_t i, double value);
 
 // `count` elements converted from type `from` to type `to` as cvt does (float to float rounding
 // to nearest even, float to integer rounding and saturating with NaN as 0, integer to float

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "collectives/system_file.h"
+#include "core/event_queue.h"
 #include "hw/chip/chip.h"
-#include "hw/core/event_queue.h"
 #include "hw/system/system_config.h"
 #include "hw/system/system_model.h"
 

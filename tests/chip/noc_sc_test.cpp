@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/memory_target.h"
+#include "core/stats.h"
 #include "hw/chip/noc.h"
-#include "hw/core/memory_target.h"
-#include "hw/core/stats.h"
 
 namespace podsim::chip {
 namespace {

@@ -13,15 +13,15 @@
 #include <utility>
 #include <vector>
 
+#include "core/event_queue.h"
+#include "core/kernel.h"
+#include "core/memory_target.h"
 #include "hw/chip/noc.h"
 #include "hw/chip/qman.h"
 #include "hw/chip/qman_ring.h"
 #include "hw/chip/spec/packet_codec.h"
 #include "hw/chip/spec/sync_values.h"
 #include "hw/chip/sync_manager.h"
-#include "hw/core/event_queue.h"
-#include "hw/core/kernel.h"
-#include "hw/core/memory_target.h"
 #include "podsim/spec/gaudi1.h"
 
 namespace podsim::chip {

@@ -4,9 +4,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/codegen.h"
 #include "hw/chip/spec/specgen/spec_emit.h"
 #include "hw/chip/spec/specgen/spec_loader.h"
-#include "hw/core/codegen.h"
 
 namespace podsim::chip::specgen {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "collectives/launcher.h"
 #include "collectives/system_file.h"
-#include "hw/core/kernel.h"
+#include "core/kernel.h"
 #include "hw/system/system_config.h"
 #include "hw/system/topology.h"
 #include "tests/collectives/chained_reductions.h"

@@ -1,10 +1,10 @@
-#include "hw/core/bandwidth_server.h"
+#include "core/bandwidth_server.h"
 
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 
-#include "hw/core/units.h"
+#include "core/units.h"
 
 namespace podsim::core {
 namespace {

@@ -1,11 +1,12 @@
 // Configuration loading and binding: extends, overrides, and every kind of bad input reported
 // once with its file:line:column and full key path.
 #include <gmock/gmock.h>
-#include <set>
 #include <gtest/gtest.h>
 
-#include "hw/core/config_binding.h"
-#include "hw/core/config_tree.h"
+#include <set>
+
+#include "core/config_binding.h"
+#include "core/config_tree.h"
 #include "tests/support/test_support.h"
 
 namespace podsim::core {
@@ -67,7 +68,8 @@ std::vector<Diagnostic> bind_errors(const std::string& text) {
 TEST(ConfigBinding, BindsEveryValueKind) {
   const auto c = bind_text(
       "name: p\nports: 8\nbuffer: 2MiB\nlossless: false\nshape: mesh\n"
-      "link: {rate: 12.5GB/s, delay: 1us}\nextra:\n  - {delay: 5ns}\n  - {rate: 200Gbps, delay: 0ns}\n");
+      "link: {rate: 12.5GB/s, delay: 1us}\nextra:\n  - {delay: 5ns}\n  - {rate: 200Gbps, delay: "
+      "0ns}\n");
   EXPECT_EQ(c.name, "p");
   EXPECT_EQ(c.ports, 8);
   EXPECT_EQ(c.buffer.bytes, 2u << 20);
@@ -126,8 +128,7 @@ TEST(ConfigBinding, NegativeBandwidthIsOutOfRange) {
 TEST(ConfigBinding, IntegerRangeMessageGivesTheBound) {
   const auto errors = bind_errors("name: p\nports: 99\nlink: {delay: 1ns}\n");
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].to_string(),
-            "part.yaml:2:8: error: key 'ports': must be at most 64, got 99");
+  EXPECT_EQ(errors[0].to_string(), "part.yaml:2:8: error: key 'ports': must be at most 64, got 99");
 }
 
 TEST(ConfigBinding, WrongTypesAreNamed) {
@@ -165,7 +166,8 @@ TEST(ConfigBinding, MissingRequiredKeyInsideAnAbsentSectionIsStillReported) {
 }
 
 TEST(ConfigBinding, ListItemsAreNamedByIndex) {
-  const auto errors = bind_errors("name: p\nlink: {delay: 1ns}\nextra:\n  - {delay: 1ns}\n  - {delay: 1}\n");
+  const auto errors =
+      bind_errors("name: p\nlink: {delay: 1ns}\nextra:\n  - {delay: 1ns}\n  - {delay: 1}\n");
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].key_path, "extra.1.delay");
   EXPECT_EQ(errors[0].where.line, 5);
@@ -187,7 +189,8 @@ TEST(ConfigBinding, CrossKeyChecksPointAtTheKey) {
 }
 
 TEST(ConfigBinding, KeysOnlyModeSkipsCrossKeyChecks) {
-  const auto tree = parse_yaml("name: p\nports: 12\nlossless: false\nlink: {delay: 1ns}\n", "p.yaml");
+  const auto tree =
+      parse_yaml("name: p\nports: 12\nlossless: false\nlink: {delay: 1ns}\n", "p.yaml");
   const auto c = bind_config<PartConfig>(tree, BindChecks::kKeysOnly);
   EXPECT_EQ(c.ports, 12);
   EXPECT_EQ(cross_key_problems(c, tree).size(), 1u);
@@ -229,9 +232,9 @@ TEST(ConfigBinding, SchemaListsEveryKeyWithKindAndDefault) {
   const auto rows = config_schema<PartConfig>();
   std::vector<std::string> paths;
   for (const auto& r : rows) paths.push_back(r.path);
-  EXPECT_THAT(paths, ::testing::ElementsAre("name", "ports", "buffer", "lossless", "shape",
-                                            "link.rate", "link.delay", "extra", "extra[].rate",
-                                            "extra[].delay"));
+  EXPECT_THAT(paths,
+              ::testing::ElementsAre("name", "ports", "buffer", "lossless", "shape", "link.rate",
+                                     "link.delay", "extra", "extra[].rate", "extra[].delay"));
   EXPECT_EQ(rows[1].kind, "integer");
   EXPECT_EQ(rows[1].default_text, "4");
   EXPECT_EQ(rows[1].range, ">= 1, <= 64");

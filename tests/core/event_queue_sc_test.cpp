@@ -11,8 +11,8 @@
 #include <tlm>
 #include <vector>
 
-#include "hw/core/event_queue.h"
-#include "hw/core/kernel.h"
+#include "core/event_queue.h"
+#include "core/kernel.h"
 
 namespace podsim::core {
 namespace {

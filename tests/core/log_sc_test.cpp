@@ -7,7 +7,7 @@
 #include <systemc>
 #include <vector>
 
-#include "hw/core/log.h"
+#include "core/log.h"
 
 namespace {
 

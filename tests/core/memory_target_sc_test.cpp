@@ -12,10 +12,10 @@
 #include <tlm>
 #include <vector>
 
-#include "hw/core/kernel.h"
-#include "hw/core/memory_target.h"
-#include "hw/core/stats.h"
-#include "hw/core/units.h"
+#include "core/kernel.h"
+#include "core/memory_target.h"
+#include "core/stats.h"
+#include "core/units.h"
 
 namespace podsim::core {
 namespace {

@@ -1,7 +1,7 @@
 // Element formats and reductions: conversions round to nearest even (checked against the
 // compiler's own _Float16 and against hand-worked ties), every 16-bit pattern survives a round
 // trip, and reductions follow IEEE-754 per element.
-#include "hw/core/numeric.h"
+#include "core/numeric.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "hw/core/object_pool.h"
+#include "core/object_pool.h"
 
 #include <gtest/gtest.h>
 

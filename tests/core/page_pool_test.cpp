@@ -1,6 +1,6 @@
 // The sparse memories' page pool: pages come zeroed, a page given back is reused (cleared once)
 // before anything new is mapped, and slabs grow from 64 KiB to 2 MiB.
-#include "hw/core/page_pool.h"
+#include "core/page_pool.h"
 
 #include <gtest/gtest.h>
 

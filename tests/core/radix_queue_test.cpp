@@ -1,6 +1,6 @@
 // The radix queue behind the event queue: entries come out by time, equal times in the order
 // they went in, however pushes and pops interleave.
-#include "hw/core/radix_queue.h"
+#include "core/radix_queue.h"
 
 #include <gtest/gtest.h>
 

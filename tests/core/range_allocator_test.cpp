@@ -1,5 +1,5 @@
 // The launchers' first-fit allocator: alignment, exhaustion, and merging on release.
-#include "hw/core/range_allocator.h"
+#include "core/range_allocator.h"
 
 #include <gtest/gtest.h>
 

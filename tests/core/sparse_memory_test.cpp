@@ -1,4 +1,4 @@
-#include "hw/core/sparse_memory.h"
+#include "core/sparse_memory.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "hw/core/stats.h"
+#include "core/stats.h"
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>

@@ -10,9 +10,9 @@
 #include <systemc>
 #include <vector>
 
-#include "hw/core/kernel.h"
-#include "hw/core/stats.h"
-#include "hw/core/trace.h"
+#include "core/kernel.h"
+#include "core/stats.h"
+#include "core/trace.h"
 #include "tests/support/chrome_trace_check.h"
 #include "tests/support/test_support.h"
 

@@ -1,4 +1,4 @@
-#include "hw/core/trace.h"
+#include "core/trace.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "hw/core/units.h"
+#include "core/units.h"
 
 #include <gtest/gtest.h>
 

@@ -12,11 +12,11 @@
 #include <tlm>
 #include <vector>
 
+#include "core/event_queue.h"
+#include "core/kernel.h"
+#include "core/memory_target.h"
+#include "core/numeric.h"
 #include "hw/chip/noc.h"
-#include "hw/core/event_queue.h"
-#include "hw/core/kernel.h"
-#include "hw/core/memory_target.h"
-#include "hw/core/numeric.h"
 #include "hw/dma/dma_core.h"
 #include "hw/dma/dma_descriptor.h"
 #include "hw/dma/dma_regs.h"
@@ -327,12 +327,17 @@ TEST(DmaCore, RegisterProgrammedTransferWritesItsCompletion) {
     EXPECT_EQ(b.dump(kSram + 0x200, data.size()), data);
     const auto word = b.dump(kCompletion, 4);
     EXPECT_EQ(word, (std::vector<std::uint8_t>{0x01, 0xEE, 0xFF, 0xC0}));
-    // Outside the register block's registers: an address error, as the NoC gives for a hole.
+    // Outside the register block's registers: an address error, as the NoC gives for a hole,
+    // and the engine shell's error event.
     EXPECT_EQ(b.write_reg(0x1000, 1), tlm::TLM_ADDRESS_ERROR_RESPONSE);
   });
   simulate();
   EXPECT_EQ(bench.dma.stats().jobs.value(), 1u);
-  EXPECT_TRUE(bench.errors.empty());
+  ASSERT_EQ(bench.errors.size(), 1u);
+  EXPECT_EQ(bench.errors[0].kind, core::ErrorEvent::Kind::kAddressError);
+  EXPECT_EQ(bench.errors[0].address, 0x1000u);
+  EXPECT_NE(bench.errors[0].detail.find("not a register"), std::string::npos)
+      << bench.errors[0].detail;
 }
 
 TEST(DmaCore, ExtensionRegistersRunAStridedReduction) {

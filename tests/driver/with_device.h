@@ -8,9 +8,9 @@
 #include <string>
 
 #include "collectives/system_file.h"
+#include "core/event_queue.h"
 #include "driver/device.h"
 #include "drm/habanalabs_accel.h"
-#include "hw/core/event_queue.h"
 #include "hw/system/host_side.h"
 #include "hw/system/system_model.h"
 

@@ -1,11 +1,10 @@
 // Links: exact serialization and propagation, pull-based sending, loss and corruption.
-#include "hw/fabric/link.h"
-
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "hw/core/kernel.h"
+#include "core/kernel.h"
+#include "hw/fabric/link.h"
 
 namespace podsim::fabric {
 namespace {

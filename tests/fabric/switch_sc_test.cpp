@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/core/kernel.h"
+#include "core/kernel.h"
 #include "hw/fabric/switch.h"
 
 namespace podsim::fabric {

@@ -9,8 +9,8 @@
 #include <cmath>
 #include <string>
 
-#include "hw/core/config_binding.h"
-#include "hw/core/config_tree.h"
+#include "core/config_binding.h"
+#include "core/config_tree.h"
 
 namespace podsim::fabric {
 namespace {

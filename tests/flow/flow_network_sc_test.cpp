@@ -6,7 +6,7 @@
 #include <systemc>
 #include <vector>
 
-#include "hw/core/kernel.h"
+#include "core/kernel.h"
 #include "hw/flow/flow_network.h"
 
 namespace podsim::flow {

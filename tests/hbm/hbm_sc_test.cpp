@@ -10,7 +10,7 @@
 #include <tlm>
 #include <vector>
 
-#include "hw/core/stats.h"
+#include "core/stats.h"
 #include "hw/hbm/hbm.h"
 
 namespace podsim::hbm {

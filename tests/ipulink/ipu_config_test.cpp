@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "hw/core/config_tree.h"
+#include "core/config_tree.h"
 #include "hw/ipulink/ipu_wiring.h"
 
 namespace podsim::ipulink {

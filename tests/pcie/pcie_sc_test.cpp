@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "hw/core/kernel.h"
-#include "hw/core/memory_target.h"
+#include "core/kernel.h"
+#include "core/memory_target.h"
 #include "hw/host/host_cpu.h"
 #include "hw/host/host_memory.h"
 #include "hw/host/root_complex.h"

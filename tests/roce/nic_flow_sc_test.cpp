@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "hw/core/kernel.h"
-#include "hw/core/memory_target.h"
-#include "hw/core/random.h"
+#include "core/kernel.h"
+#include "core/memory_target.h"
+#include "core/random.h"
 #include "hw/fabric/link.h"
 #include "hw/flow/flow_network.h"
 #include "hw/roce/nic.h"

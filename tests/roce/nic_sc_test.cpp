@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "hw/core/event_queue.h"
-#include "hw/core/kernel.h"
-#include "hw/core/memory_target.h"
-#include "hw/core/random.h"
-#include "hw/core/trace.h"
+#include "core/event_queue.h"
+#include "core/kernel.h"
+#include "core/memory_target.h"
+#include "core/random.h"
+#include "core/trace.h"
 #include "hw/fabric/link.h"
 #include "hw/roce/nic.h"
 #include "tests/roce/nic_test_support.h"

@@ -5,9 +5,9 @@
 #include <systemc>
 #include <vector>
 
-#include "hw/core/kernel.h"
-#include "hw/core/memory_target.h"
-#include "hw/core/random.h"
+#include "core/kernel.h"
+#include "core/memory_target.h"
+#include "core/random.h"
 #include "hw/fabric/packet.h"
 #include "hw/roce/completion_queue.h"
 

@@ -4,7 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "hw/core/config_tree.h"
+#include "core/config_tree.h"
 
 namespace podsim::roce {
 namespace {

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "hw/core/config_binding.h"
+#include "core/config_binding.h"
 #include "hw/system/system_config.h"
 #include "tests/support/chrome_trace_check.h"
 #include "tests/support/test_support.h"

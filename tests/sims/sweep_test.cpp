@@ -5,7 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "hw/core/config_tree.h"
+#include "core/config_tree.h"
 #include "sims/svg_plot.h"
 
 namespace podsim::sims {

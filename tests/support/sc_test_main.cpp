@@ -22,7 +22,8 @@ void fail_on_report(const sc_core::sc_report& report, const sc_core::sc_actions&
 int sc_main(int argc, char* argv[]) {
   testing::InitGoogleTest(&argc, argv);
   sc_core::sc_report_handler::set_handler(fail_on_report);
-  sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_LOG | sc_core::SC_DISPLAY);
+  sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING,
+                                          sc_core::SC_LOG | sc_core::SC_DISPLAY);
   return RUN_ALL_TESTS();
 }
 

@@ -59,7 +59,8 @@ RunResult run_program(const std::string& program, const std::vector<std::string>
   for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
   pid_t pid = 0;
-  const int spawn_error = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
+  const int spawn_error =
+      posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (spawn_error != 0) throw std::runtime_error("cannot start " + program);
   int status = 0;

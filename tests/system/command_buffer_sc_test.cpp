@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "collectives/system_file.h"
+#include "core/kernel.h"
 #include "hw/chip/qman_ring.h"
 #include "hw/chip/spec/packet_codec.h"
-#include "hw/core/kernel.h"
 #include "hw/pcie/config_space.h"
 #include "hw/system/system_config.h"
 #include "hw/system/system_model.h"

@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "hw/core/event_queue.h"
-#include "hw/core/kernel.h"
+#include "core/event_queue.h"
+#include "core/kernel.h"
 #include "hw/system/host_notices.h"
 
 namespace podsim::system {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "collectives/system_file.h"
-#include "hw/core/bulk_transfer.h"
+#include "core/bulk_transfer.h"
 #include "hw/system/host_side.h"
 #include "hw/system/system_config.h"
 #include "hw/system/system_model.h"

@@ -10,12 +10,12 @@
 #include <cstring>
 
 #include "collectives/system_file.h"
-#include "compute/launcher.h"
-#include "hw/core/kernel.h"
-#include "hw/core/random.h"
+#include "core/kernel.h"
+#include "core/random.h"
 #include "hw/system/topology.h"
 #include "hw/tpc/kernels/functional.h"
 #include "hw/tpc/rtl/rtl_vector_alu.h"
+#include "tests/support/on_chip.h"
 
 namespace podsim::tpc {
 namespace {
@@ -156,23 +156,23 @@ TEST(RtlVectorAlu, KernelsOnRtlCoresWriteWhatTheCppDatapathWrites) {
   const KernelRequest requests[] = {{"layer_norm", Dtype::kBf16, std::nullopt, {100, 3}, {}},
                                     {"relu", Dtype::kF32, std::nullopt, {1000}, {}},
                                     {"add", Dtype::kI32, std::nullopt, {700}, {}}};
-  for (const KernelRequest& r : requests) {
-    const KernelPlan plan = plan_kernel(r);
-    auto buffers = make_buffers(plan, 3);
-    const auto addresses = buffer_addresses(plan, chip.memory_base());
-    for (std::size_t i = 0; i < buffers.size(); ++i)
-      chip.debug_write(addresses[i], buffers[i].data(), buffers[i].size());
-    auto expected = buffers;
-    run_functional(plan, expected, 2);
-    bool ok = false;
-    m.attached<compute::Launcher>().run(0, plan, addresses, 0, [&](bool done) { ok = done; });
-    core::run_to_completion();
-    ASSERT_TRUE(ok) << r.kernel;
-    for (std::size_t i = 0; i < buffers.size(); ++i) {
-      if (plan.buffers[i].role == BufferSpec::Role::kScratch) continue;
-      std::vector<std::uint8_t> got(buffers[i].size());
-      chip.debug_read(addresses[i], got.data(), got.size());
-      EXPECT_EQ(got, expected[i]) << r.kernel << " buffer " << plan.buffers[i].name;
+  std::vector<std::vector<std::vector<std::uint8_t>>> got, want;
+  const std::string failure = test::with_runtime(m, [&](synapse::Runtime& rt) {
+    for (const KernelRequest& r : requests) {
+      const KernelPlan plan = plan_kernel(r);
+      auto buffers = make_buffers(plan, 3);
+      auto expected = buffers;
+      run_functional(plan, expected, 2);
+      got.push_back(test::node_buffers(plan, buffers));
+      want.push_back(test::node_buffers(plan, expected));
+      synapse::run_kernel(rt, r, 0, &got.back());
+    }
+  });
+  ASSERT_EQ(failure, "");
+  ASSERT_EQ(got.size(), 3u);
+  for (std::size_t k = 0; k < got.size(); ++k) {
+    for (std::size_t i = 0; i < got[k].size(); ++i) {
+      EXPECT_EQ(got[k][i], want[k][i]) << requests[k].kernel << " tensor " << i;
     }
   }
   EXPECT_GT(chip.tpc(0).rtl_alu()->operations(), 0u);

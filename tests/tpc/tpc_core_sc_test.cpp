@@ -6,9 +6,9 @@
 
 #include <set>
 
-#include "hw/core/bulk_transfer.h"
-#include "hw/core/kernel.h"
-#include "hw/core/memory_target.h"
+#include "core/bulk_transfer.h"
+#include "core/kernel.h"
+#include "core/memory_target.h"
 #include "hw/tpc/kernels/functional.h"
 #include "hw/tpc/kernels/library.h"
 #include "hw/tpc/tpc_core.h"

@@ -8,7 +8,7 @@
 #include <systemc>
 
 #include "collectives/system_file.h"
-#include "hw/core/kernel.h"
+#include "core/kernel.h"
 #include "hw/system/system_model.h"
 #include "hw/system/topology.h"
 #include "sims/chip_software.h"

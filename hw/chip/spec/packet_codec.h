@@ -16,8 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/register_run.h"
 #include "hw/chip/spec/packet_spec.h"
-#include "hw/core/register_run.h"
 #include "podsim/spec/gaudi1_packets.inc"
 
 namespace podsim::chip::spec {

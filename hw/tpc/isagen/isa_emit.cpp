@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "hw/core/codegen.h"
+#include "core/codegen.h"
 #include "hw/tpc/isagen/isa_spec.h"
 
 namespace podsim::tpc::isagen {

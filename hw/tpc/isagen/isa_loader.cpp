@@ -7,8 +7,8 @@
 #include <map>
 #include <set>
 
-#include "hw/core/codegen.h"
-#include "hw/core/yaml_reader.h"
+#include "core/codegen.h"
+#include "core/yaml_reader.h"
 #include "hw/tpc/isagen/isa_spec.h"
 
 namespace podsim::tpc::isagen {

@@ -4,7 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "hw/core/codegen.h"
+#include "core/codegen.h"
 #include "hw/tpc/isagen/isa_spec.h"
 
 int main(int argc, char** argv) {

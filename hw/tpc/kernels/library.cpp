@@ -118,36 +118,6 @@ TensorDescriptor descriptor(const TensorView& view, std::uint64_t base) {
   return t;
 }
 
-double read_element(const std::vector<std::uint8_t>& buffer, Dtype t, std::uint64_t i) {
-  const std::uint32_t bits = element_to_scalar(buffer.data() + i * info(t).bytes, t);
-  if (is_float(t)) return float_of(bits);
-  return info(t).kind == DtypeKind::kSigned ? static_cast<double>(static_cast<std::int32_t>(bits))
-                                            : static_cast<double>(bits);
-}
-
-void write_element(std::vector<std::uint8_t>& buffer, Dtype t, std::uint64_t i, double value) {
-  std::uint8_t* at = buffer.data() + i * info(t).bytes;
-  if (is_float(t)) {
-    float f = static_cast<float>(value);
-    if (t != Dtype::kF32 && std::isfinite(f) && static_cast<double>(f) != value) {
-      // Round to odd on the way to f32, so that the second rounding (to bf16 or f16, at least
-      // two bits shorter) rounds as once from the double.
-      if (std::fabs(static_cast<double>(f)) > std::fabs(value)) f = std::nextafter(f, 0.0f);
-      f = float_of(bits_of(f) | 1);
-    }
-    scalar_to_element(bits_of(f), t, at);
-    return;
-  }
-  const double lo =
-      info(t).kind == DtypeKind::kSigned ? -std::ldexp(1.0, info(t).bytes * 8 - 1) : 0.0;
-  const double hi = (info(t).kind == DtypeKind::kSigned ? std::ldexp(1.0, info(t).bytes * 8 - 1)
-                                                        : std::ldexp(1.0, info(t).bytes * 8)) -
-                    1;
-  const double r = std::clamp(std::nearbyint(value), lo, hi);
-  const auto v = static_cast<std::int64_t>(r);
-  std::memcpy(at, &v, info(t).bytes);  // little-endian: the low bytes
-}
-
 std::vector<std::vector<std::uint8_t>> make_buffers(const KernelPlan& plan, std::uint64_t seed) {
   std::vector<std::vector<std::uint8_t>> out;
   std::mt19937_64 rng(seed);

@@ -117,10 +117,6 @@ std::vector<Slice> partition(const Coord& space, int cores);
 // The tensor descriptor of a view once its buffer sits at `base`.
 TensorDescriptor descriptor(const TensorView& view, std::uint64_t base);
 
-// Element i of a buffer as a double, and back (rounded to the buffer's type).
-double read_element(const std::vector<std::uint8_t>& buffer, Dtype t, std::uint64_t i);
-void write_element(std::vector<std::uint8_t>& buffer, Dtype t, std::uint64_t i, double value);
-
 // Deterministic contents for every input and in-out buffer from `seed` (Fill of each buffer).
 std::vector<std::vector<std::uint8_t>> make_buffers(const KernelPlan& plan, std::uint64_t seed);
 

@@ -10,8 +10,8 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "hw/core/codegen.h"
-#include "hw/core/yaml_reader.h"
+#include "core/codegen.h"
+#include "core/yaml_reader.h"
 #include "hw/tpc/assembler.h"
 
 namespace {

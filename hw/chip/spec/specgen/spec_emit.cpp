@@ -7,7 +7,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "hw/core/codegen.h"
+#include "core/codegen.h"
 
 namespace podsim::chip::specgen {
 namespace {

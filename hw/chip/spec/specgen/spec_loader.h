@@ -7,8 +7,8 @@
 
 #include <string>
 
+#include "core/yaml_reader.h"
 #include "hw/chip/spec/specgen/spec_model.h"
-#include "hw/core/yaml_reader.h"
 
 namespace podsim::chip::specgen {
 

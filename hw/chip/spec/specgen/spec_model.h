@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/core/yaml_reader.h"
+#include "core/yaml_reader.h"
 
 namespace podsim::chip::specgen {
 

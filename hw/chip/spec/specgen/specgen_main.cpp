@@ -6,9 +6,9 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "core/codegen.h"
 #include "hw/chip/spec/specgen/spec_emit.h"
 #include "hw/chip/spec/specgen/spec_loader.h"
-#include "hw/core/codegen.h"
 
 using podsim::chip::specgen::ChipSpec;
 using podsim::core::first_difference;
