@@ -184,6 +184,7 @@ void CommandCompiler::compile_rank(int rank, const std::vector<Program>& program
   const Program& program = programs[static_cast<std::size_t>(rank)];
   const ChipGeometry& g = geometry_[static_cast<std::size_t>(rank)];
   RankCode& code = ranks_[static_cast<std::size_t>(rank)];
+  code.generation = g.generation;
   const std::uint32_t signals = program.signals;
   const auto queues = static_cast<std::uint32_t>(g.queues);  // the DMA QMANs
   const auto tpcs = static_cast<std::uint32_t>(g.tpcs);
@@ -361,7 +362,8 @@ std::uint64_t CommandCompiler::buffer_bytes(const std::vector<Op>& ops) const {
 std::uint64_t CommandCompiler::binaries_bytes(const RankCode& code) {
   std::uint64_t bytes = 0;
   for (const std::string& key : code.binaries) {
-    bytes += (tpc::kernel_binary(key).size() + kBinaryAlign - 1) / kBinaryAlign * kBinaryAlign;
+    bytes += (tpc::kernel_binary(key, code.generation).size() + kBinaryAlign - 1) / kBinaryAlign *
+             kBinaryAlign;
   }
   return bytes;
 }
@@ -448,7 +450,7 @@ ChipImage CommandCompiler::encode(int rank, const std::vector<ChipPlacement>& pl
   std::uint64_t offset = 0;
   std::vector<std::uint64_t> binaries;
   for (const std::string& key : code.binaries) {
-    const std::vector<std::uint8_t> binary = tpc::kernel_binary(key);
+    const std::vector<std::uint8_t> binary = tpc::kernel_binary(key, code.generation);
     binaries.push_back(at.arena + offset);
     std::copy(binary.begin(), binary.end(), image.bytes.begin() + static_cast<long>(offset));
     offset += (binary.size() + kBinaryAlign - 1) / kBinaryAlign * kBinaryAlign;

@@ -51,6 +51,7 @@ struct ChipGeometry {
   std::uint32_t max_buffer = 2u << 20;  // largest command buffer (the QMANs' max_cb_size)
   // TPCs reductions run on, tpc0 onwards, each a queue after the DMA ones; 0: the DMA engines.
   int tpcs = 0;
+  tpc::Generation generation = tpc::Generation::kGaudi;  // theirs: the binaries they run
 };
 
 // Where the launcher put one rank's share of a collective.
@@ -137,6 +138,7 @@ class CommandCompiler {
     std::vector<SliceSpec> slices;
     std::vector<KernelSpec> kernels;
     std::vector<std::string> binaries;  // kernel binaries, at the start of the arena
+    tpc::Generation generation = tpc::Generation::kGaudi;  // the TPCs' the binaries are for
     std::uint32_t sobs = 0;
   };
   struct Position {

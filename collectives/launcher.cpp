@@ -120,6 +120,7 @@ ChipGeometry Launcher::geometry(int chip, bool reduce_on_tpcs) const {
   // A slice smaller than what one engine keeps in flight would not reach its streaming rate.
   g.min_slice = engine.burst.bytes * static_cast<std::uint64_t>(engine.outstanding);
   g.max_buffer = static_cast<std::uint32_t>(c.config().qman.max_cb_size.bytes);
+  g.generation = c.config().tpc.core.generation;
   if (reduce_on_tpcs) {
     g.tpcs = tpc_queues(chip);
     if (g.tpcs == 0) {

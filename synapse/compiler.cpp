@@ -97,7 +97,8 @@ std::uint64_t Compiler::address(std::uint32_t tensor, int variant) const {
 // 0. Element-wise chains become one kernel each (fusion.h).
 void Compiler::fuse() {
   const std::vector<Node>& nodes = graph_.nodes();
-  std::vector<Fusion> fusions = target_.fuse ? find_fusions(graph_) : std::vector<Fusion>{};
+  std::vector<Fusion> fusions =
+      target_.fuse ? find_fusions(graph_, target_.generation) : std::vector<Fusion>{};
   std::size_t next = 0;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     if (next < fusions.size() && fusions[next].first == i) {
@@ -267,7 +268,8 @@ std::uint64_t Compiler::binary_address(const std::string& key, int variant) {
   if (it == binaries_.end()) {
     const auto generated = generated_.find(key);
     KernelBinary b{key, recipe_.program_bytes,
-                   generated != generated_.end() ? generated->second : tpc::kernel_binary(key)};
+                   generated != generated_.end() ? generated->second
+                                                 : tpc::kernel_binary(key, target_.generation)};
     recipe_.program_bytes = align(recipe_.program_bytes + b.code.size());
     it = binaries_.emplace(key, recipe_.program.size()).first;
     recipe_.program.push_back(std::move(b));
@@ -418,6 +420,8 @@ Target Target::of(std::uint32_t device_id) {
   Target t;
   t.device_id = driver::QueueMap::of(device_id).device_id();
   t.mme_rows = device_id == driver::kGaudi2DeviceId ? 256 : 128;
+  t.generation =
+      device_id == driver::kGaudi2DeviceId ? tpc::Generation::kGaudi2 : tpc::Generation::kGaudi;
   // The default table's runtime share, past what Linux's driver keeps [C1].
   const chip::ResourceShare& share = chip::default_resources().runtime;
   t.first_sob = GAUDI_FIRST_AVAILABLE_W_S_SYNC_OBJECT;

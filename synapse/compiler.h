@@ -38,7 +38,9 @@ struct Target {
   std::uint32_t mme_rows = 128;  // rows of one MME's array: GEMM rows are dealt out in these
   std::uint32_t first_sob = 0, first_monitor = 0;  // the first the driver leaves to user space
   std::uint32_t sobs = 0, monitors = 0;            // how many from there
-  int stream = 0;    // the engine QMANs' stream recipes queue on (chip.resources.runtime)
+  int stream = 0;  // the engine QMANs' stream recipes queue on (chip.resources.runtime)
+  // The TPCs' generation: the kernel binaries the recipe carries are scheduled for it.
+  tpc::Generation generation = tpc::Generation::kGaudi;
   bool fuse = true;  // fuse element-wise chains (fusion.h)
 
   // The device with PCI id `device_id` (Gaudi1 or Gaudi2) as Linux's driver leaves it to user

@@ -63,7 +63,8 @@ bool continues(const Node& next, TensorId value, Step& step) {
 // is computed in f32 throughout, 64 lanes at a time, as the library's GELU is.
 class Writer {
  public:
-  Writer(const Graph& g, const std::vector<Step>& steps, Dtype t) : g_(g), steps_(steps) {
+  Writer(const Graph& g, const std::vector<Step>& steps, Dtype t, tpc::Generation generation)
+      : g_(g), steps_(steps), generation_(generation) {
     const bool wide = std::any_of(steps.begin(), steps.end(),
                                   [](const Step& s) { return s.node->kernel.kernel == "gelu"; });
     lanes_ = wide ? 64 : 256 / tpc::info(t).bytes;
@@ -82,6 +83,7 @@ class Writer {
 
   const Graph& g_;
   const std::vector<Step>& steps_;
+  tpc::Generation generation_;
   std::vector<TensorId> tensors_;  // by kernel tensor index
   std::vector<bool> bias_;
   std::string code_, key_;
@@ -182,7 +184,8 @@ Fusion Writer::build(std::size_t first) {
   f.last = first + steps_.size() - 1;
   f.source = code_;
   const std::string name = tpc::info(t).name;
-  f.binary = tpc::serialize_binary(tpc::assemble(code_, {"fused " + key_, {{"T", name}}}).bundles);
+  const tpc::Assembly a = tpc::assemble(code_, {"fused " + key_, {{"T", name}}, generation_});
+  f.binary = tpc::serialize_binary(a.bundles, a.generation);
   const std::string key = fmt::format("fused{}.{}", key_, name);
   tpc::KernelPlan& p = f.plan;
   p.request = tpc::KernelRequest{key, t, {}, shape, {}};
@@ -227,7 +230,7 @@ Fusion Writer::build(std::size_t first) {
 
 }  // namespace
 
-std::vector<Fusion> find_fusions(const Graph& graph) {
+std::vector<Fusion> find_fusions(const Graph& graph, tpc::Generation generation) {
   const std::vector<Node>& nodes = graph.nodes();
   // Per tensor, how many nodes read it and write it.
   std::vector<int> readers(graph.tensors().size(), 0), writers(graph.tensors().size(), 0);
@@ -264,7 +267,8 @@ std::vector<Fusion> find_fusions(const Graph& graph) {
       ++j;
     }
     steps.back().store = true;  // the chain's result
-    if (steps.size() >= 2) out.push_back(Writer(graph, steps, nodes[i].kernel.dtype).build(i));
+    if (steps.size() >= 2)
+      out.push_back(Writer(graph, steps, nodes[i].kernel.dtype, generation).build(i));
     i = j + 1;
   }
   return out;

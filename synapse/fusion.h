@@ -25,6 +25,7 @@ struct Fusion {
 };
 
 // The graph's fusable chains, in order, none overlapping.
-std::vector<Fusion> find_fusions(const Graph& graph);
+// Fused kernels are scheduled for `generation`'s cores.
+std::vector<Fusion> find_fusions(const Graph& graph, tpc::Generation generation);
 
 }  // namespace podsim::synapse

@@ -694,7 +694,7 @@ class Assembler {
         for (const Parsed& p : c.instructions) {
           items.push_back(ScheduleItem{p.instruction, p.immediate, !p.label.empty()});
         }
-        const BlockSchedule s = schedule_block(items);
+        const BlockSchedule s = schedule_block(items, options_.generation);
         l.bundle_of = s.bundle_of;
         l.bundles = s.bundles;
       } else {
@@ -800,7 +800,9 @@ std::string mnemonic_text(const Instruction& in) {
 }  // namespace
 
 Assembly assemble(const std::string& text, const AssembleOptions& options) {
-  return Assembler(text, options).run();
+  Assembly a = Assembler(text, options).run();
+  a.generation = options.generation;
+  return a;
 }
 
 std::string disassemble_instruction(const Instruction& in, std::uint32_t immediate) {

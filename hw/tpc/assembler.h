@@ -31,10 +31,13 @@ class AsmError : public std::runtime_error {
 struct AssembleOptions {
   std::string source_name = "<input>";  // names the text in messages
   std::map<std::string, std::string> defines;
+  // The cores the code is scheduled for: .sched blocks wait out this generation's latencies.
+  Generation generation = Generation::kGaudi2;
 };
 
 struct Assembly {
-  std::string kernel_name;  // from .kernel, or empty
+  std::string kernel_name;                      // from .kernel, or empty
+  Generation generation = Generation::kGaudi2;  // what it was scheduled for
   std::vector<Bundle> bundles;
   std::vector<int> lines;  // per bundle, the source line it came from (0: scheduler padding)
 };

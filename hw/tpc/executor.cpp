@@ -107,7 +107,11 @@ Executor::~Executor() = default;
 
 Program::~Program() = default;
 
-Program::Program(const std::vector<Bundle>& bundles) {
+Program::Program(const std::vector<std::uint8_t>& binary)
+    : Program(parse_binary(binary), binary_generation(binary.data())) {}
+
+Program::Program(const std::vector<Bundle>& bundles, Generation generation)
+    : generation_(generation) {
   if (bundles.empty()) throw std::invalid_argument("a kernel needs at least one bundle");
   bundle_count_ = static_cast<std::uint32_t>(bundles.size());
   ops_.resize(bundles.size() * kSlotCount);
@@ -125,7 +129,7 @@ Program::Program(const std::vector<Bundle>& bundles) {
       d.pred = in.pred, d.pred_not = in.pred_not, d.pred_vector = in.pred_vector;
       d.b_kind = in.b_kind;
       d.modifier = in.modifier;
-      d.latency = op.latency;
+      d.latency = static_cast<std::uint8_t>(latency(in.op, in.dtype, generation));
       d.immediate = bundles[pc].immediate;
       for (int i = 0; i < op.operand_count; ++i) {
         if (op.operands[static_cast<std::size_t>(i)].role == Role::kB)

@@ -87,6 +87,8 @@ struct ExecutorConfig {
   // nothing but the vector values themselves changes (tests/tpc/executor_test.cpp holds every
   // kernel's timing to that).
   bool vector_data = true;
+  // The core's generation: the kernel binaries it takes (run_functional picks them by it).
+  Generation generation = Generation::kGaudi2;
 };
 
 // A kernel decoded once for every core that runs it: each slot's operation, operands and
@@ -95,15 +97,21 @@ class Program {
  public:
   // `bundles` must have passed check_bundle; labels are checked here (throws
   // std::invalid_argument naming the bundle).
-  explicit Program(const std::vector<Bundle>& bundles);
+  // Its results become visible after `generation`'s latencies (isa.yaml), the generation the
+  // bundles were scheduled for.
+  Program(const std::vector<Bundle>& bundles, Generation generation);
+  // A kernel binary (serialize_binary), decoded for the generation its header names.
+  explicit Program(const std::vector<std::uint8_t>& binary);
   ~Program();
   std::uint32_t size() const { return bundle_count_; }
+  Generation generation() const { return generation_; }
 
  private:
   friend class Executor;
   struct Decoded;
   std::vector<Decoded> ops_;  // four per bundle
   std::uint32_t bundle_count_ = 0;
+  Generation generation_ = Generation::kGaudi2;
 };
 
 class Executor {

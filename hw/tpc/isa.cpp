@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -343,13 +344,28 @@ std::optional<std::string> check_bundle(const DecodedBundle& decoded) {
   return std::nullopt;
 }
 
-std::vector<std::uint8_t> serialize_binary(const std::vector<Bundle>& bundles) {
+int max_latency() {
+  int most = 0;
+  for (const auto& g : kLatencies)
+    for (const std::uint8_t cycles : g) most = std::max(most, static_cast<int>(cycles));
+  return most;
+}
+
+std::optional<Generation> find_generation(std::string_view name) {
+  for (int g = 0; g < kGenerationCount; ++g)
+    if (name == kGenerationNames[g]) return static_cast<Generation>(g);
+  return std::nullopt;
+}
+
+std::vector<std::uint8_t> serialize_binary(const std::vector<Bundle>& bundles,
+                                           Generation generation) {
   if (bundles.size() > kMaxBundles) throw std::invalid_argument("too many bundles");
   std::vector<std::uint8_t> out(kBinaryHeaderBytes + bundles.size() * kBundleBytes, 0);
   const std::uint32_t header[4] = {kBinaryMagic,
                                    static_cast<std::uint32_t>(kIsaVersion) |
                                        static_cast<std::uint32_t>(kBinaryHeaderBytes) << 16,
-                                   static_cast<std::uint32_t>(bundles.size()), 0};
+                                   static_cast<std::uint32_t>(bundles.size()),
+                                   static_cast<std::uint32_t>(generation) + 1};
   std::memcpy(out.data(), header, sizeof(header));
   for (std::size_t i = 0; i < bundles.size(); ++i) {
     const EncodedBundle b = encode_bundle(bundles[i]);
@@ -372,7 +388,19 @@ std::uint32_t binary_bundle_count(const std::uint8_t* header) {
   if (words[2] == 0 || words[2] > kMaxBundles) {
     throw std::invalid_argument(fmt::format("kernel binary with {} bundles", words[2]));
   }
+  std::uint32_t generation = 0;
+  std::memcpy(&generation, header + 12, 4);
+  if (generation == 0 || generation > static_cast<std::uint32_t>(kGenerationCount)) {
+    throw std::invalid_argument(
+        fmt::format("kernel binary for no known TPC generation (code {})", generation));
+  }
   return words[2];
+}
+
+Generation binary_generation(const std::uint8_t* header) {
+  std::uint32_t generation = 0;
+  std::memcpy(&generation, header + 12, 4);
+  return static_cast<Generation>(generation - 1);
 }
 
 std::vector<Bundle> parse_binary(const std::vector<std::uint8_t>& binary) {

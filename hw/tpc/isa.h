@@ -77,9 +77,10 @@ struct OpInfo {
   std::array<OperandSpec, 4> operands;
   std::uint8_t operand_count;
   Suffix suffix;
-  std::uint16_t dtypes;      // bit per Dtype code; 0: the operation takes no type
-  std::uint16_t rtl_dtypes;  // the types the RTL vector ALU implements
-  std::uint8_t latency;      // bundles until the result is visible
+  std::uint16_t dtypes;        // bit per Dtype code; 0: the operation takes no type
+  std::uint16_t rtl_dtypes;    // the types the RTL vector ALU implements
+  std::uint8_t latency;        // latency class (LatencyClass) of the result
+  std::uint8_t float_latency;  // the class for float types
   MemoryClass memory;
   Control control;
   bool reads_d;
@@ -100,6 +101,17 @@ inline const DtypeInfo& info(Dtype t) { return kDtypes[static_cast<int>(t)]; }
 inline int lanes(Dtype t) { return 256 / info(t).bytes; }
 inline bool is_float(Dtype t) { return info(t).kind == DtypeKind::kFloat; }
 inline bool takes(Op op, Dtype t) { return (info(op).dtypes >> static_cast<int>(t)) & 1; }
+// Bundles until the result of `op` on type `t` is visible, on a core of generation `g`
+// (isa.yaml's latency classes, from tpc_llvm's tables).
+inline int latency(Op op, Dtype t, Generation g) {
+  const OpInfo& o = info(op);
+  const int cls = is_float(t) && o.dtypes != 0 ? o.float_latency : o.latency;
+  return kLatencies[static_cast<int>(g)][cls];
+}
+// The longest latency of any class on any generation: what a result waits at most.
+int max_latency();
+inline const char* to_string(Generation g) { return kGenerationNames[static_cast<int>(g)]; }
+std::optional<Generation> find_generation(std::string_view name);
 std::optional<Dtype> find_dtype(std::string_view name);
 std::optional<Cond> find_cond(std::string_view name);
 std::optional<Op> find_op(Slot slot, int opcode);
@@ -150,11 +162,15 @@ DecodedBundle decode_bundle(const std::uint8_t* bytes);
 std::optional<std::string> check_bundle(const DecodedBundle& decoded);
 
 // The kernel binary a core fetches from KERNEL_BASE_ADDRESS: a 32-byte header (magic "TPCK",
-// ISA version, header size, bundle count) followed by the bundles.
+// ISA version, header size, bundle count, the generation its bundles were scheduled for, one
+// more than its code) followed by the bundles.
 inline constexpr std::uint32_t kBinaryMagic = 0x4B435054;  // "TPCK" little-endian
 inline constexpr std::size_t kBinaryHeaderBytes = 32;
 inline constexpr std::uint32_t kMaxBundles = 1u << 20;
-std::vector<std::uint8_t> serialize_binary(const std::vector<Bundle>& bundles);
+std::vector<std::uint8_t> serialize_binary(const std::vector<Bundle>& bundles,
+                                           Generation generation);
+// The generation a binary was scheduled for (the header after binary_bundle_count checked it).
+Generation binary_generation(const std::uint8_t* header);
 // The bundle count from a binary's header; throws std::invalid_argument on a bad magic, version
 // or count.
 std::uint32_t binary_bundle_count(const std::uint8_t* header);

@@ -63,7 +63,7 @@ struct RegState {
 
 }  // namespace
 
-BlockSchedule schedule_block(const std::vector<ScheduleItem>& block) {
+BlockSchedule schedule_block(const std::vector<ScheduleItem>& block, Generation generation) {
   BlockSchedule out;
   if (block.empty()) return out;
   struct Row {
@@ -82,6 +82,7 @@ BlockSchedule schedule_block(const std::vector<ScheduleItem>& block) {
   for (const ScheduleItem& item : block) {
     const Instruction& in = item.instruction;
     const OpInfo& op = info(in.op);
+    const int op_latency = latency(in.op, in.dtype, generation);
     const Uses u = uses_of(in);
     int earliest = 0;
     for (const Reg& r : u.reads) {
@@ -93,7 +94,7 @@ BlockSchedule schedule_block(const std::vector<ScheduleItem>& block) {
       earliest = std::max(earliest, s.last_read);
       if (s.last_write >= 0) {
         earliest =
-            std::max({earliest, s.last_write, s.last_write + s.write_latency - op.latency + 1});
+            std::max({earliest, s.last_write, s.last_write + s.write_latency - op_latency + 1});
       }
     }
     const bool is_load =
@@ -126,9 +127,9 @@ BlockSchedule schedule_block(const std::vector<ScheduleItem>& block) {
     for (const Reg& r : u.reads) regs[r].last_read = std::max(regs[r].last_read, b);
     for (const Reg& r : u.writes) {
       regs[r].last_write = b;
-      regs[r].write_latency = op.latency;
+      regs[r].write_latency = op_latency;
     }
-    drained = std::max(drained, b + op.latency);
+    drained = std::max(drained, b + op_latency);
     if (op.memory != MemoryClass::kNone) {
       memory_floor = std::max(memory_floor, b);
       last_memory = std::max(last_memory, b);

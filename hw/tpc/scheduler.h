@@ -30,6 +30,7 @@ struct BlockSchedule {
   int bundles = 0;             // the block's length, padding included
 };
 
-BlockSchedule schedule_block(const std::vector<ScheduleItem>& block);
+// Latencies are those of `generation` (isa.yaml).
+BlockSchedule schedule_block(const std::vector<ScheduleItem>& block, Generation generation);
 
 }  // namespace podsim::tpc

@@ -5,6 +5,7 @@
 
 #include "core/config_binding.h"
 #include "core/units.h"
+#include "hw/tpc/isa.h"
 
 namespace podsim::tpc {
 
@@ -23,7 +24,17 @@ struct TpcCoreConfig {
   bool check_hazards = false;
   bool tile_reuse = false;
   VpuModel vpu_model = VpuModel::kCpp;
+  Generation generation = Generation::kGaudi2;
 
+  static const core::Choices<Generation>& generation_choices() {
+    static const core::Choices<Generation> c = [] {
+      core::Choices<Generation> out;
+      for (int g = 0; g < kGenerationCount; ++g)
+        out.emplace_back(kGenerationNames[g], static_cast<Generation>(g));
+      return out;
+    }();
+    return c;
+  }
   static const core::Choices<VpuModel>& vpu_model_choices() {
     static const core::Choices<VpuModel> c = {{"cpp", VpuModel::kCpp}, {"rtl", VpuModel::kRtl}};
     return c;
@@ -31,6 +42,12 @@ struct TpcCoreConfig {
 
   template <class V>
   void describe(V& v) {
+    v.choice("generation", generation, generation_choices(),
+             core::Spec("the core's generation: its pipeline latencies (hw/tpc/isa.yaml, per "
+                        "generation from tpc_llvm) and the kernel binaries it runs, which are "
+                        "scheduled for one generation")
+                 .source("chip preset; [C5] tpc_llvm latenciesGen2.cpp, latenciesGen4.cpp, "
+                         "latenciesDoron1.cpp"));
     v.field("clock", clock,
             core::Spec("bundles issued per second")
                 .positive()

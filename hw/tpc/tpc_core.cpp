@@ -30,7 +30,7 @@ std::shared_ptr<const Program> decoded_program(const std::vector<std::uint8_t>& 
   const std::string key(binary.begin(), binary.end());
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
-  auto program = std::make_shared<const Program>(parse_binary(binary));
+  auto program = std::make_shared<const Program>(binary);
   cache.emplace(key, program);
   return program;
 }
@@ -55,6 +55,7 @@ AccessConfig access_of(const TpcCoreConfig& c, bool functional) {
 
 ExecutorConfig executor_of(const TpcCoreConfig& c, bool functional) {
   ExecutorConfig e;
+  e.generation = c.generation;
   e.vector_data = functional;
   e.vlm_bytes = static_cast<std::uint32_t>(c.vlm.bytes);
   e.slm_bytes = static_cast<std::uint32_t>(c.slm.bytes);
@@ -296,6 +297,11 @@ bool TpcCore::fetch_program(core::TimePs& ready) {
   }
   try {
     const std::uint32_t count = binary_bundle_count(binary.data());
+    if (binary_generation(binary.data()) != config_.generation) {
+      throw std::invalid_argument(
+          fmt::format("scheduled for {} cores; this core is {} (its latencies differ)",
+                      to_string(binary_generation(binary.data())), to_string(config_.generation)));
+    }
     binary.resize(kBinaryHeaderBytes + static_cast<std::size_t>(count) * kBundleBytes);
     if (!transfer(tlm::TLM_READ_COMMAND, current_->binary + kBinaryHeaderBytes,
                   binary.data() + kBinaryHeaderBytes,

@@ -129,7 +129,7 @@ TEST(TpcOnChip, CheckingModeReportsEarlyReadsThroughTheRegisters) {
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
   chip::Chip& c = m->chip(0);
   const tpc::Assembly a = tpc::assemble("mov.i32 s1, 5\nadd.i32 s2, s1, 1\nhalt\n");
-  const std::vector<std::uint8_t> binary = tpc::serialize_binary(a.bundles);
+  const std::vector<std::uint8_t> binary = tpc::serialize_binary(a.bundles, a.generation);
   const std::uint64_t at = c.config().address_map.sram.value + 0x100000;
   c.debug_write(at, binary.data(), binary.size());
   const std::uint64_t cfg = chip::Chip::tpc_cfg_base(3);

@@ -173,7 +173,7 @@ TEST(CommandCompiler, ReductionsOnTpcsWaitForTheirStreamAndRunTheKernelLibrarysA
   const auto [a, b] = two_placements();
   const ChipImage image = code.encode(1, {a, b});
   ASSERT_EQ(image.buffers.size(), 10u);
-  const std::vector<std::uint8_t> binary = tpc::kernel_binary("add.f32");
+  const std::vector<std::uint8_t> binary = tpc::kernel_binary("add.f32", tpc::Generation::kGaudi);
   ASSERT_GE(image.bytes.size(), binary.size());
   EXPECT_TRUE(std::equal(binary.begin(), binary.end(), image.bytes.begin()));
   chip::spec::PacketCodec codec;

@@ -29,7 +29,8 @@ TEST(Isa, TheTableHasWhatTheCoreAndAssemblerAssume) {
   for (int i = 0; i < kOpCount; ++i) {
     const OpInfo& o = kOps[i];
     EXPECT_EQ(find_op(o.slot, o.opcode), static_cast<Op>(i)) << o.name;
-    EXPECT_LE(o.latency, 15) << o.name;
+    EXPECT_LT(o.latency, kLatencyClassCount) << o.name;
+    EXPECT_LT(o.float_latency, kLatencyClassCount) << o.name;
   }
   EXPECT_EQ(find_ops("add").size(), 2u);  // SPU and VPU
   EXPECT_EQ(find_dtype("bf16"), Dtype::kBf16);
@@ -107,7 +108,7 @@ TEST(Isa, TheCoreRejectsWhatNoInstructionCanMean) {
 TEST(Isa, KernelBinariesCarryTheirHeaderAndAreCheckedWhole) {
   std::mt19937 rng(4);
   const std::vector<Bundle> program = testing::random_program(rng, 50);
-  std::vector<std::uint8_t> binary = serialize_binary(program);
+  std::vector<std::uint8_t> binary = serialize_binary(program, Generation::kGaudi2);
   EXPECT_EQ(binary.size(), 32u + 50u * 32u);
   EXPECT_EQ(binary_bundle_count(binary.data()), 50u);
   EXPECT_EQ(parse_binary(binary), program);
@@ -115,7 +116,7 @@ TEST(Isa, KernelBinariesCarryTheirHeaderAndAreCheckedWhole) {
   EXPECT_THROW(parse_binary(truncated), std::invalid_argument);
   binary[0] = 'X';
   EXPECT_THROW(parse_binary(binary), std::invalid_argument);
-  binary = serialize_binary(program);
+  binary = serialize_binary(program, Generation::kGaudi2);
   binary[32 + 5 * 32 + 31] = 0x80;  // reserved bits of bundle 5
   try {
     parse_binary(binary);

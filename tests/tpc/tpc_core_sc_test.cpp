@@ -9,6 +9,7 @@
 #include "core/bulk_transfer.h"
 #include "core/kernel.h"
 #include "core/memory_target.h"
+#include "hw/tpc/assembler.h"
 #include "hw/tpc/kernels/functional.h"
 #include "hw/tpc/kernels/library.h"
 #include "hw/tpc/tpc_core.h"
@@ -90,7 +91,7 @@ core::TimePs run_tile(Harness& h, TpcCore& core, const KernelPlan& plan, const S
 TEST(TpcCore, AReusedTileTakesExactlyTheTimeOfExecutingIt) {
   Harness h("harness");
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
-  const std::vector<std::uint8_t> binary = kernel_binary("gelu.f32");
+  const std::vector<std::uint8_t> binary = kernel_binary("gelu.f32", Generation::kGaudi2);
   h.memory.backing().write(kBinary, binary.data(), binary.size());
   // gelu over 64 Ki f32: 512 index points of 128 elements; tiles of 64 points, 32 KiB each.
   const KernelPlan plan = plan_kernel({"gelu", Dtype::kF32, std::nullopt, {65536}, {}});
@@ -116,7 +117,7 @@ TEST(TpcCore, AReusedTileTakesExactlyTheTimeOfExecutingIt) {
 TEST(TpcCore, AStreamingTileRunsAtTheMemorysRate) {
   Harness h("harness", 50e9);
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
-  const std::vector<std::uint8_t> binary = kernel_binary("add.f32");
+  const std::vector<std::uint8_t> binary = kernel_binary("add.f32", Generation::kGaudi2);
   h.memory.backing().write(kBinary, binary.data(), binary.size());
   const KernelPlan plan = plan_kernel({"add", Dtype::kF32, std::nullopt, {65536}, {}});
   const core::TimePs t = run_tile(h, h.executing, plan, Slice{{0, 0, 0, 0, 0}, {256, 1, 1, 1, 1}});
@@ -170,7 +171,8 @@ TEST(TpcCore, TimingOnlyCoresTakeTheTimeOfComputingEveryValue) {
     for (std::size_t i = 0; i < buffers.size(); ++i)
       h.memory.backing().write(addresses[i], buffers[i].data(), buffers[i].size());
     for (std::size_t l = 0; l < plan.launches.size(); ++l) {
-      const std::vector<std::uint8_t> binary = kernel_binary(plan.launches[l].binary);
+      const std::vector<std::uint8_t> binary =
+          kernel_binary(plan.launches[l].binary, Generation::kGaudi2);
       h.memory.backing().write(kBinary, binary.data(), binary.size());
       const Slice all{{}, plan.launches[l].index_space};
       const std::uint64_t bundles = h.executing.stats().bundles.value();
@@ -184,6 +186,46 @@ TEST(TpcCore, TimingOnlyCoresTakeTheTimeOfComputingEveryValue) {
   }
   EXPECT_EQ(kernels.size(), kernel_infos().size());
   EXPECT_EQ(h.executing.stats().failed.value(), 0u);
+}
+
+}  // namespace
+}  // namespace podsim::tpc
+
+namespace podsim::tpc {
+namespace {
+
+// A binary scheduled for another generation's latencies is refused with a kernel fault: its
+// code would read results before this core's pipeline has them.
+TEST(TpcCore, RefusesABinaryScheduledForAnotherGeneration) {
+  Harness h("harness");
+  std::vector<core::ErrorEvent> errors;
+  h.executing.set_error_sink([&](const core::ErrorEvent& e) { errors.push_back(e); });
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  const std::vector<std::uint8_t> binary = kernel_binary("add.f32", Generation::kGaudi);
+  h.memory.backing().write(kBinary, binary.data(), binary.size());
+  const KernelPlan plan = plan_kernel({"add", Dtype::kF32, std::nullopt, {4096}, {}});
+  run_tile(h, h.executing, plan, {{0, 0, 0, 0, 0}, {4, 1, 1, 1, 1}});
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].kind, core::ErrorEvent::Kind::kKernelFault);
+  EXPECT_THAT(errors[0].detail,
+              ::testing::HasSubstr("scheduled for gaudi cores; this core is gaudi2"));
+  EXPECT_EQ(h.executing.stats().failed.value(), 1u);
+}
+
+// The library builds every kernel for each generation; they differ where the latencies do (an
+// integer divide takes 7 cycles on Gaudi, 12 on Gaudi2).
+TEST(TpcCore, TheLibraryHoldsEveryKernelForEachGeneration) {
+  for (const std::string& key : kernel_binary_keys()) {
+    for (int g = 0; g < kGenerationCount; ++g) {
+      const auto binary = kernel_binary(key, static_cast<Generation>(g));
+      EXPECT_EQ(binary_generation(binary.data()), static_cast<Generation>(g)) << key;
+    }
+  }
+  const std::string divides = "mov.i32 s1, 100\ndiv.i32 s2, s1, 7\nadd.i32 s3, s2, 1\nhalt\n";
+  const auto gaudi = assemble(".sched\n" + divides + ".endsched\n", {"t", {}, Generation::kGaudi});
+  const auto gaudi2 =
+      assemble(".sched\n" + divides + ".endsched\n", {"t", {}, Generation::kGaudi2});
+  EXPECT_EQ(gaudi2.bundles.size(), gaudi.bundles.size() + 5);
 }
 
 }  // namespace

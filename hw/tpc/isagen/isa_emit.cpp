@@ -48,6 +48,12 @@ std::string role_enum(char role) {
   }
 }
 
+int class_index(const IsaSpec& isa, const std::string& name) {
+  for (std::size_t i = 0; i < isa.latency_classes.size(); ++i)
+    if (isa.latency_classes[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
 int dtype_mask(const IsaSpec& isa, const std::vector<std::string>& names) {
   int mask = 0;
   for (const std::string& n : names) {
@@ -70,11 +76,12 @@ std::string cpp_op(const IsaSpec& isa, const OpSpec& op) {
     if (i < 3) operands += ", ";
   }
   return fmt::format(
-      "    {{\"{}\", Slot::k{}, {}, {{{{{}}}}}, {}, Suffix::k{}, 0x{:03X}, 0x{:03X}, {}, "
+      "    {{\"{}\", Slot::k{}, {}, {{{{{}}}}}, {}, Suffix::k{}, 0x{:03X}, 0x{:03X}, {}, {}, "
       "MemoryClass::k{}, Control::k{}, {}}},\n",
       op.name, camel(op.slot), op.opcode, operands, op.operands.size(),
       op.suffix.empty() ? "None" : camel(op.suffix), dtype_mask(isa, op.dtypes),
-      dtype_mask(isa, op.rtl), op.latency, op.memory.empty() ? "None" : camel(op.memory),
+      dtype_mask(isa, op.rtl), class_index(isa, op.latency), class_index(isa, op.float_latency),
+      op.memory.empty() ? "None" : camel(op.memory),
       op.control.empty() ? "None" : camel(op.control), op.reads_d ? "true" : "false");
 }
 
@@ -149,10 +156,33 @@ std::string docs_ops(const IsaSpec& isa) {
       out += md_row({"`" + op.name + "`", std::to_string(op.opcode),
                      op.operands_text.empty() ? "-" : "`" + op.operands_text + "`",
                      op.suffix.empty() ? "-" : op.suffix, type_list(isa, op.dtypes),
-                     std::to_string(op.latency), type_list(isa, op.rtl), op.summary});
+                     op.float_latency == op.latency ? op.latency
+                                                    : op.latency + ", floats " + op.float_latency,
+                     type_list(isa, op.rtl), op.summary});
     }
   }
   return out;
+}
+
+std::string docs_latencies(const IsaSpec& isa) {
+  std::string out = "| class |";
+  std::string rule = "|---|";
+  for (const GenerationSpec& g : isa.generations) {
+    out += " " + g.name + " |";
+    rule += "---|";
+  }
+  out += " meaning |\n" + rule + "---|\n";
+  for (std::size_t c = 0; c < isa.latency_classes.size(); ++c) {
+    out += "| " + isa.latency_classes[c].name + " |";
+    for (const GenerationSpec& g : isa.generations) out += fmt::format(" {} |", g.latencies[c]);
+    out += " " + isa.latency_classes[c].meaning + " |\n";
+  }
+  out += "\nGenerations: ";
+  for (std::size_t i = 0; i < isa.generations.size(); ++i) {
+    out += fmt::format("{}`{}` {}", i ? "; " : "", isa.generations[i].name,
+                       isa.generations[i].meaning);
+  }
+  return out + ".\n";
 }
 
 std::string docs_accuracy(const IsaSpec& isa) {
@@ -197,6 +227,25 @@ std::string emit_cpp_table(const IsaSpec& isa, const std::string& source_name) {
   for (const RegisterFileSpec& f : isa.register_files) {
     out += fmt::format("inline constexpr int k{}Registers = {};\n", camel(f.name), f.count);
   }
+  out += "\n// Latency classes and the cycles each generation gives them.\n";
+  out += "enum class LatencyClass : std::uint8_t {";
+  for (const LatencyClassSpec& c : isa.latency_classes) out += fmt::format(" k{},", camel(c.name));
+  out += " };\n";
+  out += fmt::format("inline constexpr int kLatencyClassCount = {};\n", isa.latency_classes.size());
+  out += "enum class Generation : std::uint8_t {";
+  for (const GenerationSpec& g : isa.generations) out += fmt::format(" k{},", camel(g.name));
+  out += " };\n";
+  out += fmt::format("inline constexpr int kGenerationCount = {};\n", isa.generations.size());
+  out += "inline constexpr const char* kGenerationNames[kGenerationCount] = {";
+  for (const GenerationSpec& g : isa.generations) out += fmt::format("\"{}\", ", g.name);
+  out += "};\n";
+  out += "inline constexpr std::uint8_t kLatencies[kGenerationCount][kLatencyClassCount] = {\n";
+  for (const GenerationSpec& g : isa.generations) {
+    out += "    {";
+    for (int cycles : g.latencies) out += fmt::format("{}, ", cycles);
+    out += "},\n";
+  }
+  out += "};\n";
   out += "\nenum class Op : std::uint8_t {\n";
   for (const OpSpec& op : isa.ops) out += fmt::format("  {},\n", enum_name(op));
   out += fmt::format("}};\ninline constexpr int kOpCount = {};\n\n", isa.ops.size());
@@ -215,6 +264,7 @@ std::string update_docs(const std::string& doc, const IsaSpec& isa) {
   const std::pair<const char*, std::string> sections[] = {{"encoding", docs_encoding(isa)},
                                                           {"types", docs_types(isa)},
                                                           {"registers", docs_registers(isa)},
+                                                          {"latencies", docs_latencies(isa)},
                                                           {"ops", docs_ops(isa)},
                                                           {"accuracy", docs_accuracy(isa)}};
   for (const auto& [name, content] : sections) out = core::replace_section(out, name, content);

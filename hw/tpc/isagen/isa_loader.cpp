@@ -95,6 +95,7 @@ class Loader {
     if (isa_.conditions.empty() || isa_.conditions.size() > 8) {
       r.fail("'conditions' must list 1 to 8 comparisons (three bits of the modifier)");
     }
+    read_latencies(r);
     read_accuracy(r);
     read_ops(r);
     r.finish();
@@ -199,6 +200,43 @@ class Loader {
     return 0;
   }
 
+  void read_latencies(YamlMap& root) {
+    core::NameSet names("latency class");
+    for (const auto& item : root.items("latency_classes")) {
+      YamlMap r(item.first, item.second, file_);
+      LatencyClassSpec c;
+      c.name = r.identifier("name");
+      names.add(c.name, r);
+      c.meaning = r.text("meaning");
+      r.finish();
+      isa_.latency_classes.push_back(c);
+    }
+    if (isa_.latency_classes.empty()) root.fail("'latency_classes' lists none");
+    core::NameSet generations("generation");
+    for (const auto& item : root.items("generations")) {
+      YamlMap r(item.first, item.second, file_);
+      GenerationSpec g;
+      g.name = r.identifier("name");
+      generations.add(g.name, r);
+      g.meaning = r.text("meaning");
+      YamlMap l(r.get("latencies"), r.child_path("latencies"), file_);
+      for (const LatencyClassSpec& c : isa_.latency_classes) {
+        const int cycles = static_cast<int>(l.number(c.name, kMaxLatency));
+        if (cycles == 0) l.fail(fmt::format("class '{}' must take 1 cycle or more", c.name));
+        g.latencies.push_back(cycles);
+      }
+      l.finish();
+      r.finish();
+      isa_.generations.push_back(g);
+    }
+    if (isa_.generations.empty()) root.fail("'generations' lists none");
+  }
+
+  bool has_latency_class(const std::string& name) const {
+    return std::any_of(isa_.latency_classes.begin(), isa_.latency_classes.end(),
+                       [&](const LatencyClassSpec& c) { return c.name == name; });
+  }
+
   void read_accuracy(YamlMap& root) {
     core::NameSet names("accuracy entry");
     for (const auto& item : root.items("accuracy")) {
@@ -252,8 +290,11 @@ class Loader {
       op.dtypes = read_types(r, "dtypes", all_types);
       op.rtl = read_types(r, "rtl", op.dtypes);
       if (!op.rtl.empty() && op.slot != "vpu") r.fail("only VPU operations have RTL types");
-      op.latency = static_cast<int>(r.number("latency", kMaxLatency));
-      if (op.latency == 0) r.fail("latency must be 1 or more");
+      op.latency = r.text("latency");
+      if (!has_latency_class(op.latency)) r.fail(fmt::format("no latency class '{}'", op.latency));
+      op.float_latency = r.text_or("float_latency", op.latency);
+      if (!has_latency_class(op.float_latency))
+        r.fail(fmt::format("no latency class '{}'", op.float_latency));
       op.memory = r.text_or("memory", "");
       if (!kMemory.count(op.memory)) r.fail(fmt::format("unknown memory class '{}'", op.memory));
       op.control = r.text_or("control", "");

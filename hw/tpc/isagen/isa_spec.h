@@ -43,10 +43,18 @@ struct OpSpec {
   std::string suffix;               // "", cond, cvt, srctype, step
   std::vector<std::string> dtypes;  // empty: the operation takes no type
   std::vector<std::string> rtl;
-  int latency = 0;
+  std::string latency, float_latency;  // latency classes (float_latency: the float types')
   std::string memory, control, accuracy;
   bool reads_d = false;
   std::string summary;
+};
+struct LatencyClassSpec {
+  std::string name, meaning;
+};
+// One generation of the TPC and its cycles per latency class, in the classes' order.
+struct GenerationSpec {
+  std::string name, meaning;
+  std::vector<int> latencies;
 };
 struct AccuracySpec {
   std::string name, range, method;
@@ -62,6 +70,8 @@ struct IsaSpec {
   std::vector<DtypeSpec> dtypes;
   std::vector<RegisterFileSpec> register_files;
   std::vector<std::string> conditions;
+  std::vector<LatencyClassSpec> latency_classes;
+  std::vector<GenerationSpec> generations;
   std::vector<OpSpec> ops;
   std::vector<AccuracySpec> accuracy;
 };

@@ -53,7 +53,7 @@ FunctionalRun run_functional(const KernelPlan& plan,
   FunctionalRun run;
   for (const LaunchSpec& launch : plan.launches) {
     const auto program =
-        std::make_shared<const Program>(parse_binary(kernel_binary(launch.binary)));
+        std::make_shared<const Program>(kernel_binary(launch.binary, config.generation));
     Executor executor(config, memory);
     int core = 0;
     for (const Slice& slice : partition(launch.index_space, cores)) {

@@ -40,16 +40,19 @@ const glue::KernelDef& definition(const std::string& name) {
 
 }  // namespace
 
-std::vector<std::uint8_t> kernel_binary(const std::string& key) {
+std::vector<std::uint8_t> kernel_binary(const std::string& key, Generation generation) {
   for (const KernelBinaryEntry& e : kernel_data::kEntries) {
-    if (key == e.key) return std::vector<std::uint8_t>(e.data, e.data + e.size);
+    if (key == e.key && e.generation == generation)
+      return std::vector<std::uint8_t>(e.data, e.data + e.size);
   }
-  throw std::invalid_argument(fmt::format("no kernel binary '{}'", key));
+  throw std::invalid_argument(
+      fmt::format("no kernel binary '{}' for {}", key, to_string(generation)));
 }
 
 std::vector<std::string> kernel_binary_keys() {
   std::vector<std::string> out;
-  for (const KernelBinaryEntry& e : kernel_data::kEntries) out.emplace_back(e.key);
+  for (const KernelBinaryEntry& e : kernel_data::kEntries)
+    if (out.empty() || out.back() != e.key) out.emplace_back(e.key);
   return out;
 }
 

@@ -21,12 +21,14 @@ namespace podsim::tpc {
 
 struct KernelBinaryEntry {
   const char* key;  // "add.bf16", "cast.f32.bf16"
+  Generation generation;
   const std::uint8_t* data;
   std::size_t size;
 };
 
-// The binary of a variant; throws std::invalid_argument naming the key when there is none.
-std::vector<std::uint8_t> kernel_binary(const std::string& key);
+// The binary of a variant, scheduled for `generation`'s cores (the library holds every variant
+// for every generation); throws std::invalid_argument naming the key when there is none.
+std::vector<std::uint8_t> kernel_binary(const std::string& key, Generation generation);
 std::vector<std::string> kernel_binary_keys();
 
 // How a test or `podsim kernel` fills an input buffer.
