@@ -186,10 +186,10 @@ ComputeResult ComputeJob::run(system::SystemModel& model, const driver::DevicePr
   r.description = description_;
   const chip::Chip& c = model.chip(0);
   const double hbm = c.config().hbm.bandwidth.bytes_per_second();
-  const double memory_ps = hbm > 0 ? r.min_bytes / hbm * 1e12 : 0;
-  const double compute_ps = r.peak_flops > 0 ? r.flops / r.peak_flops * 1e12 : 0;
-  r.roofline_ps = std::max(memory_ps, compute_ps);
-  r.memory_bound = memory_ps >= compute_ps;
+  r.memory_ps = hbm > 0 ? r.min_bytes / hbm * 1e12 : 0;
+  if (mme_) r.compute_ps = r.peak_flops > 0 ? r.flops / r.peak_flops * 1e12 : 0;
+  r.roofline_ps = std::max(r.memory_ps, r.compute_ps);
+  r.memory_bound = r.memory_ps >= r.compute_ps;
   return r;
 }
 
@@ -244,12 +244,24 @@ ComputeResult ComputeJob::run_kernel(system::SystemModel& model,
   r.flops = plan.flops;
   r.min_bytes = plan.min_bytes;
   std::uint64_t busy = 0;
+  std::uint64_t slots[4] = {};
   for (int t = 0; t < cores; ++t) {
     const auto& s = c.tpc(t).stats();
     busy += s.busy_ps.value();
     r.bundles += s.bundles.value();
     r.bytes_moved += static_cast<double>(s.bytes_read.value() + s.bytes_written.value());
+    slots[0] += s.load_ops.value();
+    slots[1] += s.spu_ops.value();
+    slots[2] += s.vpu_ops.value();
+    slots[3] += s.store_ops.value();
   }
+  static const char* const kSlots[4] = {"load", "spu", "vpu", "store"};
+  const int busiest = static_cast<int>(std::max_element(slots, slots + 4) - slots);
+  r.busiest_slot = kSlots[busiest];
+  r.busiest_slot_ops = slots[busiest];
+  // The ideal schedule: the busiest slot full every cycle on every core used.
+  r.compute_ps =
+      static_cast<double>(slots[busiest]) / cores / c.config().tpc.core.clock.hertz * 1e12;
   r.engine_busy = r.time ? static_cast<double>(busy) / (static_cast<double>(r.time) * cores) : 0;
   const int lanes = kVectorBytes / tpc::info(plan.request.dtype).bytes;
   r.peak_flops = 2.0 * lanes * cores * c.config().tpc.core.clock.hertz;

@@ -40,8 +40,15 @@ struct ComputeResult {
   double flops = 0;
   double min_bytes = 0;    // bytes the operation must move at least
   double bytes_moved = 0;  // what its engines read and wrote
+  // The roofline: the larger of the memory-bound time (min_bytes at the HBM's peak) and the
+  // compute-bound one: for an MME operation its flops at the engines' peak, for a TPC kernel its
+  // issue-bound time under an ideal schedule (the busiest slot's instructions, one per bundle,
+  // spread evenly over the cores used).
   double roofline_ps = 0;
+  double memory_ps = 0, compute_ps = 0;
   bool memory_bound = false;
+  std::string busiest_slot;  // TPC kernels: load, spu, vpu or store
+  std::uint64_t busiest_slot_ops = 0;
   double peak_flops = 0;      // of the engines used, in the operation's type
   double engine_busy = 0;     // mean busy fraction over the engines used
   std::uint64_t bundles = 0;  // TPC kernels

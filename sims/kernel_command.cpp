@@ -168,9 +168,17 @@ class KernelCommand : public Command {
       fmt::print("compute    {}: {}/s ({:.1f}% of the engines' peak {}/s)\n", rate(r.flops, "FLOP"),
                  rate(flop_rate, "FLOP"), r.peak_flops > 0 ? 100 * flop_rate / r.peak_flops : 0.0,
                  rate(r.peak_flops, "FLOP"));
-      fmt::print("roofline   {:.3f} us, {} bound: the run takes {:.2f}x the roofline\n",
-                 us(r.roofline_ps), r.memory_bound ? "memory" : "compute",
-                 r.roofline_ps > 0 ? static_cast<double>(r.time) / r.roofline_ps : 0.0);
+      const std::string bounds =
+          job.mme() ? fmt::format("memory {:.3f} us, compute {:.3f} us", us(r.memory_ps),
+                                  us(r.compute_ps))
+                    : fmt::format("memory {:.3f} us, issue {:.3f} us: {} {} ops", us(r.memory_ps),
+                                  us(r.compute_ps), r.busiest_slot_ops, r.busiest_slot);
+      fmt::print("roofline   {:.3f} us, {} bound ({}): the run takes {:.2f}x the roofline\n",
+                 us(r.roofline_ps),
+                 r.memory_bound ? "memory"
+                 : job.mme()    ? "compute"
+                                : "issue",
+                 bounds, r.roofline_ps > 0 ? static_cast<double>(r.time) / r.roofline_ps : 0.0);
       fmt::print("engines    {}\n", engines_line(model, job, r));
     }
     if (!r.checked) {
@@ -202,7 +210,13 @@ class KernelCommand : public Command {
     j["bytes_moved"] = r.bytes_moved;
     j["min_bytes"] = r.min_bytes;
     j["roofline_ps"] = r.roofline_ps;
-    j["bound"] = r.memory_bound ? "memory" : "compute";
+    j["memory_bound_ps"] = r.memory_ps;
+    j["compute_bound_ps"] = r.compute_ps;  // TPC kernels: the issue-bound time
+    j["bound"] = r.memory_bound ? "memory" : r.busiest_slot.empty() ? "compute" : "issue";
+    if (!r.busiest_slot.empty()) {
+      j["busiest_slot"] = r.busiest_slot;
+      j["busiest_slot_ops"] = r.busiest_slot_ops;
+    }
     j["peak_flops_per_s"] = r.peak_flops;
     j["engine_busy_fraction"] = r.engine_busy;
     j["tpc_bundles"] = r.bundles;

@@ -8,9 +8,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 
 #include "hw/tpc/numerics.h"
 #include "hw/tpc/scheduler.h"
@@ -507,7 +509,10 @@ class Assembler {
     throw AsmError(options_.source_name, line, column, message);
   }
 
-  std::string substitute(const std::string& line, int number) const {
+  // {NAME} is a definition the caller gave or a .rep counter; anything else between braces is an
+  // integer expression over them (+ - * / % and parentheses): {J*256}, {TLANES*(J+1)}.
+  std::string substitute(const std::string& line, int number,
+                         const std::map<std::string, long>& counters) const {
     std::string out;
     std::size_t pos = 0;
     while (true) {
@@ -517,25 +522,163 @@ class Assembler {
       if (close == std::string::npos) fail(number, static_cast<int>(open) + 1, "'{' without '}'");
       const std::string name = line.substr(open + 1, close - open - 1);
       const auto it = options_.defines.find(name);
-      if (it == options_.defines.end()) {
+      std::string value;
+      if (it != options_.defines.end()) {
+        value = it->second;
+      } else if (is_identifier(name) && !counters.count(name)) {
         fail(number, static_cast<int>(open) + 1, fmt::format("'{{{}}}' is not defined", name));
+      } else {
+        value = std::to_string(evaluate(name, number, static_cast<int>(open) + 1, counters));
       }
-      out += line.substr(pos, open - pos) + it->second;
+      out += line.substr(pos, open - pos) + value;
       pos = close + 1;
     }
     return out + line.substr(pos);
   }
 
+  // An integer expression of .rep counters, numeric definitions and literals.
+  long evaluate(const std::string& text, int number, int column,
+                const std::map<std::string, long>& counters) const {
+    std::size_t at = 0;
+    const auto skip = [&] {
+      while (at < text.size() && text[at] == ' ') ++at;
+    };
+    const auto bad = [&](const std::string& why) -> long {
+      fail(number, column, fmt::format("'{{{}}}': {}", text, why));
+    };
+    std::function<long()> sum;
+    std::function<long()> atom = [&]() -> long {
+      skip();
+      if (at < text.size() && text[at] == '(') {
+        ++at;
+        const long v = sum();
+        skip();
+        if (at >= text.size() || text[at] != ')') return bad("a '(' without ')'");
+        ++at;
+        return v;
+      }
+      if (at < text.size() && text[at] == '-') {
+        ++at;
+        return -atom();
+      }
+      const std::size_t begin = at;
+      while (at < text.size() && is_ident_char(text[at])) ++at;
+      const std::string word = text.substr(begin, at - begin);
+      if (word.empty()) return bad("a value is missing");
+      if (std::isdigit(static_cast<unsigned char>(word[0]))) {
+        char* end = nullptr;
+        const long v = std::strtol(word.c_str(), &end, 0);
+        if (*end != '\0') return bad(fmt::format("'{}' is not a number", word));
+        return v;
+      }
+      if (const auto c = counters.find(word); c != counters.end()) return c->second;
+      if (const auto d = options_.defines.find(word); d != options_.defines.end()) {
+        char* end = nullptr;
+        const long v = std::strtol(d->second.c_str(), &end, 0);
+        if (d->second.empty() || *end != '\0')
+          return bad(fmt::format("'{}' is '{}', not a number", word, d->second));
+        return v;
+      }
+      return bad(fmt::format("'{}' is not defined", word));
+    };
+    const std::function<long()> product = [&]() -> long {
+      long v = atom();
+      for (;;) {
+        skip();
+        if (at < text.size() && (text[at] == '*' || text[at] == '/' || text[at] == '%')) {
+          const char op = text[at++];
+          const long r = atom();
+          if (op != '*' && r == 0) return bad("a division by 0");
+          v = op == '*' ? v * r : op == '/' ? v / r : v % r;
+        } else {
+          return v;
+        }
+      }
+    };
+    sum = [&]() -> long {
+      long v = product();
+      for (;;) {
+        skip();
+        if (at < text.size() && (text[at] == '+' || text[at] == '-')) {
+          const char op = text[at++];
+          const long r = product();
+          v = op == '+' ? v + r : v - r;
+        } else {
+          return v;
+        }
+      }
+    };
+    const long v = sum();
+    skip();
+    if (at != text.size()) return bad(fmt::format("'{}' is left over", text.substr(at)));
+    return v;
+  }
+
+  struct Line {
+    std::string text;
+    int number;
+  };
+
+  // Expands lines[from, to) with the counters given, .rep blocks repeated (nested ones too).
+  void expand(const std::vector<Line>& lines, std::size_t from, std::size_t to,
+              std::map<std::string, long>& counters) {
+    for (std::size_t i = from; i < to; ++i) {
+      const std::string text = substitute(lines[i].text, lines[i].number, counters);
+      const std::string t = trim(strip_comment(text));
+      if (t.rfind(".endrep", 0) == 0) fail(lines[i].number, 1, ".endrep without .rep");
+      if (t.rfind(".rep", 0) != 0 || (t.size() > 4 && t[4] != ' ')) {
+        read_line(text, lines[i].number);
+        continue;
+      }
+      // .rep COUNT NAME: the lines up to the matching .endrep, COUNT times, NAME from 0.
+      std::istringstream words(t.substr(4));
+      std::string count_text, name, extra;
+      words >> count_text >> name >> extra;
+      char* end = nullptr;
+      const long count = std::strtol(count_text.c_str(), &end, 10);
+      if (count_text.empty() || *end != '\0' || count < 0 || count > 4096 || !is_identifier(name) ||
+          !extra.empty()) {
+        fail(lines[i].number, 1, ".rep takes a count (0 to 4096) and a counter name");
+      }
+      if (counters.count(name) || options_.defines.count(name))
+        fail(lines[i].number, 1, fmt::format(".rep counter '{}' is already a name", name));
+      int depth = 1;
+      std::size_t close = i + 1;
+      for (; close < to; ++close) {
+        const std::string u = trim(strip_comment(lines[close].text));
+        if (u.rfind(".rep ", 0) == 0) ++depth;
+        if (u.rfind(".endrep", 0) == 0 && --depth == 0) break;
+      }
+      if (close == to) fail(lines[i].number, 1, ".rep is never closed by .endrep");
+      for (long n = 0; n < count; ++n) {
+        counters[name] = n;
+        expand(lines, i + 1, close, counters);
+      }
+      counters.erase(name);
+      i = close;
+    }
+  }
+
+  static std::string strip_comment(std::string line) {
+    for (const char* comment : {"//", "#"}) {
+      const std::size_t at = line.find(comment);
+      if (at != std::string::npos) line.resize(at);
+    }
+    return line;
+  }
+
   void read_lines() {
+    std::vector<Line> lines;
     int number = 0;
     std::size_t start = 0;
     while (start <= text_.size()) {
       std::size_t end = text_.find('\n', start);
       if (end == std::string::npos) end = text_.size();
-      ++number;
-      read_line(substitute(text_.substr(start, end - start), number), number);
+      lines.push_back({text_.substr(start, end - start), ++number});
       start = end + 1;
     }
+    std::map<std::string, long> counters;
+    expand(lines, 0, lines.size(), counters);
   }
 
   void read_line(std::string line, int number) {

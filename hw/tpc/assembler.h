@@ -3,7 +3,9 @@
 // hardware runs it). Between .sched and .endsched each instruction is read with sequential
 // meaning (a result is there for the next instruction) and the scheduler (scheduler.h) packs
 // them into bundles, waiting out every latency. Labels name bundles; {NAME} is replaced by a
-// definition the caller gives (a kernel built for several types).
+// definition the caller gives (a kernel built for several types); .rep COUNT NAME ... .endrep
+// repeats lines with a counter, and braces hold integer expressions of counters and definitions
+// (an unrolled loop's registers and offsets).
 // Every error names line and column; malformed input never crashes the assembler.
 #pragma once
 

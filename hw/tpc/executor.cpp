@@ -29,6 +29,7 @@ struct Program::Decoded {
   Slot slot = Slot::kLoad;
   Dtype dtype = Dtype::kF32;
   std::uint8_t dst = 0, a = 0, b = 0, c = 0, pred = 0, modifier = 0, latency = 1;
+  std::uint8_t increment_latency = 0;  // an auto-incrementing access: its address register's
   bool pred_not = false, pred_vector = false;
   BKind b_kind = BKind::kRegister;
   OperandKind b_operand = OperandKind::kV;
@@ -130,6 +131,8 @@ Program::Program(const std::vector<Bundle>& bundles, Generation generation)
       d.b_kind = in.b_kind;
       d.modifier = in.modifier;
       d.latency = static_cast<std::uint8_t>(latency(in.op, in.dtype, generation));
+      if (increments_b(in.op))
+        d.increment_latency = static_cast<std::uint8_t>(increment_latency(in.op, generation));
       d.immediate = bundles[pc].immediate;
       for (int i = 0; i < op.operand_count; ++i) {
         if (op.operands[static_cast<std::size_t>(i)].role == Role::kB)
@@ -150,6 +153,7 @@ Program::Program(const std::vector<Bundle>& bundles, Generation generation)
 }
 
 void Executor::start(std::shared_ptr<const Program> program, const LaunchState& launch) {
+  slot_ops_.fill(0);
   program_ = std::move(program);
   launch_ = launch;
   state_ = State::kRunning;
@@ -204,6 +208,7 @@ Executor::State Executor::step() {
   const Decoded* ops = &program_->ops_[static_cast<std::size_t>(pc) * kSlotCount];
   for (int s = 0; s < kSlotCount; ++s) {
     if (!ops[s].active) continue;
+    ++slot_ops_[static_cast<std::size_t>(s)];
     execute(ops[s]);
     if (state_ == State::kFailed) return state_;
   }
@@ -377,6 +382,16 @@ void Executor::write_v(const Decoded& op, const Vector& value, const VMask* lane
   int phys = 0;
   new_vector(op, phys) = value;
   write_v_phys(op, phys, lanes, lane_bytes);
+}
+
+// An auto-incrementing access: its address register b holds `address` + 256 after the
+// increment's latency.
+void Executor::advance(const Decoded& op, std::uint32_t address) {
+  Pending p;
+  p.file = kFileS;
+  p.reg = op.b;
+  p.scalar = address + kAutoIncrement;
+  schedule_write(p, op.increment_latency);
 }
 
 void Executor::write_s(const Decoded& op, std::uint32_t value) {
@@ -758,11 +773,13 @@ void Executor::execute_load(const Decoded& op) {
       if (!access_element(false, op.b, read_i(op.a, op.slot), element)) return;
       return write_s(op, element_to_scalar(element, t.dtype));
     }
-    case Op::kLoadLdVlm: {
+    case Op::kLoadLdVlm:
+    case Op::kLoadLdVlmInc: {
       const std::uint32_t address = read_b_scalar(op);
       if (!local_range(address, 256, config_.vlm_bytes, "ld_vlm")) return;
       Vector v;
       std::memcpy(v.u8, vlm_.data() + address, 256);
+      if (op.increment_latency) advance(op, address);
       return write_v(op, v, masked, info(op.dtype).bytes);
     }
     case Op::kLoadLdSlm: {
@@ -791,10 +808,12 @@ void Executor::execute_store(const Decoded& op) {
       access_element(true, op.b, read_i(op.a, op.slot), element);
       return;
     }
-    case Op::kStoreStVlm: {
+    case Op::kStoreStVlm:
+    case Op::kStoreStVlmInc: {
       const std::uint32_t address = read_b_scalar(op);
       if (!local_range(address, 256, config_.vlm_bytes, "st_vlm")) return;
       std::memcpy(vlm_.data() + address, read_v(op.c, op.slot).u8, 256);
+      if (op.increment_latency) advance(op, address);
       return;
     }
     case Op::kStoreStSlm: {

@@ -132,6 +132,9 @@ class Executor {
   const std::string& error() const { return error_; }
   std::uint32_t pc() const { return pc_; }
   std::uint64_t bundles_issued() const { return issued_; }
+  // Instructions issued in each slot (load, SPU, VPU, store) since start(): what an ideal
+  // schedule would pack, the busiest slot bounding the bundles.
+  const std::array<std::uint64_t, kSlotCount>& slot_ops() const { return slot_ops_; }
   const std::vector<Hazard>& hazards() const { return hazards_; }
 
   // Architectural state as software would inspect it after a run (tests).
@@ -182,6 +185,7 @@ class Executor {
   Vector& new_vector(const Decoded& op, int& phys);
   void write_v_phys(const Decoded& op, int phys, const VMask* lanes, int lane_bytes);
   void write_s(const Decoded& op, std::uint32_t value);
+  void advance(const Decoded& op, std::uint32_t address);
   void write_i(const Decoded& op, const Coord& value);
   void write_vp(const Decoded& op, const VMask& value);
   void write_sp(const Decoded& op, bool value);
@@ -206,6 +210,7 @@ class Executor {
   std::string error_;
   std::uint32_t pc_ = 0, next_pc_ = 0;
   std::uint64_t issued_ = 0;
+  std::array<std::uint64_t, kSlotCount> slot_ops_{};
 
   LaunchState launch_;
   std::vector<Vector> vphys_;  // physical vector registers: architectural ones and writes in flight

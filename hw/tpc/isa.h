@@ -81,6 +81,7 @@ struct OpInfo {
   std::uint16_t rtl_dtypes;    // the types the RTL vector ALU implements
   std::uint8_t latency;        // latency class (LatencyClass) of the result
   std::uint8_t float_latency;  // the class for float types
+  std::uint8_t increment;      // the class of operand b's auto-increment; 255: none
   MemoryClass memory;
   Control control;
   bool reads_d;
@@ -107,6 +108,13 @@ inline int latency(Op op, Dtype t, Generation g) {
   const OpInfo& o = info(op);
   const int cls = is_float(t) && o.dtypes != 0 ? o.float_latency : o.latency;
   return kLatencies[static_cast<int>(g)][cls];
+}
+// Auto-incrementing local-memory accesses advance their address register b by this many bytes,
+// visible after increment_latency().
+inline constexpr std::uint32_t kAutoIncrement = 256;
+inline bool increments_b(Op op) { return info(op).increment != 255; }
+inline int increment_latency(Op op, Generation g) {
+  return kLatencies[static_cast<int>(g)][info(op).increment];
 }
 // The longest latency of any class on any generation: what a result waits at most.
 int max_latency();

@@ -13,6 +13,7 @@ Reg reg_of(OperandKind kind, int number) { return {static_cast<int>(kind), numbe
 
 struct Uses {
   std::vector<Reg> reads, writes;
+  int incremented = -1;  // which of writes is an auto-incremented address register (its latency)
 };
 
 // The registers an instruction reads and writes, from its operation's operand forms.
@@ -50,6 +51,10 @@ Uses uses_of(const Instruction& in) {
       if (op.reads_d) u.reads.push_back(r);
     } else {
       u.reads.push_back(r);
+      if (o.role == Role::kB && increments_b(in.op)) {
+        u.incremented = static_cast<int>(u.writes.size());
+        u.writes.push_back(r);
+      }
     }
   }
   u.reads.push_back(reg_of(in.pred_vector ? OperandKind::kVp : OperandKind::kSp, in.pred));
@@ -84,17 +89,21 @@ BlockSchedule schedule_block(const std::vector<ScheduleItem>& block, Generation 
     const OpInfo& op = info(in.op);
     const int op_latency = latency(in.op, in.dtype, generation);
     const Uses u = uses_of(in);
+    const auto write_latency = [&](std::size_t w) {
+      return static_cast<int>(w) == u.incremented ? increment_latency(in.op, generation)
+                                                  : op_latency;
+    };
     int earliest = 0;
     for (const Reg& r : u.reads) {
       const RegState& s = regs[r];
       if (s.last_write >= 0) earliest = std::max(earliest, s.last_write + s.write_latency);
     }
-    for (const Reg& r : u.writes) {
-      const RegState& s = regs[r];
+    for (std::size_t w = 0; w < u.writes.size(); ++w) {
+      const RegState& s = regs[u.writes[w]];
       earliest = std::max(earliest, s.last_read);
       if (s.last_write >= 0) {
-        earliest =
-            std::max({earliest, s.last_write, s.last_write + s.write_latency - op_latency + 1});
+        earliest = std::max(
+            {earliest, s.last_write, s.last_write + s.write_latency - write_latency(w) + 1});
       }
     }
     const bool is_load =
@@ -125,11 +134,12 @@ BlockSchedule schedule_block(const std::vector<ScheduleItem>& block, Generation 
     out.bundle_of.push_back(b);
     latest = std::max(latest, b);
     for (const Reg& r : u.reads) regs[r].last_read = std::max(regs[r].last_read, b);
-    for (const Reg& r : u.writes) {
-      regs[r].last_write = b;
-      regs[r].write_latency = op_latency;
+    for (std::size_t w = 0; w < u.writes.size(); ++w) {
+      regs[u.writes[w]].last_write = b;
+      regs[u.writes[w]].write_latency = write_latency(w);
+      drained = std::max(drained, b + write_latency(w));
     }
-    drained = std::max(drained, b + op_latency);
+    if (u.writes.empty()) drained = std::max(drained, b + op_latency);
     if (op.memory != MemoryClass::kNone) {
       memory_floor = std::max(memory_floor, b);
       last_memory = std::max(last_memory, b);

@@ -99,6 +99,7 @@ struct TpcCore::Launch {
 struct TpcCore::Trace {
   std::vector<AccessEvent> events;
   std::uint64_t bundles = 0;
+  std::array<std::uint64_t, kSlotCount> slot_ops{};  // the tile's instructions per slot
   // Set when the recording core ends the tile: before that another core would replay a part.
   bool complete = false;
 };
@@ -138,7 +139,11 @@ TpcCore::TpcCore(sc_core::sc_module_name name, const TpcCoreConfig& config, bool
              core::StatsGroup(this->name())
                  .counter("bytes_written", "B", "bytes written to global memory in bulk"),
              core::StatsGroup(this->name())
-                 .counter("reused_tiles", "1", "kernels replayed from a recorded identical tile")} {
+                 .counter("reused_tiles", "1", "kernels replayed from a recorded identical tile"),
+             core::StatsGroup(this->name()).counter("load_ops", "1", "load-slot instructions"),
+             core::StatsGroup(this->name()).counter("spu_ops", "1", "SPU-slot instructions"),
+             core::StatsGroup(this->name()).counter("vpu_ops", "1", "VPU-slot instructions"),
+             core::StatsGroup(this->name()).counter("store_ops", "1", "store-slot instructions")} {
   word(PODSIM_GAUDI1_TPC_CFG_SM_BASE_ADDRESS_HIGH_OFFSET) =
       static_cast<std::uint32_t>(PODSIM_GAUDI1_CFG_BASE >> 32);
   if (config_.vpu_model == VpuModel::kRtl) {
@@ -404,6 +409,7 @@ void TpcCore::end_kernel(bool ok) {
     // What is left: bundles without memory access at the end of the tile. A tile that failed
     // stays incomplete, never replayed.
     trace_->bundles = quiet_bundles_;
+    trace_->slot_ops = engine_->executor.slot_ops();
     trace_->complete = ok;
     tile_cache().events += trace_->events.size();
   }
@@ -424,6 +430,12 @@ void TpcCore::end_kernel(bool ok) {
   stats_.kernels.add();
   if (error_) stats_.failed.add();
   stats_.bundles.add(engine_->timer.bundles());
+  const std::array<std::uint64_t, kSlotCount> ops =
+      replaying_ ? trace_->slot_ops : engine_->executor.slot_ops();
+  stats_.load_ops.add(ops[static_cast<int>(Slot::kLoad)]);
+  stats_.spu_ops.add(ops[static_cast<int>(Slot::kSpu)]);
+  stats_.vpu_ops.add(ops[static_cast<int>(Slot::kVpu)]);
+  stats_.store_ops.add(ops[static_cast<int>(Slot::kStore)]);
   stats_.load_stall_ps.add(engine_->timer.load_stall());
   stats_.store_stall_ps.add(engine_->timer.store_stall());
   core::event_queue().schedule(std::max(done, core::now_ps()), *this, kEnd);

@@ -63,6 +63,11 @@ class TpcCore : public engine::EngineShell, private MemoryTransport {
     core::Counter& bytes_read;
     core::Counter& bytes_written;
     core::Counter& reused_tiles;
+    // Instructions issued per slot (replayed tiles included).
+    core::Counter& load_ops;
+    core::Counter& spu_ops;
+    core::Counter& vpu_ops;
+    core::Counter& store_ops;
   };
   const Stats& stats() const { return stats_; }
 

@@ -107,6 +107,47 @@ TEST(Assembler, DefinitionsMakeOneSourceServeSeveralTypes) {
   EXPECT_EQ(a.bundles[0].immediate, 0x3F000000u);  // binary32 0.5, rounded to bf16 when broadcast
 }
 
+// .rep repeats its lines with a counter, nested; braces take integer expressions of counters
+// and numeric definitions. The result equals the same code written out.
+TEST(Assembler, RepeatsLinesWithACounter) {
+  const Assembly unrolled = assemble(R"(
+.sched
+.rep 2 J
+.rep 2 K
+        ld_vlm v{2*J+K+1}, {(2*J+K)*256+N}
+.endrep
+.endrep
+        halt
+.endsched
+)",
+                                     {"t", {{"N", "512"}}});
+  const Assembly written = assemble(R"(
+.sched
+        ld_vlm v1, 512
+        ld_vlm v2, 768
+        ld_vlm v3, 1024
+        ld_vlm v4, 1280
+        halt
+.endsched
+)");
+  EXPECT_EQ(unrolled.bundles, written.bundles);
+  const auto error = [](const std::string& text) {
+    try {
+      assemble(text, {"t", {{"T", "bf16"}}});
+    } catch (const AsmError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_THAT(error(".rep 2 J\nhalt\n"), HasSubstr(".rep is never closed by .endrep"));
+  EXPECT_THAT(error(".endrep\n"), HasSubstr(".endrep without .rep"));
+  EXPECT_THAT(error(".rep 2 T\nhalt\n.endrep\n"), HasSubstr("counter 'T' is already a name"));
+  EXPECT_THAT(error("mov.i32 s1, {T*2}\n"), HasSubstr("'T' is 'bf16', not a number"));
+  EXPECT_THAT(error("mov.i32 s1, {4/0}\n"), HasSubstr("a division by 0"));
+  EXPECT_THAT(error("mov.i32 s1, {(4}\n"), HasSubstr("a '(' without ')'"));
+  EXPECT_THAT(error(".rep x J\n.endrep\n"), HasSubstr(".rep takes a count"));
+}
+
 TEST(Scheduler, APredicateWaitsForItsCompareAndAWriteForItsReaders) {
   const Assembly a = assemble(R"(
 .sched

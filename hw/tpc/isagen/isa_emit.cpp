@@ -76,11 +76,12 @@ std::string cpp_op(const IsaSpec& isa, const OpSpec& op) {
     if (i < 3) operands += ", ";
   }
   return fmt::format(
-      "    {{\"{}\", Slot::k{}, {}, {{{{{}}}}}, {}, Suffix::k{}, 0x{:03X}, 0x{:03X}, {}, {}, "
+      "    {{\"{}\", Slot::k{}, {}, {{{{{}}}}}, {}, Suffix::k{}, 0x{:03X}, 0x{:03X}, {}, {}, {}, "
       "MemoryClass::k{}, Control::k{}, {}}},\n",
       op.name, camel(op.slot), op.opcode, operands, op.operands.size(),
       op.suffix.empty() ? "None" : camel(op.suffix), dtype_mask(isa, op.dtypes),
       dtype_mask(isa, op.rtl), class_index(isa, op.latency), class_index(isa, op.float_latency),
+      op.increment.empty() ? 255 : class_index(isa, op.increment),
       op.memory.empty() ? "None" : camel(op.memory),
       op.control.empty() ? "None" : camel(op.control), op.reads_d ? "true" : "false");
 }

@@ -293,6 +293,9 @@ class Loader {
       op.latency = r.text("latency");
       if (!has_latency_class(op.latency)) r.fail(fmt::format("no latency class '{}'", op.latency));
       op.float_latency = r.text_or("float_latency", op.latency);
+      op.increment = r.text_or("increment", "");
+      if (!op.increment.empty() && !has_latency_class(op.increment))
+        r.fail(fmt::format("no latency class '{}'", op.increment));
       if (!has_latency_class(op.float_latency))
         r.fail(fmt::format("no latency class '{}'", op.float_latency));
       op.memory = r.text_or("memory", "");

@@ -44,6 +44,7 @@ struct OpSpec {
   std::vector<std::string> dtypes;  // empty: the operation takes no type
   std::vector<std::string> rtl;
   std::string latency, float_latency;  // latency classes (float_latency: the float types')
+  std::string increment;               // the class of b's auto-increment, or empty
   std::string memory, control, accuracy;
   bool reads_d = false;
   std::string summary;
