@@ -819,6 +819,26 @@ class Assembler {
     ended_ = true;
   }
 
+  // Whether chunk `ci` is a loop's whole body, scheduled to run again right after itself: a
+  // block that follows a loop instruction and ends where that loop's label is, a label no other
+  // loop ends at (where loops end together, the outer ones go round from the inner one's last
+  // bundle, so their next pass needs every result landed).
+  bool loop_body(std::size_t ci, const std::map<std::string, int>& loop_ends) const {
+    if (ci == 0 || ci + 1 >= chunks_.size() || !chunks_[ci].scheduled) return false;
+    const Chunk& before = chunks_[ci - 1];
+    if (before.instructions.empty()) return false;
+    const Parsed& loop = before.instructions.back();
+    if (info(loop.instruction.op).control != Control::kLoop) return false;
+    const Chunk& after = chunks_[ci + 1];
+    if (std::find(after.labels.begin(), after.labels.end(), loop.label) == after.labels.end())
+      return false;
+    for (const std::string& l : after.labels) {
+      const auto it = loop_ends.find(l);
+      if (it != loop_ends.end() && (l != loop.label || it->second != 1)) return false;
+    }
+    return true;
+  }
+
   void lay_out() {
     // Pass 1: place every chunk, learn where labels point.
     struct Laid {
@@ -829,7 +849,14 @@ class Assembler {
     std::vector<Laid> laid;
     std::map<std::string, std::uint32_t> where;
     std::uint32_t next = 0;
-    for (const Chunk& c : chunks_) {
+    // How many loops end at each label.
+    std::map<std::string, int> loop_ends;
+    for (const Chunk& c : chunks_)
+      for (const Parsed& p : c.instructions)
+        if (info(p.instruction.op).control == Control::kLoop) ++loop_ends[p.label];
+    int pad = 0;  // bundles the next chunk starts with: what the loop before it leaves landing
+    for (std::size_t ci = 0; ci < chunks_.size(); ++ci) {
+      const Chunk& c = chunks_[ci];
       for (const std::string& l : c.labels) where[l] = next;
       Laid l{next, {}, 0};
       if (c.scheduled) {
@@ -837,17 +864,27 @@ class Assembler {
         for (const Parsed& p : c.instructions) {
           items.push_back(ScheduleItem{p.instruction, p.immediate, !p.label.empty()});
         }
-        const BlockSchedule s = schedule_block(items, options_.generation);
+        const bool body = loop_body(ci, loop_ends);
+        const BlockSchedule s = schedule_block(items, options_.generation, body);
         l.bundle_of = s.bundle_of;
-        l.bundles = s.bundles;
+        for (int& b : l.bundle_of) b += pad;
+        l.bundles = s.bundles + pad;
+        pad = s.residual;
       } else {
         l.bundle_of.assign(c.instructions.size(), 0);
         l.bundles = 1;
+      }
+      if (!c.scheduled && pad > 0) {
+        // An explicit bundle after a loop body: the padding goes before it.
+        l.bundle_of.assign(c.instructions.size(), pad);
+        l.bundles = 1 + pad;
+        pad = 0;
       }
       next += static_cast<std::uint32_t>(l.bundles);
       laid.push_back(std::move(l));
       if (next > kMaxBundles) fail(c.line, 1, "the program has too many bundles");
     }
+    next += static_cast<std::uint32_t>(pad);
     for (const std::string& l : pending_labels_) where[l] = next;
     // Pass 2: fill the bundles, resolving labels.
     out_.bundles.assign(next, Bundle{});

@@ -64,11 +64,16 @@ Uses uses_of(const Instruction& in) {
 struct RegState {
   int last_write = -1, write_latency = 0;
   int last_read = -1;
+  // For a loop body: the earliest read before the block's first write of the register (what the
+  // pass before must have landed by), and that first write.
+  int read_before_write = -1;
+  int first_write = -1, first_write_latency = 0;
 };
 
 }  // namespace
 
-BlockSchedule schedule_block(const std::vector<ScheduleItem>& block, Generation generation) {
+BlockSchedule schedule_block(const std::vector<ScheduleItem>& block, Generation generation,
+                             bool loop_body) {
   BlockSchedule out;
   if (block.empty()) return out;
   struct Row {
@@ -133,10 +138,20 @@ BlockSchedule schedule_block(const std::vector<ScheduleItem>& block, Generation 
     }
     out.bundle_of.push_back(b);
     latest = std::max(latest, b);
-    for (const Reg& r : u.reads) regs[r].last_read = std::max(regs[r].last_read, b);
+    for (const Reg& r : u.reads) {
+      RegState& s = regs[r];
+      s.last_read = std::max(s.last_read, b);
+      if (s.last_write < 0)
+        s.read_before_write = s.read_before_write < 0 ? b : std::min(s.read_before_write, b);
+    }
     for (std::size_t w = 0; w < u.writes.size(); ++w) {
-      regs[u.writes[w]].last_write = b;
-      regs[u.writes[w]].write_latency = write_latency(w);
+      RegState& s = regs[u.writes[w]];
+      if (s.first_write < 0) {
+        s.first_write = b;
+        s.first_write_latency = write_latency(w);
+      }
+      s.last_write = b;
+      s.write_latency = write_latency(w);
       drained = std::max(drained, b + write_latency(w));
     }
     if (u.writes.empty()) drained = std::max(drained, b + op_latency);
@@ -148,6 +163,20 @@ BlockSchedule schedule_block(const std::vector<ScheduleItem>& block, Generation 
     if (op.memory == MemoryClass::kFence) memory_floor = after_store = b + 1;
   }
   out.bundles = std::max(latest + 1, drained);
+  if (loop_body) {
+    // The next pass starts right after this one: long enough that its reads see this pass's
+    // writes and its writes land after them; what lands later is waited out after the loop.
+    int length = latest + 1;
+    for (const auto& [reg, s] : regs) {
+      if (s.last_write < 0) continue;
+      const int lands = s.last_write + s.write_latency;
+      if (s.read_before_write >= 0) length = std::max(length, lands - s.read_before_write);
+      if (s.first_write != s.last_write || s.first_write_latency != s.write_latency)
+        length = std::max(length, lands - (s.first_write + s.first_write_latency) + 1);
+    }
+    out.bundles = length;
+    out.residual = std::max(0, drained - length);
+  }
   if (info(block.back().instruction.op).control != Control::kNone) {
     out.bundles = latest + 1;  // the control bundle is last; it waited for the drain itself
   }

@@ -297,9 +297,9 @@ std::vector<KernelDef> elementwise_kernels() {
   out.push_back(gradient_kernel(
       "relu_bwd", "dx = dy where x > 0, else 0", "x", 0, wide,
       [](double dy, double x) { return x > 0 ? dy : 0.0; }, 0, 0));
-  out.push_back(unary_kernel("gelu", "y = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))", 128,
+  out.push_back(unary_kernel("gelu", "y = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))", 512,
                              gelu, wide, 4, 1e-6));
-  out.push_back(gradient_kernel("gelu_bwd", "dx = dy * gelu'(x) (tanh form)", "x", 64, wide,
+  out.push_back(gradient_kernel("gelu_bwd", "dx = dy * gelu'(x) (tanh form)", "x", 256, wide,
                                 gelu_grad, 4, 4e-6));
   out.push_back(unary_kernel("sigmoid", "y = 1 / (1 + e^-x)", 256, sigmoid, {Fill::kUniform, -8, 8},
                              4, 1e-7));
