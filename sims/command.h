@@ -74,6 +74,7 @@ std::unique_ptr<Command> add_serve_command(CLI::App& app);
 std::unique_ptr<Command> add_sweep_command(CLI::App& app);
 std::unique_ptr<Command> add_plot_command(CLI::App& app);
 std::unique_ptr<Command> add_train_command(CLI::App& app);
+std::unique_ptr<Command> add_validate_command(CLI::App& app);
 
 // Runs `check`, which may throw UsageError, on every process of an mpirun and makes the verdict
 // common: when it failed on any of them, it fails on all, with the first failure's message (so

@@ -35,6 +35,7 @@
 #include "training/host_staging.h"
 #include "training/ipu_pipeline.h"
 #include "training/ipu_profile.h"
+#include "training/memory_fit.h"
 #include "training/profile.h"
 
 namespace podsim::sims {
@@ -173,9 +174,11 @@ class TrainCommand : public Command {
     check_strategy(options, system.config);
     if (functional_) return run_functional(options, system, model);
     if (!scale_.empty()) return run_scale(options, model, system);
-    const training::StepProfile profile = load_profile(options, system.config, model);
+    // What can be refused is refused before the profile is measured (minutes for a large model).
     auto topology = system::build_topology(system.config, &system.tree);
     const training::Placement placement = place(options, system.config, topology.chips);
+    check_fits(options, system, model);
+    const training::StepProfile profile = load_profile(options, system.config, model);
     // An IPU's collectives run on its links by the engine rate model: it has no queues to detail.
     const bool coarse = chips_text_ == "coarse" || ipu(system.config);
     require_system_memory(topology.chips, 1, coarse);
@@ -450,6 +453,24 @@ class TrainCommand : public Command {
     }
   }
 
+  // A Gaudi system's chip must be one the driver serves, and the replica must fit its memory:
+  // data parallelism keeps the whole model, its gradients and optimizer state on every chip.
+  void check_fits(const GlobalOptions& options, const collectives::LoadedSystemFile& system,
+                  const training::Model& model) const {
+    if (ipu(system.config) || !profile_in_.empty()) return;
+    const driver::DeviceProperties props = served_device(system, "train", options.system);
+    const training::ReplicaMemory need = training::replica_memory(model);
+    if (need.total() <= static_cast<double>(props.dram_size)) return;
+    throw UsageError(fmt::format(
+        "train: {} ({:.2f} G parameters, {} a worker) does not fit a {}: {}, more than "
+        "its {:.1f} GB of device memory. Data parallelism keeps the whole model, its gradients "
+        "and its optimizer state on every chip: try fewer --layers, a smaller --hidden or "
+        "--batch (ZeRO, tensor and pipeline parallelism are not built yet)",
+        model.name, static_cast<double>(model.parameters()) / 1e9,
+        model.batch == 1 ? std::string("1 sample") : fmt::format("{} samples", model.batch),
+        system.config.chip.name, need.describe(), static_cast<double>(props.dram_size) / 1e9));
+  }
+
   // The child's part: the profile on a one-box copy of the system, written to --profile-out.
   int measure(const GlobalOptions& options, const collectives::LoadedSystemFile& system,
               const training::Model& model) {
@@ -533,6 +554,12 @@ class TrainCommand : public Command {
     add_model_args(args);
     const ChildExit child = run_child(args, dir);
     const std::string text = read_file(dir / "profile.json");
+    if (child.status == 2) {
+      // The child refused the job: the job's fault, said as the child said it.
+      const std::string prefix = "podsim: error: ";
+      throw UsageError(child.error.rfind(prefix, 0) == 0 ? child.error.substr(prefix.size())
+                                                         : child.error);
+    }
     if (child.status != 0 || text.empty()) {
       throw std::runtime_error(
           fmt::format("measuring the compute profile failed: {}", child.error));
@@ -580,6 +607,7 @@ class TrainCommand : public Command {
     for (const std::string& f : {csv_file_, plot_file_, options.json_file}) {
       if (!f.empty()) write_output_file(f, "");  // writable before the run
     }
+    check_fits(options, system, model);
     const ScratchDir dir("scale");
     const training::StepProfile profile = load_profile(options, system.config, model);
     write_output_file((dir / "profile.json").string(), profile.to_json().dump(2) + "\n");

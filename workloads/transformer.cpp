@@ -133,7 +133,8 @@ std::string TransformerConfig::problem() const {
     return "batch, sequence, hidden, heads and ffn must be at least 1";
   if (hidden % heads != 0)
     return fmt::format("hidden {} is not a multiple of heads {}", hidden, heads);
-  if (hidden > 10240 || ffn > 20480) return "hidden at most 10240 (layer norm's backward rows)";
+  if (hidden > 10240) return "hidden at most 10240 (layer norm's backward rows)";
+  if (ffn > 20480) return fmt::format("ffn {} at most 20480 (the MLP's rows)", ffn);
   if (sequence > 20480) return "sequence at most 20480 (softmax rows)";
   if (dtype != Dtype::kF32 && dtype != Dtype::kBf16 && dtype != Dtype::kF16)
     return fmt::format("type {}: f32, bf16 or f16", tpc::info(dtype).name);

@@ -838,3 +838,34 @@ TEST(TrainIpuCli, WrongStrategiesAndReplicaCountsAreUsageErrors) {
 
 }  // namespace
 }  // namespace podsim
+
+namespace podsim {
+namespace {
+
+// What cannot run is refused before a profile is measured (each refusal comes at once, with no
+// --profile given): a chip the driver does not serve, a model whose replica cannot fit the chip's
+// memory (the sizes named), a cluster description that names a task past its workers.
+TEST(TrainRefusals, ComeBeforeTheProfileIsMeasured) {
+  const auto run = [](std::vector<std::string> args) {
+    return test::run_program(PODSIM_BINARY, args);
+  };
+  const auto hls3 = run({"--system", "hls3", "train", "--model", "bert-large"});
+  EXPECT_EQ(hls3.exit_status, 2) << hls3.err;
+  EXPECT_THAT(hls3.err, ::testing::HasSubstr("the driver serves Gaudi1 and Gaudi2 chips"));
+  EXPECT_THAT(hls3.err, ::testing::Not(::testing::HasSubstr("internal error")));
+  // 400 layers of width 4096: some 80 G parameters, 1.3 TB with their optimizer state.
+  const auto big = run({"--system", "hls2", "train", "--model", "gpt", "--layers", "400",
+                        "--hidden", "4096", "--heads", "32", "--batch", "1"});
+  EXPECT_EQ(big.exit_status, 2) << big.err;
+  EXPECT_THAT(big.err, ::testing::HasSubstr("does not fit a gaudi2"));
+  EXPECT_THAT(big.err, ::testing::HasSubstr("optimizer state"));
+  EXPECT_THAT(big.err, ::testing::HasSubstr("GB of device memory"));
+  const auto tf =
+      run({"--system", "hls2", "train", "--model", "bert-large", "--tf-config",
+           R"({"cluster":{"worker":["a:1","b:1"]},"task":{"type":"worker","index":5}})"});
+  EXPECT_EQ(tf.exit_status, 2) << tf.err;
+  EXPECT_THAT(tf.err, ::testing::HasSubstr("task index 5 out of range"));
+}
+
+}  // namespace
+}  // namespace podsim
