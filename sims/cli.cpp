@@ -215,8 +215,7 @@ int run_podsim(int argc, char** argv) {
   std::vector<std::unique_ptr<Command>> commands;
   for (auto add : {add_info_command, add_config_command, add_selftest_command, add_net_command,
                    add_collective_command, add_kernel_command, add_run_command, add_serve_command,
-                   add_sweep_command, add_plot_command, add_train_command,
-                   add_validate_command}) {
+                   add_sweep_command, add_plot_command, add_train_command, add_validate_command}) {
     commands.push_back(add(app));
     commands.back()->subcommand->fallthrough()->footer(
         "Global options, accepted before or after the command (see podsim --help):\n"
