@@ -325,11 +325,6 @@ class RunCommand : public Command {
                o.stats.cache_hits == 1 ? "" : "s", o.stats.launches,
                o.stats.launches == 1 ? "" : "es");
     for (const std::string& note : o.stats.notes) fmt::print("compiler   {}\n", note);
-    if (o.stats.host_ops > 0) {
-      fmt::print("host       {} operation{} on the host CPU (no TPC kernel): {}\n",
-                 o.stats.host_ops, o.stats.host_ops == 1 ? "" : "s",
-                 fmt::join(o.stats.host_op_kernels, ", "));
-    }
     int status = 0;
     if (o.check) {
       const bool ok = o.check->worst <= o.check->tolerance;
@@ -376,7 +371,6 @@ class RunCommand : public Command {
     j["compiles"] = o.stats.compiles;
     j["cache_hits"] = o.stats.cache_hits;
     j["launches"] = o.stats.launches;
-    j["host_ops"] = o.stats.host_ops;
     j["compiler_notes"] = o.stats.notes;
     j["simulation_cpu_s"] = cpu;
     return j;

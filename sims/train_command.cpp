@@ -684,10 +684,6 @@ class TrainCommand : public Command {
                           profile.chip, profile.replicas == 1 ? "" : "s");
     fmt::print("compute    {}, optimizer {:.3f} ms per step ({}{})\n", passes_text(t),
                ms(t.optimizer_ps), measured, profile_in_.empty() ? "" : ", from " + profile_in_);
-    if (!profile.host_ops.empty()) {
-      fmt::print("compute    on the host CPU (the TPC library has no kernel): {}\n",
-                 fmt::join(profile.host_ops, ", "));
-    }
     const std::string how = strategy_text(run, ranks);
     fmt::print("strategy   {}: {} ({} gradients){}{}\n", strategy_, how, grad_dtype_,
                no_overlap_ || strategy_ == "popdist" ? ", after the backward pass"

@@ -2,10 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <utility>
-
-#include "synapse/host_ops.h"
 
 namespace podsim::synapse {
 
@@ -104,25 +101,6 @@ void Session::kernel(const std::string& name, const tpc::KernelRequest& request,
   op.name = name;
   op.request = request;
   for (Value v : tensors) op.operands.push_back(v.id);
-  const auto& kernels = tpc::kernel_infos();
-  const bool on_device = std::any_of(kernels.begin(), kernels.end(), [&](const tpc::KernelInfo& k) {
-    return k.name == request.kernel;
-  });
-  if (const HostOp* h = on_device ? nullptr : find_host_op(request.kernel)) {
-    op.host = true;
-    if (tensors.size() != static_cast<std::size_t>(h->inputs + h->outputs)) {
-      throw std::invalid_argument(
-          fmt::format("node {}: {} (on the host) takes {} tensors, {} given", name, request.kernel,
-                      h->inputs + h->outputs, tensors.size()));
-    }
-    for (Value v : tensors) {
-      const Tensor& t = slot(v).tensor;
-      if (t.dtype != request.dtype || t.shape != request.shape) {
-        throw std::invalid_argument(
-            fmt::format("node {}: {} is not of the request's type and shape", name, t.name));
-      }
-    }
-  }
   record(std::move(op));
 }
 
@@ -137,9 +115,9 @@ void Session::copy(const std::string& name, Value src, Value dst) {
 // Checked now, so that a lazy step's mistake is reported where it was made.
 void Session::record(Op op) {
   for (int id : op.operands) slot(Value{id});
-  if (!op.host) graph_of({op}, nullptr);
+  graph_of({op}, nullptr);
   if (mode_ == Mode::kEager) {
-    run({op});
+    launch({op});
   } else {
     pending_.push_back(std::move(op));
   }
@@ -188,42 +166,6 @@ Graph Session::graph_of(const std::vector<Op>& ops, std::vector<std::uint64_t>* 
   return g;
 }
 
-void Session::materialize(const std::vector<Op>& ops) {
-  std::map<int, std::set<int>> segments;  // temporary without memory -> segments using it
-  int segment = 0;
-  for (const Op& op : ops) {
-    if (op.host) ++segment;
-    for (int id : op.operands) {
-      if (slots_[static_cast<std::size_t>(id)].address == 0) {
-        segments[id].insert(segment);
-        if (op.host) segments[id].insert(-1);  // the host reads or writes it
-      }
-    }
-    if (op.host) ++segment;
-  }
-  for (const auto& [id, used] : segments) {
-    if (used.size() < 2) continue;
-    Slot& s = slots_[static_cast<std::size_t>(id)];
-    s.address = rt_.device_malloc(s.tensor.bytes());
-    s.tensor.kind = TensorKind::kPersistent;
-  }
-}
-
-void Session::run(const std::vector<Op>& ops) {
-  materialize(ops);
-  std::vector<Op> device;
-  for (const Op& op : ops) {
-    if (!op.host) {
-      device.push_back(op);
-      continue;
-    }
-    launch(device);
-    device.clear();
-    run_host(op);
-  }
-  launch(device);
-}
-
 void Session::launch(const std::vector<Op>& ops) {
   if (ops.empty()) return;
   std::vector<std::uint64_t> addresses;
@@ -241,19 +183,6 @@ void Session::launch(const std::vector<Op>& ops) {
   const Event end = rt_.record(compute_);
   rt_.synchronize(end);
   stats_.device_time += rt_.elapsed(Event{compute_, start.seq, start.recorded}, end);
-}
-
-void Session::run_host(const Op& op) {
-  const HostOp& h = *find_host_op(op.request.kernel);
-  std::vector<std::vector<double>> in, out(static_cast<std::size_t>(h.outputs));
-  for (int i = 0; i < h.inputs; ++i)
-    in.push_back(read(Value{op.operands[static_cast<std::size_t>(i)]}));
-  h.run(op.request, in, out);
-  for (int i = 0; i < h.outputs; ++i)
-    write(Value{op.operands[static_cast<std::size_t>(h.inputs + i)]},
-          out[static_cast<std::size_t>(i)]);
-  ++stats_.host_ops;
-  stats_.host_op_kernels.insert(op.request.kernel);
 }
 
 void Session::write(Value v, const std::vector<double>& values) {
@@ -298,7 +227,7 @@ void Session::mark_step() {
   if (!pending_.empty()) {
     std::vector<Op> ops = std::move(pending_);
     pending_.clear();
-    run(ops);
+    launch(ops);
   }
   for (Slot& s : slots_) {
     if (!s.temporary || s.tensor.name.empty()) continue;

@@ -27,10 +27,8 @@ const char* to_string(Mode m);
 
 struct SessionStats {
   std::uint64_t compiles = 0, cache_hits = 0, launches = 0;
-  std::uint64_t host_ops = 0;             // operations run on the host CPU
-  std::set<std::string> host_op_kernels;  // which, by kernel name
-  std::set<std::string> notes;            // what the compiler said (fusions), once each
-  core::TimePs device_time = 0;           // from each launch's first CS to its completion
+  std::set<std::string> notes;   // what the compiler said (fusions), once each
+  core::TimePs device_time = 0;  // from each launch's first CS to its completion
 };
 
 class Session {
@@ -46,8 +44,7 @@ class Session {
   Value persistent(const std::string& name, Dtype dtype, std::vector<std::uint32_t> shape);
   Value temporary(const std::string& name, Dtype dtype, std::vector<std::uint32_t> shape);
 
-  // As Graph's (names need only be unique within a step); checked when called. A kernel the
-  // TPC library lacks but host_ops.h has runs on the host CPU (counted in stats()).
+  // As Graph's (names need only be unique within a step); checked when called.
   void gemm(const std::string& name, Value a, Value b, Value c, mme::GemmDesc gemm,
             bool accumulate = false, std::array<std::uint64_t, 3> offsets = {});
   void convolution(const std::string& name, mme::MmeOp op, const mme::ConvDesc& conv, Value a,
@@ -81,7 +78,7 @@ class Session {
   };
   struct Op {
     std::string name;
-    bool mme = false, host = false, copy = false;
+    bool mme = false, copy = false;
     mme::MmeOp mme_op = mme::MmeOp::kGemm;
     mme::GemmDesc gemm;
     mme::ConvDesc conv;
@@ -93,13 +90,8 @@ class Session {
   Slot& slot(Value v);
   const Slot& slot(Value v) const;
   void record(Op op);
-  // Runs `ops`: device operations as graphs between the host operations.
-  void run(const std::vector<Op>& ops);
-  // Gives device memory to the temporaries that cross from one graph to another or to the host.
-  void materialize(const std::vector<Op>& ops);
   // Builds the graph of `ops`, compiles it (or finds it cached) and launches it.
   void launch(const std::vector<Op>& ops);
-  void run_host(const Op& op);
   // A graph of `ops` alone, its tensors in first-use order; the persistent ones' addresses.
   Graph graph_of(const std::vector<Op>& ops, std::vector<std::uint64_t>* addresses) const;
   const Recipe& recipe_for(const Graph& g);

@@ -80,7 +80,7 @@ core::TimePs optimizer_time(synapse::Session& s, std::uint64_t parameters,
 }
 
 LayerTiming measure_shape(synapse::Runtime& runtime, const LayerShape& shape,
-                          std::set<std::string>& host_ops, ReplicaBarrier* barrier) {
+                          ReplicaBarrier* barrier) {
   synapse::Session session(runtime, synapse::Mode::kLazy);
   LayerTiming t;
   if (shape.kind == LayerKind::kTransformer) {
@@ -94,7 +94,6 @@ LayerTiming measure_shape(synapse::Runtime& runtime, const LayerShape& shape,
     t = time_passes(session, head, barrier);
   }
   t.optimizer_ps = optimizer_time(session, shape.parameters(), barrier);
-  host_ops.insert(session.stats().host_op_kernels.begin(), session.stats().host_op_kernels.end());
   return t;
 }
 
@@ -114,7 +113,7 @@ StepProfile measure_profile(synapse::Runtime& runtime, const Model& model, const
     const auto key = std::make_pair(shape.key(), shape.parameters());
     auto it = measured.find(key);
     if (it == measured.end())
-      it = measured.emplace(key, measure_shape(runtime, shape, p.host_ops, barrier)).first;
+      it = measured.emplace(key, measure_shape(runtime, shape, barrier)).first;
     p.keys.push_back(shape.key());
     p.shapes.push_back(it->second);
     if (progress) progress(i + 1, total);
@@ -140,7 +139,6 @@ StepProfile slowest_replica(const std::vector<StepProfile>& replicas) {
       p.shapes[s].backward_ps = std::max(p.shapes[s].backward_ps, r.shapes[s].backward_ps);
       p.shapes[s].optimizer_ps = std::max(p.shapes[s].optimizer_ps, r.shapes[s].optimizer_ps);
     }
-    p.host_ops.insert(r.host_ops.begin(), r.host_ops.end());
   }
   p.replicas = static_cast<int>(replicas.size());
   return p;
@@ -154,7 +152,7 @@ nlohmann::json StepProfile::to_json() const {
                            {"backward_ps", shapes[i].backward_ps},
                            {"optimizer_ps", shapes[i].optimizer_ps}});
   }
-  return {{"chip", chip}, {"replicas", replicas}, {"shapes", shapes_json}, {"host_ops", host_ops}};
+  return {{"chip", chip}, {"replicas", replicas}, {"shapes", shapes_json}};
 }
 
 StepProfile StepProfile::from_json(const nlohmann::json& j, const std::string& where) {
@@ -170,7 +168,6 @@ StepProfile StepProfile::from_json(const nlohmann::json& j, const std::string& w
       p.shapes.push_back(t);
     }
     p.replicas = j.value("replicas", 1);
-    if (j.contains("host_ops")) p.host_ops = j.at("host_ops").get<std::set<std::string>>();
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(fmt::format("{}: not a training profile: {}", where, e.what()));
   }

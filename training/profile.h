@@ -29,8 +29,6 @@ struct StepProfile {
   int replicas = 1;                 // measured at once on this many chips of one box
   std::vector<std::string> keys;    // per shape: LayerShape::key()
   std::vector<LayerTiming> shapes;  // per shape of the model, in its order
-  // Operations the TPC library has no kernel for, which ran on the host CPU (session.h), by name.
-  std::set<std::string> host_ops;
 
   nlohmann::json to_json() const;
   // Throws std::invalid_argument naming `where` and what is missing or wrong.

@@ -6,8 +6,6 @@
 // L = sum(out * r) for a fixed random r, so dL/dout = r and L is the "loss" printed.
 // Conventions: the query projection carries the attention's 1/sqrt(head size) scale (its
 // weights are drawn scaled), as some implementations fold it; no masking, no dropout.
-// The softmax's backward has no TPC kernel in the library: the session runs it on the host
-// (host_ops.h) and says so.
 // The CPU reference computes the same layer in double precision.
 #pragma once
 

@@ -78,7 +78,12 @@ TEST_F(TrainCli, OverlapHidesCommunicationButNeverBeatsEitherSide) {
   EXPECT_GT(ps(j, "exposed_ps"), 0u);  // the last bucket waits for the backward pass's end
   // The first step broadcasts the parameters first.
   EXPECT_GT(ps(j, "broadcast_ps", 0), 0u);
-  EXPECT_EQ(ps(j, "step_ps", 0), ps(j, "step_ps") + ps(j, "broadcast_ps", 0));
+  // Then the same step: the same compute, and collectives that may differ a little, since the
+  // first ones find the NICs' windows as the broadcast left them.
+  EXPECT_EQ(ps(j, "compute_ps", 0), ps(j, "compute_ps"));
+  EXPECT_NEAR(static_cast<double>(ps(j, "step_ps", 0)),
+              static_cast<double>(ps(j, "step_ps") + ps(j, "broadcast_ps", 0)),
+              0.01 * static_cast<double>(ps(j, "step_ps")));
 }
 
 TEST_F(TrainCli, TheTraceShowsComputeBucketsAndCollectives) {

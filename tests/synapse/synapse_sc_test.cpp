@@ -363,8 +363,6 @@ void expect_transformer_matches_cpu(Mode mode, Dtype dtype, double tolerance) {
     const workloads::Tensors got = block.results();
     EXPECT_EQ(got.size(), 14u);  // out, dx and twelve parameter gradients
     test::expect_results_match(got, want, tolerance);
-    EXPECT_EQ(session.stats().host_op_kernels, std::set<std::string>{"softmax_bwd"});
-    EXPECT_EQ(session.stats().host_ops, 1u);
   });
 }
 

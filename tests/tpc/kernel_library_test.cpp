@@ -91,8 +91,8 @@ std::vector<Case> cases() {
         "sigmoid_bwd", "tanh", "tanh_bwd", "sgd_momentum", "adam", "lamb"}) {
     out.push_back({k, &kAnyShapes, {}});
   }
-  for (const char* k : {"bias_add", "softmax", "log_softmax", "cross_entropy", "cross_entropy_bwd",
-                        "layer_norm", "layer_norm_bwd"}) {
+  for (const char* k : {"bias_add", "softmax", "softmax_bwd", "log_softmax", "cross_entropy",
+                        "cross_entropy_bwd", "layer_norm", "layer_norm_bwd"}) {
     out.push_back({k, &kRowShapes, {}});
   }
   out.push_back({"batch_norm", &kColumnShapes, {}});

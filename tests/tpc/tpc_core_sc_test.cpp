@@ -93,8 +93,8 @@ TEST(TpcCore, AReusedTileTakesExactlyTheTimeOfExecutingIt) {
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
   const std::vector<std::uint8_t> binary = kernel_binary("gelu.f32", Generation::kGaudi2);
   h.memory.backing().write(kBinary, binary.data(), binary.size());
-  // gelu over 64 Ki f32: 512 index points of 128 elements; tiles of 64 points, 32 KiB each.
-  const KernelPlan plan = plan_kernel({"gelu", Dtype::kF32, std::nullopt, {65536}, {}});
+  // gelu over 256 Ki f32: 512 index points of 512 elements; tiles of 64 points, 128 KiB each.
+  const KernelPlan plan = plan_kernel({"gelu", Dtype::kF32, std::nullopt, {262144}, {}});
   const Slice x{{0, 0, 0, 0, 0}, {64, 1, 1, 1, 1}}, y{{64, 0, 0, 0, 0}, {128, 1, 1, 1, 1}};
   const core::TimePs executed = run_tile(h, h.executing, plan, y);
   run_tile(h, h.reusing, plan, x);  // recorded
@@ -120,7 +120,8 @@ TEST(TpcCore, AStreamingTileRunsAtTheMemorysRate) {
   const std::vector<std::uint8_t> binary = kernel_binary("add.f32", Generation::kGaudi2);
   h.memory.backing().write(kBinary, binary.data(), binary.size());
   const KernelPlan plan = plan_kernel({"add", Dtype::kF32, std::nullopt, {65536}, {}});
-  const core::TimePs t = run_tile(h, h.executing, plan, Slice{{0, 0, 0, 0, 0}, {256, 1, 1, 1, 1}});
+  const core::TimePs t =
+      run_tile(h, h.executing, plan, Slice{{0, 0, 0, 0, 0}, plan.launches[0].index_space});
   const double bytes = 3.0 * 65536 * 4;
   const double memory_ps = bytes / 50e9 * 1e12;
   EXPECT_GT(static_cast<double>(t), memory_ps);

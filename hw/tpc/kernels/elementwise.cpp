@@ -59,7 +59,7 @@ KernelDef binary_kernel(const std::string& name, const std::string& summary,
   d.info = {name, summary, {Dtype::kF32, Dtype::kBf16, Dtype::kF16, Dtype::kI32}, "any shape", {}};
   d.plan = [name](const KernelRequest& r) {
     Params(r, {});
-    const int per_point = 4 * lanes(r.dtype);
+    const int per_point = 8 * lanes(r.dtype);
     const Tolerance tol = is_float(r.dtype) ? ulps(r.dtype, 2) : Tolerance{};
     Fill fill{Fill::kUniform, -2, 2};
     if (!is_float(r.dtype)) fill = {Fill::kIntegers, -1000, 1000};
@@ -76,7 +76,7 @@ KernelDef unary_kernel(const std::string& name, const std::string& summary, int 
   d.info = {name, summary, float_types(), "any shape", {}};
   d.plan = [=](const KernelRequest& r) {
     Params(r, {});
-    const int points = per_point ? per_point : 4 * lanes(r.dtype);
+    const int points = per_point ? per_point : 8 * lanes(r.dtype);
     return flat_plan(r, {"x"}, points, key(name, r.dtype), fill, ulps(r.dtype, rel_ulps, abs));
   };
   d.reference = flat_reference(1, [f](const std::vector<double>& x) { return f(x[0]); });
@@ -90,7 +90,7 @@ KernelDef gradient_kernel(const std::string& name, const std::string& summary,
   d.info = {name, summary, float_types(), "any shape", {}};
   d.plan = [=](const KernelRequest& r) {
     Params(r, {});
-    const int points = per_point ? per_point : 2 * lanes(r.dtype);
+    const int points = per_point ? per_point : 8 * lanes(r.dtype);
     KernelPlan p =
         flat_plan(r, {"dy", second}, points, key(name, r.dtype), {}, ulps(r.dtype, rel_ulps, abs));
     p.buffers[1].fill = second_fill;
@@ -129,9 +129,11 @@ KernelDef cast_kernel() {
                                               info(r.dtype).name, info(*r.to).name));
     }
     Fill fill{Fill::kUniform, -3e4, 3e4};
-    KernelPlan p = flat_plan(r, {"x"}, 256, binary, fill, ulps(*r.to, 1));
+    KernelPlan p = flat_plan(r, {"x"}, 512, binary, fill, ulps(*r.to, 1));
     p.buffers[1].dtype = *r.to;
     p.launches[0].tensors[1]->dtype = *r.to;
+    const double n = static_cast<double>(elements(r.shape));
+    p.min_bytes = n * (info(r.dtype).bytes + info(*r.to).bytes);  // the source's and the target's
     return p;
   };
   d.reference = flat_reference(1, [](const std::vector<double>& x) { return x[0]; });
@@ -153,13 +155,19 @@ KernelDef bias_add_kernel() {
     const int bias = b.buffer("b", r.dtype, {rows.columns}, Role::kInput);
     const int y = b.buffer("y", r.dtype, r.shape, Role::kOutput);
     const int l = lanes(r.dtype);
-    LaunchSpec& launch = b.launch(key("bias_add", r.dtype),
-                                  {static_cast<std::int32_t>(ceil_div(rows.columns, l)),
-                                   static_cast<std::int32_t>(ceil_div(rows.rows, 4)), 1, 1, 1});
+    // A point is a row of a group of at most 320 vectors (the group's b in vector local memory).
+    const std::uint32_t vectors = ceil_div(rows.columns, l);
+    constexpr std::uint32_t kGroup = 320;
+    LaunchSpec& launch =
+        b.launch(key("bias_add", r.dtype), {static_cast<std::int32_t>(ceil_div(vectors, kGroup)),
+                                            static_cast<std::int32_t>(rows.rows), 1, 1, 1});
     launch.tensors[0] = b.view(x, {rows.columns, rows.rows});
     launch.tensors[1] = b.view(bias);
     launch.tensors[2] = b.view(y, {rows.columns, rows.rows});
-    launch.access_scale = std::array<Coord, kMaxTensors>{Coord{l, 4}, Coord{l, 0}, Coord{l, 4}};
+    launch.srf[0] = vectors;
+    const std::int32_t group = static_cast<std::int32_t>(kGroup) * l;
+    launch.access_scale =
+        std::array<Coord, kMaxTensors>{Coord{group, 1}, Coord{group, 0}, Coord{group, 1}};
     b.tolerate(y, ulps(r.dtype, 2));
     const double n = static_cast<double>(elements(r.shape));
     b.cost(n, (2 * n + rows.columns) * info(r.dtype).bytes);
@@ -190,16 +198,16 @@ KernelDef transpose_kernel() {
     PlanBuilder b(r);
     const int x = b.buffer("x", r.dtype, {c, rows}, Role::kInput, {Fill::kIntegers, -1000, 1000});
     const int y = b.buffer("y", r.dtype, {rows, c}, Role::kOutput);
-    const int l = lanes(r.dtype);
-    LaunchSpec& launch = b.launch(
-        key("copy2d", r.dtype),
-        {static_cast<std::int32_t>(ceil_div(rows, l)), static_cast<std::int32_t>(c), 1, 1, 1});
-    TensorView in = b.view(x);
-    in.dims = {rows, c};  // the source read across its rows
-    in.strides = {c, 1};
-    launch.tensors[0] = in;
+    // A point is a tile of lanes x lanes elements (transpose.tpcs), the tiles in one dimension
+    // so that the partition spreads them evenly over the cores.
+    const std::uint32_t l = static_cast<std::uint32_t>(lanes(r.dtype));
+    const std::uint32_t column_tiles = ceil_div(c, l), row_tiles = ceil_div(rows, l);
+    LaunchSpec& launch =
+        b.launch(key("transpose", r.dtype),
+                 {static_cast<std::int32_t>(column_tiles * row_tiles), 1, 1, 1, 1});
+    launch.tensors[0] = b.view(x);
     launch.tensors[1] = b.view(y);
-    launch.access_scale = std::array<Coord, kMaxTensors>{Coord{l, 1}, Coord{l, 1}};
+    launch.srf[0] = row_tiles;
     b.tolerate(y, {});
     const double n = static_cast<double>(c) * rows;
     b.cost(0, 2 * n * info(r.dtype).bytes);
@@ -285,7 +293,7 @@ std::vector<KernelDef> elementwise_kernels() {
               {}};
   div.plan = [](const KernelRequest& r) {
     Params(r, {});
-    KernelPlan p = flat_plan(r, {"a", "b"}, 256, key("div", r.dtype), {Fill::kUniform, -2, 2},
+    KernelPlan p = flat_plan(r, {"a", "b"}, 512, key("div", r.dtype), {Fill::kUniform, -2, 2},
                              ulps(r.dtype, 2));
     p.buffers[1].fill = {Fill::kPositive, 0.25, 4};
     return p;
@@ -299,17 +307,17 @@ std::vector<KernelDef> elementwise_kernels() {
       [](double dy, double x) { return x > 0 ? dy : 0.0; }, 0, 0));
   out.push_back(unary_kernel("gelu", "y = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))", 512,
                              gelu, wide, 4, 1e-6));
-  out.push_back(gradient_kernel("gelu_bwd", "dx = dy * gelu'(x) (tanh form)", "x", 256, wide,
+  out.push_back(gradient_kernel("gelu_bwd", "dx = dy * gelu'(x) (tanh form)", "x", 512, wide,
                                 gelu_grad, 4, 4e-6));
-  out.push_back(unary_kernel("sigmoid", "y = 1 / (1 + e^-x)", 256, sigmoid, {Fill::kUniform, -8, 8},
+  out.push_back(unary_kernel("sigmoid", "y = 1 / (1 + e^-x)", 512, sigmoid, {Fill::kUniform, -8, 8},
                              4, 1e-7));
   out.push_back(gradient_kernel(
-      "sigmoid_bwd", "dx = dy * y * (1 - y), y = sigmoid(x)", "y", 128, {Fill::kUniform, 0, 1},
+      "sigmoid_bwd", "dx = dy * y * (1 - y), y = sigmoid(x)", "y", 512, {Fill::kUniform, 0, 1},
       [](double dy, double y) { return dy * y * (1 - y); }, 4, 1e-7));
   out.push_back(unary_kernel(
-      "tanh", "y = tanh x", 256, [](double x) { return std::tanh(x); }, wide, 4, 1e-7));
+      "tanh", "y = tanh x", 512, [](double x) { return std::tanh(x); }, wide, 4, 1e-7));
   out.push_back(gradient_kernel(
-      "tanh_bwd", "dx = dy * (1 - y^2), y = tanh(x)", "y", 128, {Fill::kUniform, -1, 1},
+      "tanh_bwd", "dx = dy * (1 - y^2), y = tanh(x)", "y", 512, {Fill::kUniform, -1, 1},
       [](double dy, double y) { return dy * (1 - y * y); }, 4, 1e-6));
   out.push_back(cast_kernel());
   out.push_back(bias_add_kernel());

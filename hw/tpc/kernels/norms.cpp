@@ -168,6 +168,44 @@ KernelDef layer_norm_bwd() {
   return d;
 }
 
+// The per-element launch of batch norm (forward or backward): `inputs` [C, M], then the
+// per-channel `params`, then `output`. Rows of C dividing 512 go as one stream, eight vectors
+// (whole rows) a point (the _flat kernels); any other C walks the rows in memory order, 16 rows
+// a point, the per-channel coefficients in vector local memory, which holds `max_columns`.
+LaunchSpec& apply_launch(PlanBuilder& b, const KernelRequest& r, const std::string& name,
+                         const Rows& rows, const std::vector<int>& inputs, int output,
+                         const std::vector<TensorView>& params, std::uint32_t max_columns) {
+  const std::uint32_t c = rows.columns;
+  const bool flat = c % 64 == 0 && 512 % c == 0;
+  if (!flat && c > max_columns) {
+    throw std::invalid_argument(fmt::format(
+        "kernel '{}': {} channels; its per-element pass keeps a few f32 coefficients per channel "
+        "in vector local memory, which holds them for {}",
+        r.kernel, c, max_columns));
+  }
+  const double n = static_cast<double>(c) * rows.rows;
+  LaunchSpec& l =
+      flat ? b.launch(key(name + "_flat", r.dtype),
+                      {points(static_cast<std::uint64_t>(std::ceil(n / 512))), 1, 1, 1, 1})
+           : b.launch(key(name, r.dtype), {points(ceil_div(rows.rows, 16)), 1, 1, 1, 1});
+  const std::vector<std::uint32_t> dims =
+      flat ? std::vector<std::uint32_t>{c * rows.rows} : std::vector<std::uint32_t>{c, rows.rows};
+  const Coord step = flat ? Coord{512} : Coord{0, 16};
+  std::array<Coord, kMaxTensors> scale{};
+  std::size_t t = 0;
+  for (int in : inputs) {
+    scale[t] = step;
+    l.tensors[t++] = b.view(in, dims);
+  }
+  for (const TensorView& v : params) l.tensors[t++] = v;
+  scale[t] = step;
+  l.tensors[t] = b.view(output, dims);
+  l.access_scale = scale;
+  l.srf[0] = flat ? c - 1 : ceil_div(c, 64);
+  l.srf[1] = ceil_div(ceil_div(c, 64), 8);
+  return l;
+}
+
 KernelDef batch_norm() {
   KernelDef d;
   d.info = {"batch_norm",
@@ -218,15 +256,11 @@ KernelDef batch_norm() {
       l.srf[5] = (c.blocks - 1) % 4;
     }
     {
-      LaunchSpec& l =
-          b.launch(key("batch_norm_apply", r.dtype),
-                   {points(ceil_div(rows.columns, 64)), points(ceil_div(rows.rows, 4)), 1, 1, 1});
-      l.tensors = {b.view(x, cm), b.view(mean), b.view(rstd),
-                   b.view(gamma), b.view(beta), b.view(y, cm)};
-      l.access_scale = std::array<Coord, kMaxTensors>{Coord{64, 4}, Coord{64}, Coord{64},
-                                                      Coord{64},    Coord{64}, Coord{64, 4}};
+      const std::vector<TensorView> params = {b.view(mean), b.view(rstd), b.view(gamma),
+                                              b.view(beta)};
+      apply_launch(b, r, "batch_norm_apply", rows, {x}, y, params, 9984);
     }
-    // x - mean cancels: its f32 rounding (a few ulp of |x| <= 2) is scaled by rstd, which eps
+    // x a - mean a cancels: its f32 rounding (a few ulp of |x| <= 2) is scaled by rstd, which eps
     // bounds by 1 / sqrt(eps) when a channel's values nearly agree (small batches).
     b.tolerate(y, {1e-5 + 8 * epsilon(Dtype::kF32) / std::sqrt(p["eps"]), 8 * epsilon(r.dtype)});
     b.tolerate(mean, {1e-6, 1e-6});
@@ -293,14 +327,10 @@ KernelDef batch_norm_bwd() {
       l.srf[0] = ceil_div(c.blocks, 4);
     }
     {
-      LaunchSpec& l = b.launch(key("batch_norm_bwd_apply", r.dtype),
-                               {points(ceil_div(rows.columns, 64)), points(rows.rows), 1, 1, 1});
-      l.tensors = {b.view(dy, cm), b.view(x, cm),  b.view(mean),  b.view(rstd),
-                   b.view(gamma),  b.view(dgamma), b.view(dbeta), b.view(dx, cm)};
+      const std::vector<TensorView> params = {b.view(mean), b.view(rstd), b.view(gamma),
+                                              b.view(dgamma), b.view(dbeta)};
+      LaunchSpec& l = apply_launch(b, r, "batch_norm_bwd_apply", rows, {dy, x}, dx, params, 6656);
       l.srf[2] = f32_bits(1.0 / rows.rows);
-      l.access_scale =
-          std::array<Coord, kMaxTensors>{Coord{64, 1}, Coord{64, 1}, Coord{64}, Coord{64},
-                                         Coord{64},    Coord{64},    Coord{64}, Coord{64, 1}};
     }
     b.tolerate(dx, {1e-5, 8 * epsilon(r.dtype)});
     b.tolerate(dgamma, {4e-7 * rows.rows, 1e-5});

@@ -57,17 +57,37 @@ KernelDef reduce_kernel(const std::string& op) {
     if (out_dims.empty()) out_dims = {1};
     const int y = b.buffer("y", r.dtype, out_dims, Role::kOutput);
     if (dim == 0) {
-      LaunchSpec& l = b.launch(key("reduce_rows_" + op, r.dtype), {points(rows.rows), 1, 1, 1, 1});
+      // Rows of at most 8 or 16 vectors: one row a loop pass, the rows overlapped
+      // (reduce_rows_short.tpcs); longer rows: eight vectors a pass (reduce_rows.tpcs).
+      const std::uint32_t vectors = ceil_div(rows.columns, 64);
+      const std::string binary = vectors <= 8    ? "reduce_rows8_"
+                                 : vectors <= 16 ? "reduce_rows16_"
+                                                 : "reduce_rows_";
+      LaunchSpec& l = b.launch(key(binary + op, r.dtype), {points(rows.rows), 1, 1, 1, 1});
       l.tensors[0] = b.view(x, {rows.columns, rows.rows}, padding);
       l.tensors[1] = b.lane0_view(y);
-      l.srf[0] = ceil_div(rows.columns, 256);
+      l.srf[0] = ceil_div(rows.columns, 512);
       l.access_scale = std::array<Coord, kMaxTensors>{Coord{0, 1}, Coord{0, 1}};
     } else {
       // Blocks of rows on every core, then their partial results combined per channel.
-      const ColumnBlocks c = column_blocks(rows);
+      ColumnBlocks c = column_blocks(rows);
+      // Rows of up to 16 or 32 vectors keep a running result per vector in registers
+      // (reduce_cols_mid.tpcs); wider ones keep them in vector local memory (the _wide kernels).
+      // The register kernels stream a block at the HBM's rate, so that the combine (a gather of
+      // 256 bytes per block and 64 channels) would weigh more than the blocks save past 96 of
+      // them (still four a core on Gaudi2, twelve on Gaudi).
+      const std::uint32_t vectors = ceil_div(rows.columns, 64);
+      constexpr std::uint32_t kMidBlocks = 96;
+      if (c.wide && vectors <= 32 && c.blocks > kMidBlocks) {
+        c.block_rows = ceil_div(rows.rows, kMidBlocks);
+        c.blocks = ceil_div(rows.rows, c.block_rows);
+      }
       const int part = b.buffer("part", Dtype::kF32, {rows.columns, c.blocks}, Role::kScratch);
-      LaunchSpec& first = b.launch(
-          key((c.wide ? "reduce_cols_wide_" : "reduce_cols_") + op, r.dtype), c.index_space());
+      const std::string first_binary = !c.wide         ? "reduce_cols_"
+                                       : vectors <= 16 ? "reduce_cols_wide16_"
+                                       : vectors <= 32 ? "reduce_cols_wide32_"
+                                                       : "reduce_cols_wide_";
+      LaunchSpec& first = b.launch(key(first_binary + op, r.dtype), c.index_space());
       first.tensors[0] = b.view(x, {rows.columns, rows.rows}, padding);
       first.tensors[1] = b.view(part);
       set_column_arguments(first, c, rows);
@@ -75,7 +95,7 @@ KernelDef reduce_kernel(const std::string& op) {
                                     {points(ceil_div(rows.columns, 64)), 1, 1, 1, 1});
       second.tensors[0] = b.view(part, {}, is_max ? minus_infinity(Dtype::kF32) : 0);
       second.tensors[1] = b.view(y);
-      second.srf[0] = ceil_div(c.blocks, 4);
+      second.srf[0] = ceil_div(c.blocks, 8);
     }
     const double length = dim == 0 ? rows.columns : rows.rows;
     // Sums of `length` values of magnitude up to 2 in f32, in a different order than the
@@ -141,6 +161,50 @@ KernelDef softmax_kernel(bool log) {
       }
     });
     store(plan, buffers, 1, y);
+  };
+  return d;
+}
+
+// softmax's backward over dimension 0: dx = y (dy - sum(dy y)), y the softmax's output. Both
+// rows stay in vector local memory between its two passes, so a row holds at most 10240.
+KernelDef softmax_bwd_kernel() {
+  KernelDef d;
+  d.info = {"softmax_bwd",
+            "dx = y * (dy - sum(dy * y)) along dimension 0, y = softmax(x)",
+            float_types(),
+            "dy and y [C, R...], C at most 10240",
+            {}};
+  d.plan = [](const KernelRequest& r) {
+    Params(r, {});
+    const Rows rows = as_rows(r);
+    check_row_fits(r, rows.columns, kVlmRow / 2);
+    PlanBuilder b(r);
+    const int dy = b.buffer("dy", r.dtype, r.shape, Role::kInput, {Fill::kUniform, -1, 1});
+    const int y = b.buffer("y", r.dtype, r.shape, Role::kInput, {Fill::kUniform, 0, 1});
+    const int dx = b.buffer("dx", r.dtype, r.shape, Role::kOutput);
+    LaunchSpec& l = b.launch(key("softmax_bwd", r.dtype), {points(rows.rows), 1, 1, 1, 1});
+    l.tensors[0] = b.view(dy, {rows.columns, rows.rows});
+    l.tensors[1] = b.view(y, {rows.columns, rows.rows});
+    l.tensors[2] = b.view(dx, {rows.columns, rows.rows});
+    l.srf[0] = ceil_div(rows.columns, 64);
+    l.access_scale = std::array<Coord, kMaxTensors>{Coord{0, 1}, Coord{0, 1}, Coord{0, 1}};
+    // The row's f32 sum of products, then one subtraction and one product rounded to the type.
+    b.tolerate(dx, Tolerance{2e-7 * rows.columns, 8 * epsilon(r.dtype)});
+    const double n = static_cast<double>(elements(r.shape));
+    b.cost(4 * n, 3 * n * info(r.dtype).bytes);
+    return b.done();
+  };
+  d.reference = [](const KernelPlan& plan, Buffers& buffers) {
+    const std::vector<double> dy = values(plan, buffers, 0), y = values(plan, buffers, 1);
+    std::vector<double> dx(y.size());
+    const std::size_t columns = plan.buffers[0].dims[0];
+    for (std::size_t start = 0; start < y.size(); start += columns) {
+      double dot = 0;
+      for (std::size_t c = 0; c < columns; ++c) dot += dy[start + c] * y[start + c];
+      for (std::size_t c = 0; c < columns; ++c)
+        dx[start + c] = y[start + c] * (dy[start + c] - dot);
+    }
+    store(plan, buffers, 2, dx);
   };
   return d;
 }
@@ -211,8 +275,9 @@ KernelDef cross_entropy_kernel(bool backward) {
 }  // namespace
 
 std::vector<KernelDef> row_kernels() {
-  return {reduce_kernel("add"), reduce_kernel("max"),        softmax_kernel(false),
-          softmax_kernel(true), cross_entropy_kernel(false), cross_entropy_kernel(true)};
+  return {reduce_kernel("add"),      reduce_kernel("max"), softmax_kernel(false),
+          softmax_kernel(true),      softmax_bwd_kernel(), cross_entropy_kernel(false),
+          cross_entropy_kernel(true)};
 }
 
 }  // namespace podsim::tpc::glue
