@@ -12,6 +12,7 @@
 #include "hw/chip/resources.h"
 #include "hw/chip/spec/sync_values.h"
 #include "hw/mme/mme_registers.h"
+#include "hw/mme/schedule.h"
 #include "hw/tpc/kernels/functional.h"
 #include "hw/tpc/tpc_registers.h"
 #include "podsim/spec/gaudi1.h"
@@ -333,20 +334,68 @@ void Compiler::encode_kernel(const Pending& p, Stage& stage) {
   }
 }
 
-// The implicit GEMM's rows dealt out to the MMEs in whole array tiles.
+// The implicit GEMM's rows dealt out to the MMEs in whole array tiles, each engine's share
+// starting at `share` * e.
+std::uint64_t mme_share(std::uint64_t rows, std::uint64_t tile_rows, std::uint64_t engines) {
+  return (rows + tile_rows * engines - 1) / (tile_rows * engines) * tile_rows;
+}
+
+// The MME's geometry for `op`: of the output tiles the target's arrays form, the one whose
+// rows dealt out to the engines take the fewest array cycles (the MME's own closed form), the
+// array's own shape on a tie. A narrow result (a convolution of 64 filters) takes a tall tile,
+// a short one a wide tile.
+mme::MmeOperation with_geometry(const Target& target, mme::MmeOperation op) {
+  mme::MmeConfig array;
+  array.rows = static_cast<int>(target.mme_rows);
+  array.cols = static_cast<int>(target.mme_cols);
+  array.min_tile_side = static_cast<int>(target.mme_min_tile_side);
+  const std::uint64_t rows = mme::GemmView(op).m();
+  const std::uint64_t engines = static_cast<std::uint64_t>(target.mmes);
+  const auto cycles = [&](const mme::MmeOperation& o) {
+    const mme::MmeConfig c = mme::shaped(array, o);
+    const std::uint64_t share = mme_share(rows, static_cast<std::uint64_t>(c.rows), engines);
+    std::uint64_t slowest = 0;
+    for (std::uint64_t e = 0; e < engines && share * e < rows; ++e) {
+      mme::MmeOperation part = o;
+      part.m_start = static_cast<std::uint32_t>(share * e);
+      part.m_count = static_cast<std::uint32_t>(std::min(share, rows - share * e));
+      slowest = std::max(slowest, mme::analytic_cycles(c, mme::GemmView(part), o.in));
+    }
+    return slowest;
+  };
+  mme::MmeOperation best = op;
+  best.tall = best.wide = 0;
+  std::uint64_t best_cycles = cycles(best);
+  for (std::uint8_t g = 1; g <= 3; ++g) {
+    for (const bool tall : {true, false}) {
+      mme::MmeOperation o = op;
+      o.tall = tall ? g : 0;
+      o.wide = tall ? 0 : g;
+      if (mme::geometry_problem(array, o)) continue;
+      const std::uint64_t c = cycles(o);
+      if (c < best_cycles) {
+        best = o;
+        best_cycles = c;
+      }
+    }
+  }
+  return best;
+}
+
 void Compiler::encode_mme(const Pending& p, Stage& stage) {
   const Node& n = nodes_[p.node];
   const auto k = static_cast<std::uint32_t>(&stage - recipe_.stages.data());
-  const std::uint64_t rows = mme::GemmView(n.mme).m();
-  const std::uint64_t tile = target_.mme_rows;
+  const mme::MmeOperation op = with_geometry(target_, n.mme);
+  const std::uint64_t rows = mme::GemmView(op).m();
+  const std::uint64_t tile = (std::uint64_t{target_.mme_rows} << op.tall) >> op.wide;
   const std::uint64_t engines = static_cast<std::uint64_t>(target_.mmes);
-  const std::uint64_t share = (rows + tile * engines - 1) / (tile * engines) * tile;
-  stage.flops = n.mme.flops();
+  const std::uint64_t share = mme_share(rows, tile, engines);
+  stage.flops = op.flops();
   for (std::uint64_t e = 0; e < engines && share * e < rows; ++e) {
     std::array<std::vector<core::RegisterRun>, 2> image;
     for (int v = 0; v < 2; ++v) {
       mme::OperationRegisters regs;
-      regs.op = n.mme;
+      regs.op = op;
       const auto operand = [&](int i, Dtype t) {
         return address(static_cast<std::uint32_t>(n.operands[static_cast<std::size_t>(i)]), v) +
                n.offsets[static_cast<std::size_t>(i)] * tpc::info(t).bytes;
@@ -399,7 +448,7 @@ void Compiler::encode() {
 
 Recipe Compiler::run() {
   if (graph_.nodes().empty()) throw std::invalid_argument("the graph has no nodes");
-  if (target_.tpcs < 1 || target_.mmes < 1 || target_.mme_rows < 1)
+  if (target_.tpcs < 1 || target_.mmes < 1 || target_.mme_rows < 1 || target_.mme_cols < 1)
     throw std::invalid_argument("the target needs at least one TPC and one MME");
   recipe_.signature = graph_.signature();
   recipe_.device_id = target_.device_id;
@@ -419,7 +468,9 @@ Recipe Compiler::run() {
 Target Target::of(std::uint32_t device_id) {
   Target t;
   t.device_id = driver::QueueMap::of(device_id).device_id();
-  t.mme_rows = device_id == driver::kGaudi2DeviceId ? 256 : 128;
+  const bool gaudi2 = device_id == driver::kGaudi2DeviceId;
+  t.mme_rows = t.mme_cols = gaudi2 ? 256 : 128;
+  t.mme_min_tile_side = gaudi2 ? 128 : 0;
   t.generation =
       device_id == driver::kGaudi2DeviceId ? tpc::Generation::kGaudi2 : tpc::Generation::kGaudi;
   // The default table's runtime share, past what Linux's driver keeps [C1].

@@ -1,6 +1,7 @@
 // The graph compiler: a graph (graph.h) becomes a recipe (recipe.h) for a device described by a
 // Target. Passes, in order:
-//  1. lowering: an MME node to one operation split by rows over the MMEs in whole array tiles;
+//  1. lowering: an MME node to one operation split by rows over the MMEs in whole array tiles,
+//     the tile's shape (the MME's geometry) the one that takes the fewest array cycles;
 //     a kernel node to its plan's launches (hw/tpc/kernels), each split over the TPCs; a copy
 //     to a linear DMA on an internal DMA queue; a plan's scratch buffers become workspace
 //     tensors of the node;
@@ -36,6 +37,10 @@ struct Target {
   int tpcs = 8;                                      // enabled TPCs
   int mmes = 2;                                      // master MMEs the driver exposes as queues
   std::uint32_t mme_rows = 128;  // rows of one MME's array: GEMM rows are dealt out in these
+  std::uint32_t mme_cols = 128;
+  // The narrowest side of the other output tiles the array's cells form (0: none), from which
+  // the compiler picks each MME node's (mme::MmeConfig::min_tile_side).
+  std::uint32_t mme_min_tile_side = 0;
   std::uint32_t first_sob = 0, first_monitor = 0;  // the first the driver leaves to user space
   std::uint32_t sobs = 0, monitors = 0;            // how many from there
   int stream = 0;  // the engine QMANs' stream recipes queue on (chip.resources.runtime)
@@ -44,7 +49,8 @@ struct Target {
   bool fuse = true;  // fuse element-wise chains (fusion.h)
 
   // The device with PCI id `device_id` (Gaudi1 or Gaudi2) as Linux's driver leaves it to user
-  // space [C1], with its MME array's rows (Gaudi1 128, Gaudi2 256). Throws
+  // space [C1], with its MME array's shape (Gaudi1 128 x 128; Gaudi2 256 x 256, whose two cores'
+  // cells also form 512 x 128 and 128 x 512 tiles: the MME stack's geometries [C15]). Throws
   // std::invalid_argument for another device.
   static Target of(std::uint32_t device_id);
   static Target gaudi1() { return of(driver::kGaudiDeviceId); }

@@ -114,8 +114,13 @@ void Mme::start_job() {
           fmt::format("{} rejected: {}", to_string(job_->op.op), *problem));
     return end(false);
   }
+  if (auto problem = geometry_problem(config_, job_->op)) {
+    raise(core::ErrorEvent::Kind::kMalformed, PODSIM_GAUDI1_MME_DESC_EXECUTE_OFFSET,
+          fmt::format("{} rejected: {}", to_string(job_->op.op), *problem));
+    return end(false);
+  }
   view_ = std::make_unique<GemmView>(job_->op);
-  steps_ = schedule(config_, *view_, job_->op.in);
+  steps_ = schedule(shaped(config_, job_->op), *view_, job_->op.in);
   next_ = 0;
   stats_.flops.add(static_cast<std::uint64_t>(
       2.0 * static_cast<double>(view_->batch()) *

@@ -49,7 +49,8 @@ std::vector<core::RegisterRun> register_image(const OperationRegisters& r) {
   set(PODSIM_GAUDI1_MME_DESC_OPERATION_OFFSET,
       podsim_gaudi1_make_mme_operation(static_cast<std::uint32_t>(op.op), g.trans_a, g.trans_b,
                                        static_cast<std::uint32_t>(op.in),
-                                       static_cast<std::uint32_t>(op.out), op.accumulate));
+                                       static_cast<std::uint32_t>(op.out), op.accumulate, op.tall,
+                                       op.wide));
   set(PODSIM_GAUDI1_MME_DESC_M_OFFSET, g.m);
   set(PODSIM_GAUDI1_MME_DESC_N_OFFSET, g.n);
   set(PODSIM_GAUDI1_MME_DESC_K_OFFSET, g.k);
@@ -98,6 +99,10 @@ OperationRegisters latch(const std::vector<std::uint32_t>& words) {
                                     PODSIM_GAUDI1_MME_OPERATION_OUT_DTYPE_SHIFT));
   op.accumulate = field(o, PODSIM_GAUDI1_MME_OPERATION_ACCUMULATE_MASK,
                         PODSIM_GAUDI1_MME_OPERATION_ACCUMULATE_SHIFT);
+  op.tall = static_cast<std::uint8_t>(
+      field(o, PODSIM_GAUDI1_MME_OPERATION_TALL_MASK, PODSIM_GAUDI1_MME_OPERATION_TALL_SHIFT));
+  op.wide = static_cast<std::uint8_t>(
+      field(o, PODSIM_GAUDI1_MME_OPERATION_WIDE_MASK, PODSIM_GAUDI1_MME_OPERATION_WIDE_SHIFT));
   op.a = reg64(PODSIM_GAUDI1_MME_DESC_A_BASE_LO_OFFSET, PODSIM_GAUDI1_MME_DESC_A_BASE_HI_OFFSET);
   op.b = reg64(PODSIM_GAUDI1_MME_DESC_B_BASE_LO_OFFSET, PODSIM_GAUDI1_MME_DESC_B_BASE_HI_OFFSET);
   op.c = reg64(PODSIM_GAUDI1_MME_DESC_C_BASE_LO_OFFSET, PODSIM_GAUDI1_MME_DESC_C_BASE_HI_OFFSET);

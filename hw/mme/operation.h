@@ -52,6 +52,9 @@ struct MmeOperation {
   std::uint64_t a = 0, b = 0, c = 0;  // operand and result addresses
   std::uint32_t m_start = 0,
                 m_count = 0;  // rows of the implicit GEMM this descriptor covers (0: all)
+  // The output tile the array's cells form (MmeConfig::min_tile_side): rows * 2^tall / 2^wide
+  // by cols / 2^tall * 2^wide; at most one of the two is not 0.
+  std::uint8_t tall = 0, wide = 0;
 
   // Why the MME cannot run it, or nullopt.
   std::optional<std::string> problem() const;

@@ -1,6 +1,9 @@
 #include "hw/mme/schedule.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <stdexcept>
 
 namespace podsim::mme {
 namespace {
@@ -10,6 +13,31 @@ std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / 
 std::uint64_t fill(const MmeConfig& c) { return static_cast<std::uint64_t>(c.rows + c.cols - 2); }
 
 }  // namespace
+
+std::optional<std::string> geometry_problem(const MmeConfig& config, const MmeOperation& op) {
+  if (op.tall == 0 && op.wide == 0) return std::nullopt;
+  const std::string tile =
+      fmt::format("a tile {} times as {} as the {}x{} array", 1 << (op.tall + op.wide),
+                  op.tall ? "tall" : "wide", config.rows, config.cols);
+  if (op.tall != 0 && op.wide != 0)
+    return std::string("a tile both taller and wider than the array");
+  if (op.tall > 12 || op.wide > 12) return tile + ": beyond any array";
+  const int narrow = op.tall ? config.cols >> op.tall : config.rows >> op.wide;
+  if (config.min_tile_side == 0 || narrow < config.min_tile_side) {
+    return fmt::format(
+        "{}: the cells form tiles no narrower than {}", tile,
+        config.min_tile_side == 0 ? std::min(config.rows, config.cols) : config.min_tile_side);
+  }
+  return std::nullopt;
+}
+
+MmeConfig shaped(const MmeConfig& config, const MmeOperation& op) {
+  if (auto problem = geometry_problem(config, op)) throw std::invalid_argument(*problem);
+  MmeConfig c = config;
+  c.rows = (config.rows << op.tall) >> op.wide;
+  c.cols = (config.cols >> op.tall) << op.wide;
+  return c;
+}
 
 std::uint64_t k_chunk(const MmeConfig& config, const GemmView& view, Dtype in) {
   const std::uint64_t panel_rows = static_cast<std::uint64_t>(config.rows) * config.block_rows;

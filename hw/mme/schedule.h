@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "hw/mme/mme_config.h"
@@ -21,6 +23,12 @@ struct Step {
   std::uint64_t cycles = 0;
   bool first_k = false, last_k = false;  // the block's results start and finish here
 };
+
+// The array as the output tile `op` names (MmeOperation::tall, wide): rows and cols exchanged
+// for each other, the cells the same. Throws std::invalid_argument when `config` cannot form it.
+MmeConfig shaped(const MmeConfig& config, const MmeOperation& op);
+// Why `config` cannot form `op`'s tile, or nullopt.
+std::optional<std::string> geometry_problem(const MmeConfig& config, const MmeOperation& op);
 
 // K per fetch: the operand buffer holds two sets of panels of `in` elements.
 std::uint64_t k_chunk(const MmeConfig& config, const GemmView& view, Dtype in);

@@ -8,6 +8,7 @@
 #include <functional>
 #include <numeric>
 
+#include "core/config_binding.h"
 #include "hw/mme/mme_registers.h"
 #include "hw/mme/operation.h"
 #include "hw/mme/schedule.h"
@@ -203,6 +204,7 @@ TEST(MmeRegisters, TheImageLatchesBackToTheSameOperation) {
   r.op.gemm = GemmDesc{3, 4, 5, 6, true, false, 7, 8, 9, 100, 200, 300};
   r.op.a = 0x12345678901, r.op.b = 0x2000000040, r.op.c = 0xFFFF00001234;
   r.op.m_start = 128, r.op.m_count = 256;
+  r.op.tall = 2;
   r.sync_object = 0x7FFC4F2000, r.sync_message = 0x80000001;
   const auto image = register_image(r);
   ASSERT_EQ(image.size(), 1u);
@@ -215,6 +217,8 @@ TEST(MmeRegisters, TheImageLatchesBackToTheSameOperation) {
   EXPECT_EQ(back.op.in, r.op.in);
   EXPECT_EQ(back.op.out, r.op.out);
   EXPECT_TRUE(back.op.accumulate);
+  EXPECT_EQ(back.op.tall, 2u);
+  EXPECT_EQ(back.op.wide, 0u);
   EXPECT_EQ(back.op.a, r.op.a);
   EXPECT_EQ(back.op.b, r.op.b);
   EXPECT_EQ(back.op.c, r.op.c);
@@ -286,6 +290,45 @@ TEST(MmeSchedule, WholeTilesKeepTheArrayFull) {
   c.rows = 128, c.cols = 128;
   const GemmView v(gemm(1024, 512, 2048));
   EXPECT_EQ(analytic_cycles(c, v, Dtype::kBf16), 1024ull * 512 * 2048 / (128 * 128) + 254);
+}
+
+// Geometries: the same cells as a taller, narrower tile (or a wider, shorter one). A GEMM of 64
+// columns fills a quarter of a 256 x 256 array's columns and half of a 512 x 128 tile's, so
+// the tall tile takes half the cycles; an array without geometries refuses the tile, and so does
+// one whose narrowest side is passed.
+TEST(MmeSchedule, ATallTileFillsTheArrayOnANarrowGemm) {
+  MmeConfig c;
+  c.rows = c.cols = 256;
+  c.min_tile_side = 128;
+  MmeOperation op = gemm(4096, 64, 512);
+  const std::uint64_t square = analytic_cycles(c, GemmView(op), Dtype::kBf16);
+  op.tall = 1;
+  const MmeConfig tall = shaped(c, op);
+  EXPECT_EQ(tall.rows, 512);
+  EXPECT_EQ(tall.cols, 128);
+  const std::uint64_t cycles = analytic_cycles(tall, GemmView(op), Dtype::kBf16);
+  EXPECT_EQ(square, 4096ull / 256 * 512 + 510);
+  EXPECT_EQ(cycles, 4096ull / 512 * 512 + 638);
+  op.tall = 2;  // 1024 x 64: narrower than the 128 the cells form
+  EXPECT_THAT(geometry_problem(c, op).value_or(""), ::testing::HasSubstr("no narrower than 128"));
+  EXPECT_THROW(shaped(c, op), std::invalid_argument);
+  op.tall = 0, op.wide = 1;
+  EXPECT_EQ(shaped(c, op).rows, 128);
+  EXPECT_EQ(shaped(c, op).cols, 512);
+  c.min_tile_side = 0;
+  EXPECT_TRUE(geometry_problem(c, op).has_value());
+  op.wide = 0;
+  EXPECT_FALSE(geometry_problem(c, op).has_value());
+}
+
+TEST(MmeConfig, GeometriesNeedPowersOfTwo) {
+  MmeConfig c;
+  c.rows = 256, c.cols = 192, c.min_tile_side = 64;
+  EXPECT_THROW(core::validate_config(c), std::invalid_argument);
+  c.cols = 256, c.min_tile_side = 512;
+  EXPECT_THROW(core::validate_config(c), std::invalid_argument);
+  c.min_tile_side = 128;
+  EXPECT_NO_THROW(core::validate_config(c));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "drm/habanalabs_accel.h"
+#include "hw/mme/mme_registers.h"
 #include "synapse/compiler.h"
 
 namespace podsim::synapse {
@@ -246,6 +247,45 @@ TEST(SynapseCompiler, AGaudi2TargetNamesGaudi2sQueues) {
   EXPECT_EQ(r.stages[0].jobs[0].queue, static_cast<std::uint32_t>(GAUDI2_QUEUE_ID_DCORE0_TPC_0_0));
   EXPECT_EQ(deserialize(serialize(r)).fingerprint, r.fingerprint);
   EXPECT_NE(r.fingerprint, compile(chain(2), unfused()).fingerprint);
+}
+
+// The operation an MME job of a recipe runs, latched from its registers.
+mme::MmeOperation mme_job(const EngineJob& job) {
+  std::vector<std::uint32_t> words(0x1000 / 4, 0);
+  for (const core::RegisterRun& run : job.registers)
+    for (std::size_t i = 0; i < run.values.size() && run.offset / 4 + i < words.size(); ++i)
+      words[run.offset / 4 + i] = run.values[i];
+  return mme::latch(words).op;
+}
+
+// Each MME node takes the geometry whose tiles take the fewest cycles: a GEMM of 64 columns a
+// tall one on Gaudi2 (512 x 128 tiles, its rows dealt out in those), a square GEMM the array's
+// own shape; Gaudi's arrays form no other tile.
+TEST(SynapseCompiler, ANarrowGemmTakesATallTileOnGaudi2) {
+  const auto compile_gemm = [](const Target& t, std::uint32_t n) {
+    Graph g;
+    const TensorId a = g.tensor("a", Dtype::kBf16, {512, 4096}, TensorKind::kPersistent);
+    const TensorId b = g.tensor("b", Dtype::kBf16, {n, 512}, TensorKind::kPersistent);
+    const TensorId c = g.tensor("c", Dtype::kBf16, {n, 4096}, TensorKind::kPersistent);
+    mme::GemmDesc gemm;
+    gemm.m = 4096, gemm.n = n, gemm.k = 512;
+    g.gemm("mm", a, b, c, gemm);
+    return compile(g, t);
+  };
+  Target gaudi2 = Target::of(driver::kGaudi2DeviceId);
+  gaudi2.tpcs = 24;
+  const Recipe narrow = compile_gemm(gaudi2, 64);
+  ASSERT_EQ(narrow.stages[0].jobs.size(), 2u);
+  const mme::MmeOperation first = mme_job(narrow.stages[0].jobs[0]);
+  EXPECT_EQ(first.tall, 1u);
+  EXPECT_EQ(first.wide, 0u);
+  EXPECT_EQ(first.m_start, 0u);
+  EXPECT_EQ(first.m_count, 2048u);
+  EXPECT_EQ(mme_job(narrow.stages[0].jobs[1]).m_start, 2048u);
+  const mme::MmeOperation square = mme_job(compile_gemm(gaudi2, 4096).stages[0].jobs[0]);
+  EXPECT_EQ(square.tall + square.wide, 0u);
+  const mme::MmeOperation gaudi = mme_job(compile_gemm(Target::gaudi1(), 64).stages[0].jobs[0]);
+  EXPECT_EQ(gaudi.tall + gaudi.wide, 0u);
 }
 
 // Every byte of a recipe flipped in turn: each is refused or read back whole (never a crash).
