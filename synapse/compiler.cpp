@@ -344,13 +344,9 @@ std::uint64_t mme_share(std::uint64_t rows, std::uint64_t tile_rows, std::uint64
 // rows dealt out to the engines take the fewest array cycles (the MME's own closed form), the
 // array's own shape on a tie. A narrow result (a convolution of 64 filters) takes a tall tile,
 // a short one a wide tile.
-mme::MmeOperation with_geometry(const Target& target, mme::MmeOperation op) {
-  mme::MmeConfig array;
-  array.rows = static_cast<int>(target.mme_rows);
-  array.cols = static_cast<int>(target.mme_cols);
-  array.min_tile_side = static_cast<int>(target.mme_min_tile_side);
+mme::MmeOperation with_geometry(const mme::MmeConfig& array, std::uint64_t engines,
+                                mme::MmeOperation op) {
   const std::uint64_t rows = mme::GemmView(op).m();
-  const std::uint64_t engines = static_cast<std::uint64_t>(target.mmes);
   const auto cycles = [&](const mme::MmeOperation& o) {
     const mme::MmeConfig c = mme::shaped(array, o);
     const std::uint64_t share = mme_share(rows, static_cast<std::uint64_t>(c.rows), engines);
@@ -385,11 +381,16 @@ mme::MmeOperation with_geometry(const Target& target, mme::MmeOperation op) {
 void Compiler::encode_mme(const Pending& p, Stage& stage) {
   const Node& n = nodes_[p.node];
   const auto k = static_cast<std::uint32_t>(&stage - recipe_.stages.data());
-  const mme::MmeOperation op = with_geometry(target_, n.mme);
-  const std::uint64_t rows = mme::GemmView(op).m();
-  const std::uint64_t tile = (std::uint64_t{target_.mme_rows} << op.tall) >> op.wide;
+  // The target's array as the MME stack knows it: its shape and the tiles its cells form.
+  mme::MmeConfig array;
+  array.rows = static_cast<int>(target_.mme_rows);
+  array.cols = static_cast<int>(target_.mme_cols);
+  array.min_tile_side = static_cast<int>(target_.mme_min_tile_side);
   const std::uint64_t engines = static_cast<std::uint64_t>(target_.mmes);
-  const std::uint64_t share = mme_share(rows, tile, engines);
+  const mme::MmeOperation op = with_geometry(array, engines, n.mme);
+  const std::uint64_t rows = mme::GemmView(op).m();
+  const std::uint64_t share =
+      mme_share(rows, static_cast<std::uint64_t>(mme::shaped(array, op).rows), engines);
   stage.flops = op.flops();
   for (std::uint64_t e = 0; e < engines && share * e < rows; ++e) {
     std::array<std::vector<core::RegisterRun>, 2> image;

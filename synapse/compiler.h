@@ -19,7 +19,7 @@
 // Before them, fusion (fusion.h): chains of element-wise kernels on one shape become one TPC
 // launch of a kernel the compiler writes, the intermediates kept in registers.
 // Ignores: tiling a node across engine classes, and ops without a device kernel (the graph API
-// only takes nodes the device runs; a session runs those on the host).
+// only takes nodes the device runs).
 #pragma once
 
 #include <cstdint>

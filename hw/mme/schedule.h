@@ -1,4 +1,5 @@
-// How an MME walks an operation (operation.h), without the kernel: the output cut into blocks
+// How an MME walks an operation (operation.h), without the kernel: the array shaped as the
+// operation's geometry asks (the same cells as a taller or wider tile), the output cut into blocks
 // of block_rows x block_cols array tiles (output stationary: each cell accumulates one result
 // while K streams through) or into row chunks against weight tiles (weight stationary), K into
 // chunks the operand buffer holds twice over; per step the operand panels it fetches and the

@@ -183,11 +183,10 @@ LaunchSpec& apply_launch(PlanBuilder& b, const KernelRequest& r, const std::stri
         "in vector local memory, which holds them for {}",
         r.kernel, c, max_columns));
   }
-  const double n = static_cast<double>(c) * rows.rows;
-  LaunchSpec& l =
-      flat ? b.launch(key(name + "_flat", r.dtype),
-                      {points(static_cast<std::uint64_t>(std::ceil(n / 512))), 1, 1, 1, 1})
-           : b.launch(key(name, r.dtype), {points(ceil_div(rows.rows, 16)), 1, 1, 1, 1});
+  LaunchSpec& l = flat
+                      ? b.launch(key(name + "_flat", r.dtype),
+                                 {points(ceil_div(std::uint64_t{c} * rows.rows, 512)), 1, 1, 1, 1})
+                      : b.launch(key(name, r.dtype), {points(ceil_div(rows.rows, 16)), 1, 1, 1, 1});
   const std::vector<std::uint32_t> dims =
       flat ? std::vector<std::uint32_t>{c * rows.rows} : std::vector<std::uint32_t>{c, rows.rows};
   const Coord step = flat ? Coord{512} : Coord{0, 16};
