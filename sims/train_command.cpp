@@ -232,7 +232,6 @@ class TrainCommand : public Command {
     if (!options.stats_file.empty()) {
       core::stats_registry().write(options.stats_file, core::now_ps());
     }
-    if (!options.trace_file.empty()) core::trace_writer().close();
     if (!run.failure().empty() || static_cast<int>(run.steps().size()) != steps_) {
       fmt::print(stderr, "podsim: train failed: {}\n",
                  run.failure().empty() ? "the steps did not finish" : run.failure());
@@ -483,6 +482,8 @@ class TrainCommand : public Command {
     const driver::DeviceProperties props = served_device(system, "train", options.system);
     write_output_file(profile_out_, "");  // writable before the run
     system::SystemConfig config = one_box(system.config);
+    // The profile's own timeline (every engine's jobs while the shapes are measured).
+    if (!options.trace_file.empty()) core::trace_writer().open(options.trace_file);
     // Timing-only: TPC tiles identical to one already run replay its recorded time, which is
     // exact (docs/tpc/core.md) and spares executing every tile of a large activation again.
     config.chip.tpc.core.tile_reuse = true;
@@ -507,6 +508,7 @@ class TrainCommand : public Command {
               },
               &barrier);
         });
+    if (!options.trace_file.empty()) core::trace_writer().close();
     if (!failure.empty()) {
       std::filesystem::remove(profile_out_);
       fmt::print(stderr, "podsim: train: measuring the profile failed: {}\n", failure);

@@ -105,7 +105,7 @@ void Compiler::fuse() {
     if (next < fusions.size() && fusions[next].first == i) {
       Fusion& f = fusions[next++];
       recipe_.notes.push_back(fmt::format("fused {} into one TPC launch", f.node.name));
-      generated_[f.plan.launches[0].binary] = f.binary;
+      if (!f.binary.empty()) generated_[f.plan.launches[0].binary] = f.binary;
       nodes_.push_back(f.node);
       i = f.last;
       fused_.emplace(nodes_.size() - 1, std::move(f));

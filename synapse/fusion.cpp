@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <optional>
 #include <set>
 
 #include "hw/tpc/assembler.h"
@@ -61,12 +63,18 @@ bool continues(const Node& next, TensorId value, Step& step) {
 // The chain is computed in the tensors' type, a vector of 256 bytes at a time (every VPU
 // operation computes in f32 and rounds once, as the library's kernels do); a chain with a GELU
 // is computed in f32 throughout, 64 lanes at a time, as the library's GELU is.
+// A chain without a bias streams its tensors as one dimension, eight vectors a point in memory
+// order, as the library's element-wise kernels do (binary.tpcs); a bias needs the column of each
+// element, so a chain with one walks [C, R], four rows of a vector's columns a point.
 class Writer {
  public:
   Writer(const Graph& g, const std::vector<Step>& steps, Dtype t, tpc::Generation generation)
       : g_(g), steps_(steps), generation_(generation) {
     const bool wide = std::any_of(steps.begin(), steps.end(),
                                   [](const Step& s) { return s.node->kernel.kernel == "gelu"; });
+    flat_ = std::none_of(steps.begin(), steps.end(),
+                         [](const Step& s) { return s.kind == Kind::kBias; });
+    slots_ = flat_ ? kFlatSlots : kRows;
     lanes_ = wide ? 64 : 256 / tpc::info(t).bytes;
     compute_ = wide ? "f32" : "{T}";
     load_ = wide ? "ld_tnsr.f32.{T}" : "ld_tnsr.{T}";
@@ -76,6 +84,8 @@ class Writer {
   Fusion build(std::size_t first);
 
  private:
+  static constexpr int kFlatSlots = 8;  // vectors a point when streaming
+
   int tensor_index(TensorId id, bool bias);
   void header();
   void step(const Step& s);
@@ -87,6 +97,8 @@ class Writer {
   std::vector<TensorId> tensors_;  // by kernel tensor index
   std::vector<bool> bias_;
   std::string code_, key_;
+  bool flat_;
+  int slots_;  // vectors a point: v0.. hold the chain's value, i2.. their coordinates
   int lanes_;
   std::string compute_, load_, store_, zero_;
 };
@@ -99,10 +111,23 @@ int Writer::tensor_index(TensorId id, bool bias) {
   return static_cast<int>(tensors_.size() - 1);
 }
 
-// Index space [ceil(C / lanes), ceil(R / 4)]: one point is one vector of four rows, loaded into
-// v0-v3.
+// Streaming: index space [ceil(n / (8 lanes))], a point eight consecutive vectors. With a bias:
+// [ceil(C / lanes), ceil(R / 4)], a point one vector of columns in four rows. Either way the
+// point's vectors are loaded into v0.., their coordinates in i2...
 void Writer::header() {
-  std::string head = R"(.sched
+  if (flat_) {
+    code_ += fmt::format(
+        ".sched\n        get_i s10, i0, 0\n        get_i s11, i1, 0\n"
+        "        mul.i32 s12, s10, {}\n",
+        kFlatSlots * lanes_);
+    for (int j = 0; j < kFlatSlots; ++j) {
+      code_ +=
+          fmt::format("        set_i i{0}, 0b00001, s12\n        add_i i{0}, i{0}, 0b00001, {1}\n",
+                      2 + j, j * lanes_);
+    }
+    code_ += "        loop s10, s11, points_done\n";
+  } else {
+    std::string head = R"(.sched
         get_i s10, i0, 1
         get_i s11, i1, 1
         get_i s12, i0, 0
@@ -118,35 +143,40 @@ void Writer::header() {
         add_i i4, i2, 0b00010, 2
         add_i i5, i2, 0b00010, 3
 )";
-  code_ += head.replace(head.find("{LANES}"), 7, std::to_string(lanes_));
-  for (int r = 0; r < kRows; ++r) code_ += fmt::format("        {} v{}, i{}, 0\n", load_, r, 2 + r);
+    code_ += head.replace(head.find("{LANES}"), 7, std::to_string(lanes_));
+  }
+  for (int r = 0; r < slots_; ++r)
+    code_ += fmt::format("        {} v{}, i{}, 0\n", load_, r, 2 + r);
 }
 
+// The chain's value sits in v0.., another operand's vectors in v(slots).., the GELU's
+// temporaries from v(2 slots) on.
 void Writer::step(const Step& s) {
   const std::string& op = s.node->kernel.kernel;
+  const int other = slots_;
   if (s.kind == Kind::kBias) {
     const int k = tensor_index(s.other, true);
-    code_ += fmt::format("        {} v8, i2, {}\n", load_, k);
-    for (int r = 0; r < kRows; ++r)
-      code_ += fmt::format("        add.{1} v{0}, v{0}, v8\n", r, compute_);
+    code_ += fmt::format("        {} v{}, i2, {}\n", load_, other, k);
+    for (int r = 0; r < slots_; ++r)
+      code_ += fmt::format("        add.{1} v{0}, v{0}, v{2}\n", r, compute_, other);
     key_ += fmt::format("+bias{}", k);
   } else if (s.kind == Kind::kBinary) {
     const int k = tensor_index(s.other, false);
-    for (int r = 0; r < kRows; ++r)
-      code_ += fmt::format("        {} v{}, i{}, {}\n", load_, 8 + r, 2 + r, k);
-    for (int r = 0; r < kRows; ++r) {
+    for (int r = 0; r < slots_; ++r)
+      code_ += fmt::format("        {} v{}, i{}, {}\n", load_, other + r, 2 + r, k);
+    for (int r = 0; r < slots_; ++r) {
       code_ += s.chain_left
-                   ? fmt::format("        {0}.{3} v{1}, v{1}, v{2}\n", op, r, 8 + r, compute_)
-                   : fmt::format("        {0}.{3} v{1}, v{2}, v{1}\n", op, r, 8 + r, compute_);
+                   ? fmt::format("        {0}.{3} v{1}, v{1}, v{2}\n", op, r, other + r, compute_)
+                   : fmt::format("        {0}.{3} v{1}, v{2}, v{1}\n", op, r, other + r, compute_);
     }
     key_ += fmt::format("+{}{}{}", op, s.chain_left ? "" : "r", k);
   } else if (op == "relu") {
-    for (int r = 0; r < kRows; ++r)
+    for (int r = 0; r < slots_; ++r)
       code_ += fmt::format("        max.{1} v{0}, v{0}, {2}\n", r, compute_, zero_);
     key_ += "+relu";
   } else {  // gelu, the tanh form as the library's kernel computes it
-    for (int r = 0; r < kRows; ++r) {
-      const int t = 12 + 2 * r, h = t + 1;
+    for (int r = 0; r < slots_; ++r) {
+      const int t = 2 * slots_ + 2 * r, h = t + 1;
       code_ += fmt::format(
           "        mul.f32 v{1}, v{0}, v{0}\n        mul.f32 v{1}, v{1}, 0.044715\n"
           "        mul.f32 v{1}, v{1}, v{0}\n        add.f32 v{1}, v{1}, v{0}\n"
@@ -161,7 +191,7 @@ void Writer::step(const Step& s) {
 }
 
 void Writer::store(int tensor) {
-  for (int r = 0; r < kRows; ++r)
+  for (int r = 0; r < slots_; ++r)
     code_ += fmt::format("        {} i{}, {}, v{}\n", store_, 2 + r, tensor, r);
   key_ += fmt::format(">{}", tensor);
 }
@@ -177,7 +207,14 @@ Fusion Writer::build(std::size_t first) {
   tensor_index(head.operands[0], false);
   header();
   for (const Step& s : steps_) step(s);
-  code_ += "cols_done:\nrows_done:\n        halt\n.endsched\n";
+  if (flat_) {
+    // The point's coordinates move on to the next one's (after every store).
+    for (int j = 0; j < kFlatSlots; ++j)
+      code_ += fmt::format("        add_i i{0}, i{0}, 0b00001, {1}\n", 2 + j, kFlatSlots * lanes_);
+    code_ += "points_done:\n        halt\n.endsched\n";
+  } else {
+    code_ += "cols_done:\nrows_done:\n        halt\n.endsched\n";
+  }
 
   Fusion f;
   f.first = first;
@@ -195,8 +232,12 @@ Fusion Writer::build(std::size_t first) {
       fmt::format("{}", fmt::join(names, "+")), NodeKind::kKernel, {}, {}, p.request, {}, {}, {}};
   tpc::LaunchSpec launch;
   launch.binary = key;
-  launch.index_space = {static_cast<std::int32_t>((columns + lanes_ - 1) / lanes_),
-                        static_cast<std::int32_t>((rows + kRows - 1) / kRows), 1, 1, 1};
+  const std::uint64_t per_point = std::uint64_t{kFlatSlots} * static_cast<std::uint64_t>(lanes_);
+  launch.index_space =
+      flat_ ? tpc::Coord{static_cast<std::int32_t>((elements + per_point - 1) / per_point), 1, 1, 1,
+                         1}
+            : tpc::Coord{static_cast<std::int32_t>((columns + lanes_ - 1) / lanes_),
+                         static_cast<std::int32_t>((rows + kRows - 1) / kRows), 1, 1, 1};
   std::array<tpc::Coord, tpc::kMaxTensors> scale{};
   std::set<TensorId> outputs{result(*steps_.back().node)};
   for (const Step& s : steps_) {
@@ -206,18 +247,24 @@ Fusion Writer::build(std::size_t first) {
     const TensorId id = tensors_[k];
     const bool out = outputs.count(id) != 0;
     const Tensor& tensor = g_.tensor(id);
-    const std::vector<std::uint32_t> dims =
-        bias_[k] ? std::vector<std::uint32_t>{columns} : std::vector<std::uint32_t>{columns, rows};
     p.buffers.push_back(
         tpc::BufferSpec{tensor.name,
                         t,
                         bias_[k] ? std::vector<std::uint32_t>{columns} : shape,
                         out ? tpc::BufferSpec::Role::kOutput : tpc::BufferSpec::Role::kInput,
                         {}});
-    launch.tensors[k] = tpc::TensorView{
-        static_cast<int>(k), t, dims,
-        bias_[k] ? std::vector<std::uint64_t>{1} : std::vector<std::uint64_t>{1, columns}, 0};
-    scale[k] = bias_[k] ? tpc::Coord{lanes_, 0} : tpc::Coord{lanes_, kRows};
+    if (flat_) {
+      launch.tensors[k] =
+          tpc::TensorView{static_cast<int>(k), t, {static_cast<std::uint32_t>(elements)}, {1}, 0};
+      scale[k] = tpc::Coord{static_cast<std::int32_t>(per_point)};
+    } else {
+      const std::vector<std::uint32_t> dims = bias_[k] ? std::vector<std::uint32_t>{columns}
+                                                       : std::vector<std::uint32_t>{columns, rows};
+      launch.tensors[k] = tpc::TensorView{
+          static_cast<int>(k), t, dims,
+          bias_[k] ? std::vector<std::uint64_t>{1} : std::vector<std::uint64_t>{1, columns}, 0};
+      scale[k] = bias_[k] ? tpc::Coord{lanes_, 0} : tpc::Coord{lanes_, kRows};
+    }
     f.node.operands.push_back(id);
     (out ? f.node.writes : f.node.reads).push_back(id);
   }
@@ -225,6 +272,44 @@ Fusion Writer::build(std::size_t first) {
   p.launches.push_back(launch);
   p.flops = static_cast<double>(elements) * static_cast<double>(steps_.size());
   for (const tpc::BufferSpec& b : p.buffers) p.min_bytes += static_cast<double>(b.bytes());
+  return f;
+}
+
+// A library kernel whose last launch writes its result element by element and can clamp it at
+// 0 (a "relu" parameter), with the operand that result is: the ReLU after it is folded in.
+struct Epilogue {
+  const char* kernel;
+  std::size_t output;
+};
+constexpr std::array<Epilogue, 1> kEpilogues{{{"batch_norm", 3}}};
+
+// `node` followed by `next`, a ReLU of its result that nothing else reads, as one node: the
+// library kernel with relu = 1, writing the ReLU's tensor instead.
+std::optional<Fusion> relu_epilogue(const Graph& g, const Node& node, const Node& next,
+                                    std::size_t at, const std::vector<int>& readers) {
+  if (node.kind != NodeKind::kKernel || next.kind != NodeKind::kKernel ||
+      next.kernel.kernel != "relu" || !next.kernel.params.empty() ||
+      next.kernel.dtype != node.kernel.dtype || node.kernel.params.count("relu") != 0) {
+    return std::nullopt;
+  }
+  const auto e = std::find_if(kEpilogues.begin(), kEpilogues.end(),
+                              [&](const Epilogue& x) { return node.kernel.kernel == x.kernel; });
+  if (e == kEpilogues.end() || node.operands.size() <= e->output) return std::nullopt;
+  const TensorId y = node.operands[e->output];
+  if (next.operands[0] != y || readers[static_cast<std::size_t>(y)] != 1 ||
+      g.tensor(y).kind == TensorKind::kPersistent ||
+      g.tensor(next.operands[1]).elements() != g.tensor(y).elements()) {
+    return std::nullopt;
+  }
+  Fusion f;
+  f.first = at;
+  f.last = at + 1;
+  f.node = node;
+  f.node.name = node.name + "+" + next.name;
+  f.node.kernel.params["relu"] = 1;
+  f.node.operands[e->output] = next.operands[1];
+  std::replace(f.node.writes.begin(), f.node.writes.end(), y, next.operands[1]);
+  f.plan = tpc::plan_kernel(f.node.kernel);
   return f;
 }
 
@@ -240,6 +325,13 @@ std::vector<Fusion> find_fusions(const Graph& graph, tpc::Generation generation)
   }
   std::vector<Fusion> out;
   for (std::size_t i = 0; i < nodes.size();) {
+    if (i + 1 < nodes.size()) {
+      if (std::optional<Fusion> f = relu_epilogue(graph, nodes[i], nodes[i + 1], i, readers)) {
+        out.push_back(std::move(*f));
+        i += 2;
+        continue;
+      }
+    }
     if (!fusable(nodes[i])) {
       ++i;
       continue;

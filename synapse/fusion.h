@@ -3,6 +3,9 @@
 // whose kernel the compiler writes and assembles: every element is loaded once, carried through
 // the chain in f32 registers and stored once, so the intermediates never go through HBM.
 // A result another node still reads (or a persistent one) is stored on the way.
+// A ReLU right after a library kernel whose last pass writes element by element (batch norm)
+// becomes that kernel's relu = 1 variant, when nothing else reads the unclamped result, as
+// the real graph compiler folds an activation into the normalisation before it.
 // Captures: what the chain computes, in f32 with one rounding to the type at each store (the
 // separate kernels round after each operation, so a fused bf16 chain differs from them by that
 // rounding). Ignores: chains across shapes or broadcasts other than a bias, reductions.
@@ -17,11 +20,11 @@
 namespace podsim::synapse {
 
 struct Fusion {
-  std::size_t first = 0, last = 0;  // the chain: nodes first..last of the graph
-  Node node;                        // the one kernel node that replaces them
-  tpc::KernelPlan plan;             // its plan (binary key plan.launches[0].binary)
-  std::vector<std::uint8_t> binary;
-  std::string source;  // the TPC assembly it was built from
+  std::size_t first = 0, last = 0;   // the chain: nodes first..last of the graph
+  Node node;                         // the one kernel node that replaces them
+  tpc::KernelPlan plan;              // its plan (binary key plan.launches[0].binary)
+  std::vector<std::uint8_t> binary;  // the kernel written for it; empty for a library kernel
+  std::string source;                // the TPC assembly it was built from
 };
 
 // The graph's fusable chains, in order, none overlapping.

@@ -98,6 +98,23 @@ TEST_F(TrainCli, TheTraceShowsComputeBucketsAndCollectives) {
   EXPECT_THAT(text, HasSubstr("all_reduce"));
 }
 
+// Measuring a profile with --trace writes the measurement's own timeline: every engine's jobs
+// while the model's shapes run on the chip, a valid Chrome trace.
+TEST_F(TrainCli, MeasuringAProfileWithATraceShowsTheEnginesJobs) {
+  const auto trace = dir_ / "profile.trace.json";
+  std::vector<std::string> a = {"--system", "hls2", "-q", "--trace", trace.string(), "train"};
+  a.insert(a.end(), kSmallModel.begin(), kSmallModel.end());
+  a.insert(a.end(), {"--profile-out", (dir_ / "again.json").string()});
+  const auto r = test::run_program(PODSIM_BINARY, a);
+  ASSERT_EQ(r.exit_status, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(test::read_text(trace));
+  EXPECT_THAT(test::check_chrome_trace(j), ::testing::IsEmpty());
+  const std::string text = j.dump();
+  EXPECT_THAT(text, HasSubstr("system.box0.chip0"));
+  EXPECT_THAT(text, HasSubstr("\"kernel "));  // TPC jobs
+  EXPECT_THAT(text, HasSubstr("\"gemm\""));   // MME jobs
+}
+
 TEST_F(TrainCli, TheProfileKeepsTheSlowestOfABoxsReplicas) {
   const auto alone = nlohmann::json::parse(test::read_text(profile_));
   EXPECT_EQ(alone["replicas"], 1);

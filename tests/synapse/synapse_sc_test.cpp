@@ -301,6 +301,108 @@ TEST(Synapse, AFusedChainMatchesTheCpuAndTheUnfusedGraph) {
   }
 }
 
+// A chain without a bias (a residual add, GELU, ReLU) streams its tensors eight vectors a point;
+// its length is ragged against that, and the add's result is read again later.
+TEST(Synapse, AStreamedFusedChainMatchesTheCpu) {
+  constexpr std::uint32_t kC = 200, kR = 37;
+  Graph g;
+  const TensorId x = g.tensor("x", Dtype::kF32, {kC, kR}, TensorKind::kPersistent);
+  const TensorId res = g.tensor("res", Dtype::kF32, {kC, kR}, TensorKind::kPersistent);
+  const TensorId t1 = g.tensor("t1", Dtype::kF32, {kC, kR});
+  const TensorId t2 = g.tensor("t2", Dtype::kF32, {kC, kR});
+  const TensorId y = g.tensor("y", Dtype::kF32, {kC, kR}, TensorKind::kPersistent);
+  const TensorId z = g.tensor("z", Dtype::kF32, {kC, kR}, TensorKind::kPersistent);
+  const auto req = [&](const char* k) {
+    return tpc::KernelRequest{k, Dtype::kF32, {}, {kC, kR}, {}};
+  };
+  g.kernel("residual", req("add"), {x, res, t1});
+  g.kernel("gelu", req("gelu"), {t1, t2});
+  g.kernel("relu", req("relu"), {t2, y});
+  g.kernel("later", req("mul"), {t1, t1, z});
+  const Recipe fused = compile(g, Target::gaudi1());
+  ASSERT_EQ(fused.stages.size(), 2u);
+  EXPECT_EQ(fused.stages[0].node, "residual+gelu+relu");
+  const auto xs = random_values(kC * kR, 21), rs = random_values(kC * kR, 22);
+  std::vector<float> got_y, got_z;
+  with_runtime([&](Bench& s) {
+    Runtime& rt = s.rt;
+    const std::uint64_t dx = to_device(rt, s.h2d, xs), dr = to_device(rt, s.h2d, rs);
+    const std::uint64_t dy = rt.device_malloc(kC * kR * 4), dz = rt.device_malloc(kC * kR * 4);
+    const std::uint64_t workspace = rt.device_malloc(fused.workspace_bytes);
+    rt.launch(s.compute, fused, {dx, dr, dy, dz}, workspace);
+    rt.synchronize(s.compute);
+    got_y = to_host(rt, s.d2h, dy, kC * kR);
+    got_z = to_host(rt, s.d2h, dz, kC * kR);
+  });
+  for (std::uint32_t i = 0; i < kC * kR; ++i) {
+    const double t = double(xs[i]) + rs[i];
+    const double gelu = 0.5 * t * (1 + std::tanh(0.7978845608028654 * (t + 0.044715 * t * t * t)));
+    ASSERT_NEAR(got_y[i], std::max(gelu, 0.0), 1e-5) << i;
+    ASSERT_NEAR(got_z[i], t * t, 1e-5) << i;
+  }
+}
+
+// Batch norm then ReLU: the compiler folds the ReLU into the norm's last pass (relu = 1), so
+// the unclamped result is never written; the device's results against the CPU, and against the
+// same graph unfused. Channels 64 (the flat pass) and 96 (the row-walking pass).
+void expect_batch_norm_relu_fused(std::uint32_t c) {
+  constexpr std::uint32_t kM = 45;
+  Graph g;
+  const TensorId x = g.tensor("x", Dtype::kF32, {c, kM}, TensorKind::kPersistent);
+  const TensorId gamma = g.tensor("gamma", Dtype::kF32, {c}, TensorKind::kPersistent);
+  const TensorId beta = g.tensor("beta", Dtype::kF32, {c}, TensorKind::kPersistent);
+  const TensorId t = g.tensor("t", Dtype::kF32, {c, kM});
+  const TensorId mean = g.tensor("mean", Dtype::kF32, {c});
+  const TensorId rstd = g.tensor("rstd", Dtype::kF32, {c});
+  const TensorId y = g.tensor("y", Dtype::kF32, {c, 5, 9}, TensorKind::kPersistent);
+  g.kernel("bn", tpc::KernelRequest{"batch_norm", Dtype::kF32, {}, {c, kM}, {}},
+           {x, gamma, beta, t, mean, rstd});
+  g.kernel("relu", tpc::KernelRequest{"relu", Dtype::kF32, {}, {c, 5, 9}, {}}, {t, y});
+  Target unfused = Target::gaudi1();
+  unfused.fuse = false;
+  const Recipe fused = compile(g, Target::gaudi1()), plain = compile(g, unfused);
+  EXPECT_EQ(fused.notes, std::vector<std::string>{"fused bn+relu into one TPC launch"});
+  ASSERT_EQ(fused.stages.size(), 3u);  // the norm's three launches, no ReLU
+  EXPECT_EQ(plain.stages.size(), 4u);
+  const auto xs = random_values(c * kM, 11), gs = random_values(c, 12), bs = random_values(c, 13);
+  std::vector<std::vector<float>> results;
+  with_runtime([&](Bench& s) {
+    Runtime& rt = s.rt;
+    const std::uint64_t dx = to_device(rt, s.h2d, xs), dg = to_device(rt, s.h2d, gs),
+                        db = to_device(rt, s.h2d, bs), dy = rt.device_malloc(c * kM * 4);
+    for (const Recipe* r : {&fused, &plain}) {
+      const std::uint64_t workspace = rt.device_malloc(r->workspace_bytes);
+      rt.launch(s.compute, *r, {dx, dg, db, dy}, workspace);
+      rt.synchronize(s.compute);
+      results.push_back(to_host(rt, s.d2h, dy, c * kM));
+    }
+  });
+  int clamped = 0;
+  for (std::uint32_t i = 0; i < c; ++i) {
+    double m = 0, v = 0;
+    for (std::uint32_t j = 0; j < kM; ++j) m += xs[i + j * c];
+    m /= kM;
+    for (std::uint32_t j = 0; j < kM; ++j) v += (xs[i + j * c] - m) * (xs[i + j * c] - m);
+    const double r = 1 / std::sqrt(v / kM + 1e-5);
+    for (std::uint32_t j = 0; j < kM; ++j) {
+      const std::size_t k = i + j * c;
+      const double want = std::max(0.0, (xs[k] - m) * r * gs[i] + bs[i]);
+      clamped += want == 0;
+      ASSERT_NEAR(results[0][k], want, 1e-4) << k;  // fused
+      ASSERT_NEAR(results[1][k], want, 1e-4) << k;  // unfused
+    }
+  }
+  EXPECT_GT(clamped, 0);  // the ReLU did something
+}
+
+TEST(Synapse, BatchNormThenReluFusedMatchesTheCpuAndTheUnfusedGraphFlat) {
+  expect_batch_norm_relu_fused(64);
+}
+
+TEST(Synapse, BatchNormThenReluFusedMatchesTheCpuAndTheUnfusedGraphRows) {
+  expect_batch_norm_relu_fused(96);
+}
+
 // The MLP's mean loss over five steps against the CPU's double-precision training of the same
 // network: in f32 to within rounding, in bf16 within its tolerance; eager and lazy alike.
 void expect_mlp_matches_cpu(Mode mode, Dtype dtype, double tolerance) {

@@ -2,7 +2,9 @@
 // the rows of each channel (dimension 0 being the channel, as in NHWC), forward and backward.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "hw/tpc/kernels/glue.h"
 
@@ -18,6 +20,15 @@ const Fill kRstd{Fill::kPositive, 0.5, 2};
 void check_eps(const KernelRequest& r, double eps) {
   if (!(eps > 0))
     throw std::invalid_argument(fmt::format("kernel '{}': eps = {} (must be > 0)", r.kernel, eps));
+}
+
+// A 0-or-1 parameter.
+bool check_flag(const KernelRequest& r, const std::string& name, double value) {
+  if (value != 0 && value != 1) {
+    throw std::invalid_argument(
+        fmt::format("kernel '{}': {} = {} (must be 0 or 1)", r.kernel, name, value));
+  }
+  return value == 1;
 }
 
 // Mean and 1 / sqrt(var + eps) of `n` values spaced `stride` apart from `first`.
@@ -209,14 +220,15 @@ KernelDef batch_norm() {
   KernelDef d;
   d.info = {"batch_norm",
             "training batch norm: per channel (dimension 0) over every other dimension, "
-            "y = (x - mean) / sqrt(var + eps) * gamma + beta; keeps mean and rstd (three "
-            "launches: blocks of rows' moments, their merge, y)",
+            "y = (x - mean) / sqrt(var + eps) * gamma + beta, or max(0, that) with relu = 1; "
+            "keeps mean and rstd (three launches: blocks of rows' moments, their merge, y)",
             float_types(),
             "x [C, N...] (NHWC: C = channels)",
-            {"eps"}};
+            {"eps", "relu"}};
   d.plan = [](const KernelRequest& r) {
-    Params p(r, {{"eps", 1e-5}});
+    Params p(r, {{"eps", 1e-5}, {"relu", 0}});
     check_eps(r, p["eps"]);
+    const bool relu = check_flag(r, "relu", p["relu"]);
     const Rows rows = as_rows(r);
     PlanBuilder b(r);
     const std::vector<std::uint32_t> cm = {rows.columns, rows.rows};
@@ -257,7 +269,8 @@ KernelDef batch_norm() {
     {
       const std::vector<TensorView> params = {b.view(mean), b.view(rstd), b.view(gamma),
                                               b.view(beta)};
-      apply_launch(b, r, "batch_norm_apply", rows, {x}, y, params, 9984);
+      apply_launch(b, r, relu ? "batch_norm_apply_relu" : "batch_norm_apply", rows, {x}, y, params,
+                   9984);
     }
     // x a - mean a cancels: its f32 rounding (a few ulp of |x| <= 2) is scaled by rstd, which eps
     // bounds by 1 / sqrt(eps) when a channel's values nearly agree (small batches).
@@ -273,11 +286,14 @@ KernelDef batch_norm() {
                               beta = values(plan, buffers, 2);
     const std::size_t c = gamma.size(), m = x.size() / c;
     const double eps = plan.request.params.count("eps") ? plan.request.params.at("eps") : 1e-5;
+    const double floor = plan.request.params.count("relu") && plan.request.params.at("relu") != 0
+                             ? 0.0
+                             : -std::numeric_limits<double>::infinity();
     std::vector<double> y(x.size()), mean(c), rstd(c);
     for (std::size_t i = 0; i < c; ++i) {
       std::tie(mean[i], rstd[i]) = moments(x, i, m, c, eps);
       for (std::size_t j = 0; j < m; ++j)
-        y[i + j * c] = (x[i + j * c] - mean[i]) * rstd[i] * gamma[i] + beta[i];
+        y[i + j * c] = std::max(floor, (x[i + j * c] - mean[i]) * rstd[i] * gamma[i] + beta[i]);
     }
     store(plan, buffers, 3, y);
     store(plan, buffers, 4, mean);

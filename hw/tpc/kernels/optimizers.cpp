@@ -116,10 +116,10 @@ KernelDef adam() {
     PlanBuilder b(r);
     const std::uint32_t n = static_cast<std::uint32_t>(elements(r.shape));
     const int w = adam_buffers(b, r);
-    LaunchSpec& l = b.launch(key("adam", r.dtype), {points(ceil_div(n, 64)), 1, 1, 1, 1});
+    LaunchSpec& l = b.launch(key("adam", r.dtype), {points(ceil_div(n, 256)), 1, 1, 1, 1});
     l.tensors = {b.view(w, {n}), b.view(w + 1, {n}), b.view(w + 2, {n}), b.view(w + 3, {n})};
     adam_srf(l, f);
-    l.access_scale = flat_scale(64, 4);
+    l.access_scale = flat_scale(256, 4);
     for (int i : {w, w + 2, w + 3}) b.tolerate(i, {1e-6, 4 * epsilon(r.dtype)});
     b.cost(15.0 * n, 7.0 * n * info(r.dtype).bytes);
     return b.done();
