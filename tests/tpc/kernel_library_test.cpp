@@ -74,6 +74,9 @@ const Params kOddPool = {{"window_h", 3}, {"window_w", 4}, {"stride_h", 1},
                          {"stride_w", 3}, {"pad_h", 2},    {"pad_w", 1}};
 const Params kGappedPool = {{"window_h", 2}, {"window_w", 1}, {"stride_h", 3},
                             {"stride_w", 2}, {"pad_h", 1},    {"pad_w", 0}};
+// 2 x 2 windows a column and a row apart: each input in up to four windows, walked row by row.
+const Params kOverlapPool = {{"window_h", 2}, {"window_w", 2}, {"stride_h", 1},
+                             {"stride_w", 1}, {"pad_h", 1},    {"pad_w", 0}};
 
 struct Case {
   std::string kernel;
@@ -110,6 +113,7 @@ std::vector<Case> cases() {
     out.push_back({k, &kGlobalPoolShapes, kGlobalPool});
     out.push_back({k, &kOddPoolShapes, kOddPool});
     out.push_back({k, &kOddPoolShapes, kGappedPool});
+    out.push_back({k, &kMnistPoolShapes, kOverlapPool});
   }
   return out;
 }

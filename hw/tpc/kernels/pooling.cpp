@@ -166,6 +166,36 @@ void set_arguments(LaunchSpec& l, const Pooling& g, Units u, double scale, std::
   // of one another.
 }
 
+// Windows the row-walking kernels (pool_rows.tpcs, max_pool_index_rows.tpcs) are assembled
+// for, each window row streaming through a tensor of its own; other windows take the point per
+// window position (pool.tpcs). A row walk reads a row's every channel block, one at a time, so
+// it serves rows of at most two blocks (128 channels); wider rows take pool.tpcs, whose four
+// vectors a window step lie side by side along C.
+bool walks_rows(const Pooling& g) {
+  return g.kh == g.kw && (g.kh == 2 || g.kh == 3) && g.c <= 128;
+}
+
+std::string rows_kernel(const std::string& name, const Pooling& g) {
+  return fmt::format("{}_rows{}x{}", name, g.kh, g.kw);
+}
+
+// A row-walking launch: x through tensors 0 .. kh - 1, then `rest`; its arguments (pool_rows.tpcs)
+// and index space [ceil(C / 64), P N].
+void set_row_walk(LaunchSpec& l, const Pooling& g, const TensorView& x,
+                  const std::vector<TensorView>& rest, double scale) {
+  std::size_t t = 0;
+  for (; t < g.kh; ++t) l.tensors[t] = x;
+  for (const TensorView& v : rest) l.tensors[t++] = v;
+  l.srf[2] = g.sh;
+  l.srf[3] = g.sw;
+  l.srf[4] = g.ph;
+  l.srf[5] = g.pw;
+  l.srf[10] = f32_bits(scale);
+  l.srf[19] = ceil_div(g.q, 2);
+  l.srf[21] = g.p;
+  l.index_space = {points(ceil_div(g.c, 64)), points(std::uint64_t{g.p} * g.n), 1, 1, 1};
+}
+
 // Calls f(out, at) for every element `out` of y (its index), `at(r, s)` giving x's index of the
 // window's place (r, s), or nullopt where the place is padding.
 template <class F>
@@ -198,10 +228,17 @@ KernelDef forward_kernel(bool is_max) {
     PlanBuilder b(r);
     const int x = b.buffer("x", r.dtype, g.x_dims(), Role::kInput);
     const int y = b.buffer("y", r.dtype, g.y_dims(), Role::kOutput);
-    LaunchSpec& l = b.launch(key(name, r.dtype), {});
-    l.tensors[0] = b.view(x, {}, is_max ? minus_infinity(r.dtype) : 0);
-    l.tensors[1] = b.view(y);
-    set_arguments(l, g, u, is_max ? 1.0 : 1.0 / g.area(), g.q, g.p);
+    const TensorView padded_x = b.view(x, {}, is_max ? minus_infinity(r.dtype) : 0);
+    const double scale = is_max ? 1.0 : 1.0 / g.area();
+    if (walks_rows(g)) {
+      set_row_walk(b.launch(key(rows_kernel(name, g), r.dtype), {}), g, padded_x, {b.view(y)},
+                   scale);
+    } else {
+      LaunchSpec& l = b.launch(key(name, r.dtype), {});
+      l.tensors[0] = padded_x;
+      l.tensors[1] = b.view(y);
+      set_arguments(l, g, u, scale, g.q, g.p);
+    }
     // The mean: f32 sums of `area` values of magnitude up to 2 in the reference's order, bounded
     // linearly, then a rounded reciprocal.
     b.tolerate(y, is_max ? Tolerance{} : Tolerance{2e-7 * g.area(), 2 * epsilon(r.dtype)});
@@ -249,6 +286,19 @@ void max_pool_bwd_launches(PlanBuilder& b, const Pooling& g, Dtype t, std::array
     return;
   }
   const int index = b.buffer("index", Dtype::kI32, g.y_dims(), Role::kScratch);
+  if (walks_rows(g) && ceil_div(g.kh, g.sh) <= 2 && ceil_div(g.kw, g.sw) <= 2) {
+    // The places row by row, then each row of dx in memory order, its windows' rows of dy and
+    // index streaming beside it (the two agree on how a place is written).
+    set_row_walk(b.launch(key(rows_kernel("max_pool_index", g), t), {}), g, padded_x,
+                 {b.view(y), b.view(index)}, 1.0);
+    LaunchSpec& second = b.launch(key("max_pool_bwd_rows", t), {});
+    const TensorView no_window = b.view(index, {}, 0xFFFFFFFF);  // never a place
+    const TensorView d = b.view(dy);
+    second.tensors = {d, d, no_window, no_window, b.view(dx)};
+    set_arguments(second, g, u, 1.0, g.w, g.h);
+    second.index_space = {points(ceil_div(g.c, 64)), points(std::uint64_t{g.h} * g.n), 1, 1, 1};
+    return;
+  }
   LaunchSpec& first = b.launch(key("max_pool_index", t), {});
   first.tensors = {padded_x, b.view(y), b.view(index)};
   set_arguments(first, g, u, 1.0, g.q, g.p);
