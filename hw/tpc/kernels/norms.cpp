@@ -277,8 +277,9 @@ KernelDef batch_norm() {
     b.tolerate(y, {1e-5 + 8 * epsilon(Dtype::kF32) / std::sqrt(p["eps"]), 8 * epsilon(r.dtype)});
     b.tolerate(mean, {1e-6, 1e-6});
     b.tolerate(rstd, {1e-6, 1e-5});
+    // x is read once for the statistics (twice by the wide kernel), once to apply them.
     const double n = static_cast<double>(elements(r.shape));
-    b.cost(7 * n, 4 * n * info(r.dtype).bytes);
+    b.cost(7 * n, (c.wide ? 4 : 3) * n * info(r.dtype).bytes);
     return b.done();
   };
   d.reference = [](const KernelPlan& plan, Buffers& buffers) {
