@@ -275,40 +275,82 @@ Fusion Writer::build(std::size_t first) {
   return f;
 }
 
-// A library kernel whose last launch writes its result element by element and can clamp it at
-// 0 (a "relu" parameter), with the operand that result is: the ReLU after it is folded in.
+// A library kernel whose last launch writes its result element by element and can add a
+// residual to it and clamp it at 0 ("residual" and "relu" parameters): the operand that result
+// is, and where the residual's operand goes (before it).
 struct Epilogue {
   const char* kernel;
   std::size_t output;
 };
 constexpr std::array<Epilogue, 1> kEpilogues{{{"batch_norm", 3}}};
 
-// `node` followed by `next`, a ReLU of its result that nothing else reads, as one node: the
-// library kernel with relu = 1, writing the ReLU's tensor instead.
-std::optional<Fusion> relu_epilogue(const Graph& g, const Node& node, const Node& next,
-                                    std::size_t at, const std::vector<int>& readers) {
-  if (node.kind != NodeKind::kKernel || next.kind != NodeKind::kKernel ||
-      next.kernel.kernel != "relu" || !next.kernel.params.empty() ||
-      next.kernel.dtype != node.kernel.dtype || node.kernel.params.count("relu") != 0) {
-    return std::nullopt;
+// Whether `n` is the element-wise kernel `kernel` of the library, with no parameters, in type t.
+bool is_plain(const Node& n, const char* kernel, Dtype t) {
+  return n.kind == NodeKind::kKernel && n.kernel.kernel == kernel && n.kernel.params.empty() &&
+         n.kernel.dtype == t;
+}
+
+// `nodes[at]`, an epilogue kernel, followed by an add of its result and another tensor of its
+// size (the residual), then a ReLU of that, or by either alone, each taking a result nothing
+// else reads: one node, the kernel with residual = 1 and relu = 1 as they apply, writing the
+// last one's tensor.
+std::optional<Fusion> norm_epilogue(const Graph& g, const std::vector<Node>& nodes, std::size_t at,
+                                    const std::vector<int>& readers) {
+  const Node& node = nodes[at];
+  if (node.kind != NodeKind::kKernel ||
+      node.kernel.params.size() != node.kernel.params.count("eps")) {
+    return std::nullopt;  // already fused, or parameters the fused kernel would not keep
   }
   const auto e = std::find_if(kEpilogues.begin(), kEpilogues.end(),
                               [&](const Epilogue& x) { return node.kernel.kernel == x.kernel; });
   if (e == kEpilogues.end() || node.operands.size() <= e->output) return std::nullopt;
-  const TensorId y = node.operands[e->output];
-  if (next.operands[0] != y || readers[static_cast<std::size_t>(y)] != 1 ||
-      g.tensor(y).kind == TensorKind::kPersistent ||
-      g.tensor(next.operands[1]).elements() != g.tensor(y).elements()) {
-    return std::nullopt;
+  const Dtype t = node.kernel.dtype;
+  TensorId value = node.operands[e->output];
+  const auto taken = [&](TensorId id) {  // a result only the next node reads
+    return readers[static_cast<std::size_t>(id)] == 1 &&
+           g.tensor(id).kind != TensorKind::kPersistent;
+  };
+  const std::uint64_t size = g.tensor(value).elements();
+  std::size_t next = at + 1;
+  TensorId residual = -1;
+  if (next < nodes.size() && is_plain(nodes[next], "add", t) && taken(value)) {
+    const Node& add = nodes[next];
+    const TensorId a = add.operands[0], b = add.operands[1];
+    const TensorId other = a == value ? b : a;
+    if ((a == value) != (b == value) && g.tensor(other).elements() == size &&
+        g.tensor(add.operands[2]).elements() == size) {
+      residual = other;
+      value = add.operands[2];
+      ++next;
+    }
   }
+  bool relu = false;
+  if (next < nodes.size() && is_plain(nodes[next], "relu", t) && nodes[next].operands[0] == value &&
+      taken(value) && g.tensor(nodes[next].operands[1]).elements() == size) {
+    relu = true;
+    value = nodes[next].operands[1];
+    ++next;
+  }
+  if (next == at + 1) return std::nullopt;
   Fusion f;
   f.first = at;
-  f.last = at + 1;
+  f.last = next - 1;
   f.node = node;
-  f.node.name = node.name + "+" + next.name;
-  f.node.kernel.params["relu"] = 1;
-  f.node.operands[e->output] = next.operands[1];
-  std::replace(f.node.writes.begin(), f.node.writes.end(), y, next.operands[1]);
+  std::vector<std::string> names;
+  for (std::size_t i = at; i < next; ++i) names.push_back(nodes[i].name);
+  f.node.name = fmt::format("{}", fmt::join(names, "+"));
+  f.node.operands[e->output] = value;
+  f.node.writes.erase(
+      std::remove(f.node.writes.begin(), f.node.writes.end(), node.operands[e->output]),
+      f.node.writes.end());
+  f.node.writes.push_back(value);
+  if (residual >= 0) {
+    f.node.kernel.params["residual"] = 1;
+    f.node.operands.insert(f.node.operands.begin() + static_cast<std::ptrdiff_t>(e->output),
+                           residual);
+    f.node.reads.push_back(residual);
+  }
+  if (relu) f.node.kernel.params["relu"] = 1;
   f.plan = tpc::plan_kernel(f.node.kernel);
   return f;
 }
@@ -325,12 +367,10 @@ std::vector<Fusion> find_fusions(const Graph& graph, tpc::Generation generation)
   }
   std::vector<Fusion> out;
   for (std::size_t i = 0; i < nodes.size();) {
-    if (i + 1 < nodes.size()) {
-      if (std::optional<Fusion> f = relu_epilogue(graph, nodes[i], nodes[i + 1], i, readers)) {
-        out.push_back(std::move(*f));
-        i += 2;
-        continue;
-      }
+    if (std::optional<Fusion> f = norm_epilogue(graph, nodes, i, readers)) {
+      i = f->last + 1;
+      out.push_back(std::move(*f));
+      continue;
     }
     if (!fusable(nodes[i])) {
       ++i;

@@ -3,9 +3,10 @@
 // whose kernel the compiler writes and assembles: every element is loaded once, carried through
 // the chain in f32 registers and stored once, so the intermediates never go through HBM.
 // A result another node still reads (or a persistent one) is stored on the way.
-// A ReLU right after a library kernel whose last pass writes element by element (batch norm)
-// becomes that kernel's relu = 1 variant, when nothing else reads the unclamped result, as
-// the real graph compiler folds an activation into the normalisation before it.
+// An addition of a residual and a ReLU (or either) right after a library kernel whose last pass
+// writes element by element (batch norm) become that kernel's residual = 1 and relu = 1
+// variants, when nothing else reads the results in between, as the real graph compiler folds a
+// residual connection and an activation into the normalisation before them.
 // Captures: what the chain computes, in f32 with one rounding to the type at each store (the
 // separate kernels round after each operation, so a fused bf16 chain differs from them by that
 // rounding). Ignores: chains across shapes or broadcasts other than a bias, reductions.

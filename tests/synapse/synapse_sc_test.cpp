@@ -342,10 +342,11 @@ TEST(Synapse, AStreamedFusedChainMatchesTheCpu) {
   }
 }
 
-// Batch norm then ReLU: the compiler folds the ReLU into the norm's last pass (relu = 1), so
-// the unclamped result is never written; the device's results against the CPU, and against the
-// same graph unfused. Channels 64 (the flat pass) and 96 (the row-walking pass).
-void expect_batch_norm_relu_fused(std::uint32_t c) {
+// Batch norm then ReLU (after a residual addition when `residual`): the compiler folds them into
+// the norm's last pass (residual = 1, relu = 1), so the intermediate results are never written;
+// the device's results against the CPU, and against the same graph unfused. Channels 64 (the
+// flat pass) and 96 (the row-walking pass).
+void expect_batch_norm_relu_fused(std::uint32_t c, bool residual = false) {
   constexpr std::uint32_t kM = 45;
   Graph g;
   const TensorId x = g.tensor("x", Dtype::kF32, {c, kM}, TensorKind::kPersistent);
@@ -355,24 +356,33 @@ void expect_batch_norm_relu_fused(std::uint32_t c) {
   const TensorId mean = g.tensor("mean", Dtype::kF32, {c});
   const TensorId rstd = g.tensor("rstd", Dtype::kF32, {c});
   const TensorId y = g.tensor("y", Dtype::kF32, {c, 5, 9}, TensorKind::kPersistent);
+  const TensorId res = g.tensor("res", Dtype::kF32, {c, kM}, TensorKind::kPersistent);
+  const TensorId sum = g.tensor("sum", Dtype::kF32, {c, kM});
   g.kernel("bn", tpc::KernelRequest{"batch_norm", Dtype::kF32, {}, {c, kM}, {}},
            {x, gamma, beta, t, mean, rstd});
-  g.kernel("relu", tpc::KernelRequest{"relu", Dtype::kF32, {}, {c, 5, 9}, {}}, {t, y});
+  if (residual) {
+    g.kernel("add", tpc::KernelRequest{"add", Dtype::kF32, {}, {c, kM}, {}}, {res, t, sum});
+  }
+  g.kernel("relu", tpc::KernelRequest{"relu", Dtype::kF32, {}, {c, 5, 9}, {}},
+           {residual ? sum : t, y});
   Target unfused = Target::gaudi1();
   unfused.fuse = false;
   const Recipe fused = compile(g, Target::gaudi1()), plain = compile(g, unfused);
-  EXPECT_EQ(fused.notes, std::vector<std::string>{"fused bn+relu into one TPC launch"});
-  ASSERT_EQ(fused.stages.size(), 3u);  // the norm's three launches, no ReLU
-  EXPECT_EQ(plain.stages.size(), 4u);
-  const auto xs = random_values(c * kM, 11), gs = random_values(c, 12), bs = random_values(c, 13);
+  EXPECT_EQ(fused.notes, std::vector<std::string>{residual ? "fused bn+add+relu into one TPC launch"
+                                                           : "fused bn+relu into one TPC launch"});
+  ASSERT_EQ(fused.stages.size(), 3u);  // the norm's three launches, no addition or ReLU
+  EXPECT_EQ(plain.stages.size(), residual ? 5u : 4u);
+  const auto xs = random_values(c * kM, 11), gs = random_values(c, 12), bs = random_values(c, 13),
+             rs = random_values(c * kM, 14);
   std::vector<std::vector<float>> results;
   with_runtime([&](Bench& s) {
     Runtime& rt = s.rt;
     const std::uint64_t dx = to_device(rt, s.h2d, xs), dg = to_device(rt, s.h2d, gs),
-                        db = to_device(rt, s.h2d, bs), dy = rt.device_malloc(c * kM * 4);
+                        db = to_device(rt, s.h2d, bs), dr = to_device(rt, s.h2d, rs),
+                        dy = rt.device_malloc(c * kM * 4);
     for (const Recipe* r : {&fused, &plain}) {
       const std::uint64_t workspace = rt.device_malloc(r->workspace_bytes);
-      rt.launch(s.compute, *r, {dx, dg, db, dy}, workspace);
+      rt.launch(s.compute, *r, {dx, dg, db, dy, dr}, workspace);
       rt.synchronize(s.compute);
       results.push_back(to_host(rt, s.d2h, dy, c * kM));
     }
@@ -386,7 +396,7 @@ void expect_batch_norm_relu_fused(std::uint32_t c) {
     const double r = 1 / std::sqrt(v / kM + 1e-5);
     for (std::uint32_t j = 0; j < kM; ++j) {
       const std::size_t k = i + j * c;
-      const double want = std::max(0.0, (xs[k] - m) * r * gs[i] + bs[i]);
+      const double want = std::max(0.0, (xs[k] - m) * r * gs[i] + bs[i] + (residual ? rs[k] : 0));
       clamped += want == 0;
       ASSERT_NEAR(results[0][k], want, 1e-4) << k;  // fused
       ASSERT_NEAR(results[1][k], want, 1e-4) << k;  // unfused
@@ -401,6 +411,14 @@ TEST(Synapse, BatchNormThenReluFusedMatchesTheCpuAndTheUnfusedGraphFlat) {
 
 TEST(Synapse, BatchNormThenReluFusedMatchesTheCpuAndTheUnfusedGraphRows) {
   expect_batch_norm_relu_fused(96);
+}
+
+TEST(Synapse, BatchNormAResidualAndReluFusedMatchTheCpuAndTheUnfusedGraphFlat) {
+  expect_batch_norm_relu_fused(64, true);
+}
+
+TEST(Synapse, BatchNormAResidualAndReluFusedMatchTheCpuAndTheUnfusedGraphRows) {
+  expect_batch_norm_relu_fused(96, true);
 }
 
 // The MLP's mean loss over five steps against the CPU's double-precision training of the same

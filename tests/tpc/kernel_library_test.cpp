@@ -99,7 +99,9 @@ std::vector<Case> cases() {
     out.push_back({k, &kRowShapes, {}});
   }
   out.push_back({"batch_norm", &kColumnShapes, {}});
-  out.push_back({"batch_norm", &kColumnShapes, {{"relu", 1}}});  // a ReLU folded in
+  out.push_back({"batch_norm", &kColumnShapes, {{"relu", 1}}});      // a ReLU folded in
+  out.push_back({"batch_norm", &kColumnShapes, {{"residual", 1}}});  // and a residual
+  out.push_back({"batch_norm", &kColumnShapes, {{"residual", 1}, {"relu", 1}}});
   out.push_back({"batch_norm_bwd", &kColumnShapes, {}});
   out.push_back({"reduce_sum", &kRowShapes, {{"dim", 0}}});
   out.push_back({"reduce_max", &kRowShapes, {{"dim", 0}}});

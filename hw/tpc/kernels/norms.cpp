@@ -183,9 +183,11 @@ KernelDef layer_norm_bwd() {
 // per-channel `params`, then `output`. Rows of C dividing 512 go as one stream, eight vectors
 // (whole rows) a point (the _flat kernels); any other C walks the rows in memory order, 16 rows
 // a point, the per-channel coefficients in vector local memory, which holds `max_columns`.
+// `after`: inputs [C, M] placed after the output (a residual).
 LaunchSpec& apply_launch(PlanBuilder& b, const KernelRequest& r, const std::string& name,
                          const Rows& rows, const std::vector<int>& inputs, int output,
-                         const std::vector<TensorView>& params, std::uint32_t max_columns) {
+                         const std::vector<TensorView>& params, std::uint32_t max_columns,
+                         const std::vector<int>& after = {}) {
   const std::uint32_t c = rows.columns;
   const bool flat = c % 64 == 0 && 512 % c == 0;
   if (!flat && c > max_columns) {
@@ -209,7 +211,11 @@ LaunchSpec& apply_launch(PlanBuilder& b, const KernelRequest& r, const std::stri
   }
   for (const TensorView& v : params) l.tensors[t++] = v;
   scale[t] = step;
-  l.tensors[t] = b.view(output, dims);
+  l.tensors[t++] = b.view(output, dims);
+  for (int in : after) {
+    scale[t] = step;
+    l.tensors[t++] = b.view(in, dims);
+  }
   l.access_scale = scale;
   l.srf[0] = flat ? c - 1 : ceil_div(c, 64);
   l.srf[1] = ceil_div(ceil_div(c, 64), 8);
@@ -220,15 +226,17 @@ KernelDef batch_norm() {
   KernelDef d;
   d.info = {"batch_norm",
             "training batch norm: per channel (dimension 0) over every other dimension, "
-            "y = (x - mean) / sqrt(var + eps) * gamma + beta, or max(0, that) with relu = 1; "
-            "keeps mean and rstd (three launches: blocks of rows' moments, their merge, y)",
+            "y = (x - mean) / sqrt(var + eps) * gamma + beta; with residual = 1 plus a residual "
+            "tensor (after beta), with relu = 1 clamped at 0; keeps mean and rstd (three "
+            "launches: blocks of rows' moments, their merge, y)",
             float_types(),
             "x [C, N...] (NHWC: C = channels)",
-            {"eps", "relu"}};
+            {"eps", "relu", "residual"}};
   d.plan = [](const KernelRequest& r) {
-    Params p(r, {{"eps", 1e-5}, {"relu", 0}});
+    Params p(r, {{"eps", 1e-5}, {"relu", 0}, {"residual", 0}});
     check_eps(r, p["eps"]);
     const bool relu = check_flag(r, "relu", p["relu"]);
+    const bool add = check_flag(r, "residual", p["residual"]);
     const Rows rows = as_rows(r);
     PlanBuilder b(r);
     const std::vector<std::uint32_t> cm = {rows.columns, rows.rows};
@@ -236,6 +244,7 @@ KernelDef batch_norm() {
     const int gamma = b.buffer("gamma", r.dtype, {rows.columns}, Role::kInput, kGamma);
     const int beta =
         b.buffer("beta", r.dtype, {rows.columns}, Role::kInput, {Fill::kUniform, -1, 1});
+    const int residual = add ? b.buffer("residual", r.dtype, r.shape, Role::kInput) : -1;
     const int y = b.buffer("y", r.dtype, r.shape, Role::kOutput);
     const int mean = b.buffer("mean", Dtype::kF32, {rows.columns}, Role::kOutput);
     const int rstd = b.buffer("rstd", Dtype::kF32, {rows.columns}, Role::kOutput);
@@ -269,8 +278,10 @@ KernelDef batch_norm() {
     {
       const std::vector<TensorView> params = {b.view(mean), b.view(rstd), b.view(gamma),
                                               b.view(beta)};
-      apply_launch(b, r, relu ? "batch_norm_apply_relu" : "batch_norm_apply", rows, {x}, y, params,
-                   9984);
+      const std::string name =
+          std::string("batch_norm_apply") + (add ? "_add" : "") + (relu ? "_relu" : "");
+      apply_launch(b, r, name, rows, {x}, y, params, 9984,
+                   add ? std::vector<int>{residual} : std::vector<int>{});
     }
     // x a - mean a cancels: its f32 rounding (a few ulp of |x| <= 2) is scaled by rstd, which eps
     // bounds by 1 / sqrt(eps) when a channel's values nearly agree (small batches).
@@ -279,26 +290,31 @@ KernelDef batch_norm() {
     b.tolerate(rstd, {1e-6, 1e-5});
     // x is read once for the statistics (twice by the wide kernel), once to apply them.
     const double n = static_cast<double>(elements(r.shape));
-    b.cost(7 * n, (c.wide ? 4 : 3) * n * info(r.dtype).bytes);
+    b.cost(7 * n, ((c.wide ? 4 : 3) + (add ? 1 : 0)) * n * info(r.dtype).bytes);
     return b.done();
   };
   d.reference = [](const KernelPlan& plan, Buffers& buffers) {
+    const auto flag = [&](const char* name) {
+      return plan.request.params.count(name) && plan.request.params.at(name) != 0;
+    };
     const std::vector<double> x = values(plan, buffers, 0), gamma = values(plan, buffers, 1),
                               beta = values(plan, buffers, 2);
-    const std::size_t c = gamma.size(), m = x.size() / c;
+    const std::size_t c = gamma.size(), m = x.size() / c, out = flag("residual") ? 4 : 3;
+    const std::vector<double> residual =
+        flag("residual") ? values(plan, buffers, 3) : std::vector<double>(x.size(), 0.0);
     const double eps = plan.request.params.count("eps") ? plan.request.params.at("eps") : 1e-5;
-    const double floor = plan.request.params.count("relu") && plan.request.params.at("relu") != 0
-                             ? 0.0
-                             : -std::numeric_limits<double>::infinity();
+    const double floor = flag("relu") ? 0.0 : -std::numeric_limits<double>::infinity();
     std::vector<double> y(x.size()), mean(c), rstd(c);
     for (std::size_t i = 0; i < c; ++i) {
       std::tie(mean[i], rstd[i]) = moments(x, i, m, c, eps);
-      for (std::size_t j = 0; j < m; ++j)
-        y[i + j * c] = std::max(floor, (x[i + j * c] - mean[i]) * rstd[i] * gamma[i] + beta[i]);
+      for (std::size_t j = 0; j < m; ++j) {
+        const std::size_t k = i + j * c;
+        y[k] = std::max(floor, (x[k] - mean[i]) * rstd[i] * gamma[i] + beta[i] + residual[k]);
+      }
     }
-    store(plan, buffers, 3, y);
-    store(plan, buffers, 4, mean);
-    store(plan, buffers, 5, rstd);
+    store(plan, buffers, out, y);
+    store(plan, buffers, out + 1, mean);
+    store(plan, buffers, out + 2, rstd);
   };
   return d;
 }
