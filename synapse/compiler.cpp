@@ -340,21 +340,52 @@ std::uint64_t mme_share(std::uint64_t rows, std::uint64_t tile_rows, std::uint64
   return (rows + tile_rows * engines - 1) / (tile_rows * engines) * tile_rows;
 }
 
+// How the engines share an operation: by rows in whole tiles, or, when its rows fill fewer
+// tiles than there are engines and its columns fill more (a weight gradient of 64 filters), by
+// columns, so that no engine idles while another computes the whole result.
+struct MmeSplit {
+  bool by_columns = false;
+  std::uint64_t size = 0, share = 0;  // the dimension shared, and each engine's part of it
+  std::uint64_t parts() const { return (size + share - 1) / share; }
+};
+
+MmeSplit mme_split(const mme::MmeConfig& tile, const mme::GemmView& v, std::uint64_t engines) {
+  const auto rows = static_cast<std::uint64_t>(tile.rows),
+             cols = static_cast<std::uint64_t>(tile.cols);
+  const std::uint64_t row_tiles = (v.m() + rows - 1) / rows, col_tiles = (v.n() + cols - 1) / cols;
+  if (row_tiles < engines && col_tiles > row_tiles)
+    return {true, v.n(), mme_share(v.n(), cols, engines)};
+  return {false, v.m(), mme_share(v.m(), rows, engines)};
+}
+
+// Engine e's part of `op` under `split`.
+mme::MmeOperation mme_part(mme::MmeOperation op, const MmeSplit& split, std::uint64_t e) {
+  const auto start = static_cast<std::uint32_t>(split.share * e);
+  const auto count =
+      static_cast<std::uint32_t>(std::min(split.share, split.size - split.share * e));
+  if (split.by_columns) {
+    op.n_start = start;
+    op.n_count = count;
+  } else {
+    op.m_start = start;
+    op.m_count = count;
+  }
+  return op;
+}
+
 // The MME's geometry for `op`: of the output tiles the target's arrays form, the one whose
 // rows dealt out to the engines take the fewest array cycles (the MME's own closed form), the
 // array's own shape on a tie. A narrow result (a convolution of 64 filters) takes a tall tile,
 // a short one a wide tile.
 mme::MmeOperation with_geometry(const mme::MmeConfig& array, std::uint64_t engines,
                                 mme::MmeOperation op) {
-  const std::uint64_t rows = mme::GemmView(op).m();
+  const mme::GemmView view(op);
   const auto cycles = [&](const mme::MmeOperation& o) {
     const mme::MmeConfig c = mme::shaped(array, o);
-    const std::uint64_t share = mme_share(rows, static_cast<std::uint64_t>(c.rows), engines);
+    const MmeSplit split = mme_split(c, view, engines);
     std::uint64_t slowest = 0;
-    for (std::uint64_t e = 0; e < engines && share * e < rows; ++e) {
-      mme::MmeOperation part = o;
-      part.m_start = static_cast<std::uint32_t>(share * e);
-      part.m_count = static_cast<std::uint32_t>(std::min(share, rows - share * e));
+    for (std::uint64_t e = 0; e < split.parts(); ++e) {
+      const mme::MmeOperation part = mme_part(o, split, e);
       slowest = std::max(slowest, mme::analytic_cycles(c, mme::GemmView(part), o.in));
     }
     return slowest;
@@ -388,15 +419,13 @@ void Compiler::encode_mme(const Pending& p, Stage& stage) {
   array.min_tile_side = static_cast<int>(target_.mme_min_tile_side);
   const std::uint64_t engines = static_cast<std::uint64_t>(target_.mmes);
   const mme::MmeOperation op = with_geometry(array, engines, n.mme);
-  const std::uint64_t rows = mme::GemmView(op).m();
-  const std::uint64_t share =
-      mme_share(rows, static_cast<std::uint64_t>(mme::shaped(array, op).rows), engines);
+  const MmeSplit split = mme_split(mme::shaped(array, op), mme::GemmView(op), engines);
   stage.flops = op.flops();
-  for (std::uint64_t e = 0; e < engines && share * e < rows; ++e) {
+  for (std::uint64_t e = 0; e < split.parts(); ++e) {
     std::array<std::vector<core::RegisterRun>, 2> image;
     for (int v = 0; v < 2; ++v) {
       mme::OperationRegisters regs;
-      regs.op = op;
+      regs.op = mme_part(op, split, e);
       const auto operand = [&](int i, Dtype t) {
         return address(static_cast<std::uint32_t>(n.operands[static_cast<std::size_t>(i)]), v) +
                n.offsets[static_cast<std::size_t>(i)] * tpc::info(t).bytes;
@@ -404,8 +433,6 @@ void Compiler::encode_mme(const Pending& p, Stage& stage) {
       regs.op.a = operand(0, n.mme.in);
       regs.op.b = operand(1, n.mme.in);
       regs.op.c = operand(2, n.mme.out);
-      regs.op.m_start = static_cast<std::uint32_t>(share * e);
-      regs.op.m_count = static_cast<std::uint32_t>(std::min(share, rows - share * e));
       regs.sync_object = sob_address(recipe_.first_sob + k);
       regs.sync_message = chip::spec::encode_sob_write({1, true, false});
       image[static_cast<std::size_t>(v)] = mme::register_image(regs);

@@ -124,8 +124,8 @@ void Mme::start_job() {
   next_ = 0;
   stats_.flops.add(static_cast<std::uint64_t>(
       2.0 * static_cast<double>(view_->batch()) *
-      static_cast<double>(view_->m_end() - view_->m_begin()) * static_cast<double>(view_->n()) *
-      static_cast<double>(view_->k())));
+      static_cast<double>(view_->m_end() - view_->m_begin()) *
+      static_cast<double>(view_->n_end() - view_->n_begin()) * static_cast<double>(view_->k())));
   fetch();
 }
 

@@ -31,14 +31,14 @@ std::uint32_t field(std::uint32_t v, std::uint32_t mask, std::uint32_t shift) {
 
 }  // namespace
 
-// The descriptor from A_BASE_LO to M_COUNT is one run (EXECUTE and STATUS inside it are written
+// The descriptor from A_BASE_LO to N_COUNT is one run (EXECUTE and STATUS inside it are written
 // as 0 and ignored), so a QMAN writes it with a single WREG_BULK.
 std::vector<core::RegisterRun> register_image(const OperationRegisters& r) {
-  static_assert((PODSIM_GAUDI1_MME_DESC_M_COUNT_OFFSET + 4) / 4 % 2 == 0, "WREG_BULK writes pairs");
+  static_assert((PODSIM_GAUDI1_MME_DESC_N_COUNT_OFFSET + 4) / 4 % 2 == 0, "WREG_BULK writes pairs");
   const MmeOperation& op = r.op;
   const GemmDesc& g = op.gemm;
   const ConvDesc& c = op.conv;
-  std::vector<std::uint32_t> v((PODSIM_GAUDI1_MME_DESC_M_COUNT_OFFSET + 4) / 4, 0);
+  std::vector<std::uint32_t> v((PODSIM_GAUDI1_MME_DESC_N_COUNT_OFFSET + 4) / 4, 0);
   const auto set = [&v](std::uint32_t offset, std::uint32_t value) { v[offset / 4] = value; };
   set(PODSIM_GAUDI1_MME_DESC_A_BASE_LO_OFFSET, lo(op.a));
   set(PODSIM_GAUDI1_MME_DESC_A_BASE_HI_OFFSET, hi(op.a));
@@ -76,6 +76,8 @@ std::vector<core::RegisterRun> register_image(const OperationRegisters& r) {
   set(PODSIM_GAUDI1_MME_DESC_SYNC_OBJECT_MESSAGE_OFFSET, r.sync_message);
   set(PODSIM_GAUDI1_MME_DESC_M_START_OFFSET, op.m_start);
   set(PODSIM_GAUDI1_MME_DESC_M_COUNT_OFFSET, op.m_count);
+  set(PODSIM_GAUDI1_MME_DESC_N_START_OFFSET, op.n_start);
+  set(PODSIM_GAUDI1_MME_DESC_N_COUNT_OFFSET, op.n_count);
   return {core::RegisterRun{PODSIM_GAUDI1_MME_DESC_A_BASE_LO_OFFSET, std::move(v)}};
 }
 
@@ -135,6 +137,8 @@ OperationRegisters latch(const std::vector<std::uint32_t>& words) {
   unpair(PODSIM_GAUDI1_MME_DESC_CONV_DILATION_OFFSET, c.dil_h, c.dil_w);
   op.m_start = reg(PODSIM_GAUDI1_MME_DESC_M_START_OFFSET);
   op.m_count = reg(PODSIM_GAUDI1_MME_DESC_M_COUNT_OFFSET);
+  op.n_start = reg(PODSIM_GAUDI1_MME_DESC_N_START_OFFSET);
+  op.n_count = reg(PODSIM_GAUDI1_MME_DESC_N_COUNT_OFFSET);
   r.sync_object = reg64(PODSIM_GAUDI1_MME_DESC_SYNC_OBJECT_ADDR_LO_OFFSET,
                         PODSIM_GAUDI1_MME_DESC_SYNC_OBJECT_ADDR_HI_OFFSET);
   r.sync_message = reg(PODSIM_GAUDI1_MME_DESC_SYNC_OBJECT_MESSAGE_OFFSET);

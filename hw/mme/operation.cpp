@@ -158,6 +158,10 @@ std::optional<std::string> MmeOperation::problem() const {
   if (m_count != 0 && static_cast<std::uint64_t>(m_start) + m_count > v.m()) {
     return fmt::format("rows {} to {} of a GEMM of {} rows", m_start, m_start + m_count, v.m());
   }
+  if (n_count != 0 && static_cast<std::uint64_t>(n_start) + n_count > v.n()) {
+    return fmt::format("columns {} to {} of a GEMM of {} columns", n_start, n_start + n_count,
+                       v.n());
+  }
   if (v.m() * v.n() > (1ull << 40) || v.k() > (1ull << 31))
     return std::string("an operation too large to describe");
   return std::nullopt;
@@ -190,6 +194,8 @@ GemmView::GemmView(const MmeOperation& op) : op_(op) {
   }
   m_begin_ = op.m_count ? op.m_start : 0;
   m_end_ = op.m_count ? std::uint64_t{op.m_start} + op.m_count : m_;
+  n_begin_ = op.n_count ? op.n_start : 0;
+  n_end_ = op.n_count ? std::uint64_t{op.n_start} + op.n_count : n_;
 }
 
 std::int64_t GemmView::a(std::uint64_t batch, std::uint64_t m, std::uint64_t k) const {

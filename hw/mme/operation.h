@@ -52,6 +52,8 @@ struct MmeOperation {
   std::uint64_t a = 0, b = 0, c = 0;  // operand and result addresses
   std::uint32_t m_start = 0,
                 m_count = 0;  // rows of the implicit GEMM this descriptor covers (0: all)
+  std::uint32_t n_start = 0,
+                n_count = 0;  // and columns (0: all): engines share a short result by columns
   // The output tile the array's cells form (MmeConfig::min_tile_side): rows * 2^tall / 2^wide
   // by cols / 2^tall * 2^wide; at most one of the two is not 0.
   std::uint8_t tall = 0, wide = 0;
@@ -61,7 +63,8 @@ struct MmeOperation {
   double flops() const;  // 2 M N K (the whole operation, not just this descriptor's rows)
 };
 
-// The operation as a GEMM of `batch` products, rows [m_begin, m_end) of M x N = (M x K) (K x N).
+// The operation as a GEMM of `batch` products, rows [m_begin, m_end) and columns [n_begin, n_end)
+// of M x N = (M x K) (K x N).
 class GemmView {
  public:
   explicit GemmView(const MmeOperation& op);
@@ -71,6 +74,8 @@ class GemmView {
   std::uint64_t batch() const { return batch_; }
   std::uint64_t m_begin() const { return m_begin_; }
   std::uint64_t m_end() const { return m_end_; }
+  std::uint64_t n_begin() const { return n_begin_; }
+  std::uint64_t n_end() const { return n_end_; }
   // Which way operands lie in memory: A contiguous along m (a transposed A, a weight
   // gradient's output gradient) rather than k; B along k (a transposed B, the forward
   // convolution's filters) rather than n.
@@ -94,7 +99,8 @@ class GemmView {
 
  private:
   MmeOperation op_;
-  std::uint64_t m_ = 0, n_ = 0, k_ = 0, batch_ = 1, m_begin_ = 0, m_end_ = 0;
+  std::uint64_t m_ = 0, n_ = 0, k_ = 0, batch_ = 1, m_begin_ = 0, m_end_ = 0, n_begin_ = 0,
+                n_end_ = 0;
   std::uint32_t p_ = 0, q_ = 0;
 };
 

@@ -57,8 +57,8 @@ std::vector<Step> schedule(const MmeConfig& config, const GemmView& view, Dtype 
   for (std::uint64_t b = 0; b < view.batch(); ++b) {
     for (std::uint64_t m0 = view.m_begin(); m0 < view.m_end(); m0 += block_m) {
       const std::uint64_t m1 = std::min(view.m_end(), m0 + block_m);
-      for (std::uint64_t n0 = 0; n0 < view.n(); n0 += block_n) {
-        const std::uint64_t n1 = std::min(view.n(), n0 + block_n);
+      for (std::uint64_t n0 = view.n_begin(); n0 < view.n_end(); n0 += block_n) {
+        const std::uint64_t n1 = std::min(view.n_end(), n0 + block_n);
         for (std::uint64_t k0 = 0; k0 < view.k(); k0 += kc) {
           Step s{
               b, m0, m1, n0, n1, k0, std::min(view.k(), k0 + kc), 0, k0 == 0, k0 + kc >= view.k()};
@@ -84,7 +84,8 @@ std::vector<Step> schedule(const MmeConfig& config, const GemmView& view, Dtype 
 std::uint64_t analytic_cycles(const MmeConfig& config, const GemmView& view, Dtype in) {
   const std::uint64_t R = static_cast<std::uint64_t>(config.rows),
                       C = static_cast<std::uint64_t>(config.cols);
-  const std::uint64_t M = view.m_end() - view.m_begin(), N = view.n(), K = view.k();
+  const std::uint64_t M = view.m_end() - view.m_begin(), N = view.n_end() - view.n_begin(),
+                      K = view.k();
   const std::uint64_t block_m = R * config.block_rows;
   const std::uint64_t kc = k_chunk(config, view, in);
   std::uint64_t cycles = 0, fills = 0;

@@ -195,6 +195,9 @@ TEST(MmeOperation, RefusesWhatItCannotRun) {
   MmeOperation rows = gemm(8, 8, 8);
   rows.m_start = 6, rows.m_count = 4;
   EXPECT_THAT(rows.problem().value_or(""), HasSubstr("rows 6 to 10 of a GEMM of 8"));
+  MmeOperation cols = gemm(8, 8, 8);
+  cols.n_start = 3, cols.n_count = 6;
+  EXPECT_THAT(cols.problem().value_or(""), HasSubstr("columns 3 to 9 of a GEMM of 8"));
 }
 
 TEST(MmeRegisters, TheImageLatchesBackToTheSameOperation) {
@@ -204,6 +207,7 @@ TEST(MmeRegisters, TheImageLatchesBackToTheSameOperation) {
   r.op.gemm = GemmDesc{3, 4, 5, 6, true, false, 7, 8, 9, 100, 200, 300};
   r.op.a = 0x12345678901, r.op.b = 0x2000000040, r.op.c = 0xFFFF00001234;
   r.op.m_start = 128, r.op.m_count = 256;
+  r.op.n_start = 64, r.op.n_count = 192;
   r.op.tall = 2;
   r.sync_object = 0x7FFC4F2000, r.sync_message = 0x80000001;
   const auto image = register_image(r);
@@ -231,6 +235,8 @@ TEST(MmeRegisters, TheImageLatchesBackToTheSameOperation) {
   EXPECT_EQ(back.op.conv.dil_w, 2u);
   EXPECT_EQ(back.op.m_start, 128u);
   EXPECT_EQ(back.op.m_count, 256u);
+  EXPECT_EQ(back.op.n_start, 64u);
+  EXPECT_EQ(back.op.n_count, 192u);
   EXPECT_EQ(back.sync_object, r.sync_object);
   EXPECT_EQ(back.sync_message, r.sync_message);
 }
@@ -264,6 +270,9 @@ TEST(MmeSchedule, StepsAddUpToTheAnalyticCycles) {
   MmeOperation slice = gemm(100, 30, 40);
   slice.m_start = 20, slice.m_count = 50;
   ops.push_back(slice);
+  MmeOperation columns = gemm(30, 100, 40);
+  columns.n_start = 17, columns.n_count = 60;
+  ops.push_back(columns);
   for (Dataflow flow : {Dataflow::kOutputStationary, Dataflow::kWeightStationary})
     for (bool overlap : {true, false})
       for (const MmeOperation& op : ops) {
@@ -279,7 +288,7 @@ TEST(MmeSchedule, StepsAddUpToTheAnalyticCycles) {
             << " overlap " << overlap;
         std::uint64_t macs = 0;
         for (const Step& s : steps) macs += (s.m1 - s.m0) * (s.n1 - s.n0) * (s.k1 - s.k0);
-        EXPECT_EQ(macs, v.batch() * (v.m_end() - v.m_begin()) * v.n() * v.k());
+        EXPECT_EQ(macs, v.batch() * (v.m_end() - v.m_begin()) * (v.n_end() - v.n_begin()) * v.k());
       }
 }
 

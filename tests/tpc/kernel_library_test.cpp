@@ -47,6 +47,10 @@ Shapes column_shapes() {
   return s;
 }
 const Shapes kColumnShapes = column_shapes();
+// Batch norm's fused variants change only its last pass: both of its layouts (C dividing 512
+// streams flat, any other walks rows), ragged rows, and a wide row.
+const Shapes kEpilogueShapes = {{64, 2000}, {65, 301},  {200, 77},     {256, 300},
+                                {7, 1001},  {1000, 13}, {64, 7, 7, 41}};
 const Shapes kMatrixShapes = {{1, 1},   {1, 5},   {5, 1},   {7, 3},   {63, 2},    {64, 64},
                               {65, 3},  {100, 7}, {127, 2}, {128, 3}, {129, 129}, {200, 9},
                               {255, 4}, {256, 2}, {257, 3}, {31, 33}, {300, 11},  {2, 300},
@@ -99,9 +103,9 @@ std::vector<Case> cases() {
     out.push_back({k, &kRowShapes, {}});
   }
   out.push_back({"batch_norm", &kColumnShapes, {}});
-  out.push_back({"batch_norm", &kColumnShapes, {{"relu", 1}}});      // a ReLU folded in
-  out.push_back({"batch_norm", &kColumnShapes, {{"residual", 1}}});  // and a residual
-  out.push_back({"batch_norm", &kColumnShapes, {{"residual", 1}, {"relu", 1}}});
+  out.push_back({"batch_norm", &kEpilogueShapes, {{"relu", 1}}});      // a ReLU folded in
+  out.push_back({"batch_norm", &kEpilogueShapes, {{"residual", 1}}});  // and a residual
+  out.push_back({"batch_norm", &kEpilogueShapes, {{"residual", 1}, {"relu", 1}}});
   out.push_back({"batch_norm_bwd", &kColumnShapes, {}});
   out.push_back({"reduce_sum", &kRowShapes, {{"dim", 0}}});
   out.push_back({"reduce_max", &kRowShapes, {{"dim", 0}}});
