@@ -171,9 +171,7 @@ void set_arguments(LaunchSpec& l, const Pooling& g, Units u, double scale, std::
 // window position (pool.tpcs). A row walk reads a row's every channel block, one at a time, so
 // it serves rows of at most two blocks (128 channels); wider rows take pool.tpcs, whose four
 // vectors a window step lie side by side along C.
-bool walks_rows(const Pooling& g) {
-  return g.kh == g.kw && (g.kh == 2 || g.kh == 3) && g.c <= 128;
-}
+bool walks_rows(const Pooling& g) { return g.kh == g.kw && (g.kh == 2 || g.kh == 3) && g.c <= 128; }
 
 std::string rows_kernel(const std::string& name, const Pooling& g) {
   return fmt::format("{}_rows{}x{}", name, g.kh, g.kw);
