@@ -1,7 +1,8 @@
 // The graph compiler: a graph (graph.h) becomes a recipe (recipe.h) for a device described by a
 // Target. Passes, in order:
-//  1. lowering: an MME node to one operation split by rows over the MMEs in whole array tiles,
-//     the tile's shape (the MME's geometry) the one that takes the fewest array cycles;
+//  1. lowering: an MME node to one operation split by rows over the MMEs in whole array tiles
+//     (by columns when its rows fill fewer tiles than there are MMEs), the tile's shape (the
+//     MME's geometry) the one that takes the fewest array cycles;
 //     a kernel node to its plan's launches (hw/tpc/kernels), each split over the TPCs; a copy
 //     to a linear DMA on an internal DMA queue; a plan's scratch buffers become workspace
 //     tensors of the node;
@@ -17,7 +18,8 @@
 //     building the image at two placements and keeping the words that move (so the register
 //     layouts stay written once, in hw/).
 // Before them, fusion (fusion.h): chains of element-wise kernels on one shape become one TPC
-// launch of a kernel the compiler writes, the intermediates kept in registers.
+// launch of a kernel the compiler writes, the intermediates kept in registers; a residual
+// addition and a ReLU after a batch norm become the norm's own variants.
 // Ignores: tiling a node across engine classes, and ops without a device kernel (the graph API
 // only takes nodes the device runs).
 #pragma once

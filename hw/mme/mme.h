@@ -1,7 +1,7 @@
 // One MME as a block of the chip: a systolic array fed through the NoC. Its QMAN writes the
 // descriptor registers (podsim's MME_DESC in gaudi1.yaml: operands, shapes, operation, the rows
-// this engine covers) and EXECUTE starts it. The engine walks the operation step by step
-// (schedule.h): each step's operand panels are read as bulk transactions (one per contiguous
+// and columns this engine covers) and EXECUTE starts it. The engine walks the operation step by
+// step (schedule.h): each step's operand panels are read as bulk transactions (one per contiguous
 // run) while the previous step computes (two panel sets), the array computes for the step's
 // cycles, and a block's results are written once its last step is done; the time of an
 // operation is the larger of the array's cycles and its operand traffic, step by step. In
