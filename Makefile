@@ -2,6 +2,10 @@
 # packages, configures and builds, then runs the demo or the whole test suite.
 BUILD_DIR ?= build
 BUILD_TYPE ?= RelWithDebInfo
+# Line tables only (-g1): backtraces and profiles keep file and line, and a file compiles in 70%
+# of the time full debug information takes (chip.cpp: 13.8 s against 19.6 s). For variables in
+# a debugger: make BUILD_TYPE=Debug.
+RELWITHDEBINFO_FLAGS ?= -O2 -g1 -DNDEBUG
 JOBS ?= $(shell nproc)
 export SC_COPYRIGHT_MESSAGE := DISABLE
 
@@ -13,7 +17,8 @@ deps:
 	@scripts/install-deps
 
 configure: deps
-	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_EXTRA) >/dev/null
+	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(RELWITHDEBINFO_FLAGS)" $(CMAKE_EXTRA) >/dev/null
 
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
@@ -36,7 +41,7 @@ test: build
 
 # AddressSanitizer + UndefinedBehaviorSanitizer build and run of the unit tests (label unit: the
 # plain C++ of every model, without the SystemC kernel or the podsim binary), in its own
-# directory: a Debug build (assertions on) at -O1, which the sanitizers recommend; line tables
+# directory: a Debug build (assertions on) at -Og (cmake/podsim.cmake says why); line tables
 # only (-g1, enough for the sanitizers' reports). The SystemC and command-line suites are left to
 # make test, to keep CI within its time; `make sanitize SANITIZE_TARGET=all SANITIZE_LABEL=.`
 # runs everything sanitized.
