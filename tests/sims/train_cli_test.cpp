@@ -179,11 +179,11 @@ TEST_F(TrainCli, HorovodFusesWhatEachCycleFinds) {
   const auto small = train({"--strategy", "horovod", "--cycle-time", "1s", "--fusion", "1KiB"});
   EXPECT_EQ(small["steps"][1]["all_reduces"], 3);  // two layers' and the head's gradients
   // Short cycles follow the backward pass: several cycles, the step no shorter than compute.
-  const auto j = train({"--strategy", "horovod", "--cycle-time", "20us"});
+  const auto j = train({"--strategy", "horovod", "--cycle-time", "2us"});
   EXPECT_GT(j["steps"][1]["fusion_cycles"].get<int>(), 1);
   EXPECT_GE(ps(j, "step_ps"), ps(j, "compute_ps"));
   const auto trace = dir_ / "horovod.json";
-  train({"--strategy", "horovod", "--cycle-time", "20us", "--trace", trace.string()});
+  train({"--strategy", "horovod", "--cycle-time", "2us", "--trace", trace.string()});
   EXPECT_THAT(test::read_text(trace), HasSubstr("fusion cycle 0:"));
 }
 
