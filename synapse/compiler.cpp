@@ -17,6 +17,7 @@
 #include "hw/tpc/tpc_registers.h"
 #include "podsim/spec/gaudi1.h"
 #include "synapse/fusion.h"
+#include "synapse/ordering.h"
 
 namespace podsim::synapse {
 namespace {
@@ -41,6 +42,12 @@ bool writes(const Node& n, std::uint32_t id) {
          std::find(n.reads.begin(), n.reads.end(), t) == n.reads.end();
 }
 
+Engine engine_of(const Node& n) {
+  return n.kind == NodeKind::kMme      ? Engine::kMme
+         : n.kind == NodeKind::kKernel ? Engine::kTpc
+                                       : Engine::kDma;
+}
+
 // One stage before encoding: which node, and which of its launches (kernel nodes).
 struct Pending {
   std::size_t node = 0;
@@ -57,6 +64,7 @@ class Compiler {
  private:
   void fuse();
   void lower();
+  void order();
   void schedule();
   void place();
   void encode();
@@ -78,6 +86,7 @@ class Compiler {
   std::vector<tpc::KernelPlan> plans_;                          // by node (kernel nodes)
   std::vector<std::vector<std::uint32_t>> buffers_;  // by node: recipe tensor per plan buffer
   std::vector<std::vector<std::uint32_t>> touched_;  // by node: every tensor it reads or writes
+  std::vector<mme::MmeOperation> mme_ops_;           // by node (MME nodes): with its geometry
   std::vector<Pending> stages_;
   std::map<std::string, std::size_t> binaries_;  // key -> index in recipe_.program
 };
@@ -148,7 +157,7 @@ void Compiler::lower() {
   }
 }
 
-// 2. Stages in program order with their waits, pruned to the latest stage of each engine class.
+// 3. Stages in the issue order with their waits, pruned to the latest stage of each engine class.
 void Compiler::schedule() {
   const auto& nodes = nodes_;
   std::vector<int> last_writer(recipe_.tensors.size(), -1);
@@ -156,9 +165,7 @@ void Compiler::schedule() {
   std::array<int, kEngineClasses> last_of{-1, -1, -1};
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const Node& n = nodes[i];
-    const Engine engine = n.kind == NodeKind::kMme      ? Engine::kMme
-                          : n.kind == NodeKind::kKernel ? Engine::kTpc
-                                                        : Engine::kDma;
+    const Engine engine = engine_of(n);
     std::vector<int> deps{last_of[static_cast<int>(engine)]};
     for (TensorId id : n.reads) {
       const int w = last_writer[static_cast<std::size_t>(id)];
@@ -208,7 +215,7 @@ void Compiler::schedule() {
   }
 }
 
-// 3. Workspace tensors first-fit, sharing bytes only with tensors whose every user has ended
+// 4. Workspace tensors first-fit, sharing bytes only with tensors whose every user has ended
 // (by the stage graph) before their own first user starts.
 void Compiler::place() {
   const std::size_t n = stages_.size();
@@ -409,16 +416,98 @@ mme::MmeOperation with_geometry(const mme::MmeConfig& array, std::uint64_t engin
   return best;
 }
 
+// The target's array as the MME stack knows it: its shape and the tiles its cells form.
+mme::MmeConfig array_of(const Target& target) {
+  mme::MmeConfig array;
+  array.rows = static_cast<int>(target.mme_rows);
+  array.cols = static_cast<int>(target.mme_cols);
+  array.min_tile_side = static_cast<int>(target.mme_min_tile_side);
+  return array;
+}
+
+// 2. Each MME node's geometry, then the nodes in the list schedule's order (ordering.h) on
+// estimated durations: an MME node's slowest engine by the closed form, a kernel's bytes at
+// HBM's bandwidth or its arithmetic at the TPCs' (whichever is longer), a copy's bytes read and
+// written. Dependencies as the stages will have them (by tensor, in program order).
+void Compiler::order() {
+  const std::size_t count = nodes_.size();
+  const mme::MmeConfig array = array_of(target_);
+  const auto engines = static_cast<std::uint64_t>(target_.mmes);
+  const double tpc_flops_per_ns = target_.tpcs * 128.0 * target_.tpc_ghz;
+  mme_ops_.assign(count, {});
+  std::vector<OrderTask> tasks(count);
+  std::vector<int> last_writer(recipe_.tensors.size(), -1);
+  std::vector<std::vector<std::size_t>> readers(recipe_.tensors.size());
+  for (std::size_t i = 0; i < count; ++i) {
+    const Node& n = nodes_[i];
+    OrderTask& t = tasks[i];
+    t.engine = engine_of(n);
+    if (t.engine == Engine::kMme) {
+      const mme::MmeOperation op = mme_ops_[i] = with_geometry(array, engines, n.mme);
+      const mme::MmeConfig c = mme::shaped(array, op);
+      const MmeSplit split = mme_split(c, mme::GemmView(op), engines);
+      std::uint64_t slowest = 0;
+      for (std::uint64_t e = 0; e < split.parts(); ++e)
+        slowest = std::max(slowest,
+                           mme::analytic_cycles(c, mme::GemmView(mme_part(op, split, e)), op.in));
+      t.ns = static_cast<double>(slowest) / target_.mme_ghz;
+    } else if (t.engine == Engine::kTpc) {
+      t.ns =
+          std::max(plans_[i].min_bytes / target_.hbm_gb_per_s, plans_[i].flops / tpc_flops_per_ns);
+    } else {
+      t.ns =
+          2.0 * static_cast<double>(recipe_.tensors[touched_[i][0]].bytes) / target_.hbm_gb_per_s;
+    }
+    for (TensorId id : n.reads) {
+      const int w = last_writer[static_cast<std::size_t>(id)];
+      if (w < 0 && graph_.tensor(id).kind == TensorKind::kWorkspace) {
+        throw std::invalid_argument(
+            fmt::format("node {}: reads workspace tensor {} before any node writes it", n.name,
+                        graph_.tensor(id).name));
+      }
+      if (w >= 0) t.after.push_back(static_cast<std::size_t>(w));
+    }
+    for (std::uint32_t id : touched_[i]) {
+      if (!writes(n, id)) continue;
+      if (last_writer[id] >= 0) t.after.push_back(static_cast<std::size_t>(last_writer[id]));
+      t.after.insert(t.after.end(), readers[id].begin(), readers[id].end());
+    }
+    std::sort(t.after.begin(), t.after.end());
+    t.after.erase(std::unique(t.after.begin(), t.after.end()), t.after.end());
+    for (TensorId id : n.reads) readers[static_cast<std::size_t>(id)].push_back(i);
+    for (std::uint32_t id : touched_[i]) {
+      if (!writes(n, id)) continue;
+      last_writer[id] = static_cast<int>(i);
+      readers[id].clear();
+    }
+  }
+  if (!target_.order) return;
+  const std::vector<std::size_t> order = issue_order(tasks);
+  const auto permute = [&](auto& by_node) {
+    std::remove_reference_t<decltype(by_node)> out;
+    out.reserve(count);
+    for (std::size_t i : order) out.push_back(std::move(by_node[i]));
+    by_node = std::move(out);
+  };
+  permute(nodes_);
+  permute(plans_);
+  permute(buffers_);
+  permute(touched_);
+  permute(mme_ops_);
+  std::map<std::size_t, Fusion> fused;
+  for (std::size_t k = 0; k < count; ++k) {
+    const auto it = fused_.find(order[k]);
+    if (it != fused_.end()) fused.emplace(k, std::move(it->second));
+  }
+  fused_ = std::move(fused);
+}
+
 void Compiler::encode_mme(const Pending& p, Stage& stage) {
   const Node& n = nodes_[p.node];
   const auto k = static_cast<std::uint32_t>(&stage - recipe_.stages.data());
-  // The target's array as the MME stack knows it: its shape and the tiles its cells form.
-  mme::MmeConfig array;
-  array.rows = static_cast<int>(target_.mme_rows);
-  array.cols = static_cast<int>(target_.mme_cols);
-  array.min_tile_side = static_cast<int>(target_.mme_min_tile_side);
+  const mme::MmeConfig array = array_of(target_);
   const std::uint64_t engines = static_cast<std::uint64_t>(target_.mmes);
-  const mme::MmeOperation op = with_geometry(array, engines, n.mme);
+  const mme::MmeOperation& op = mme_ops_[p.node];
   const MmeSplit split = mme_split(mme::shaped(array, op), mme::GemmView(op), engines);
   stage.flops = op.flops();
   for (std::uint64_t e = 0; e < split.parts(); ++e) {
@@ -484,6 +573,7 @@ Recipe Compiler::run() {
   recipe_.first_monitor = target_.first_monitor;
   fuse();
   lower();
+  order();
   schedule();
   place();
   encode();
@@ -498,6 +588,8 @@ Target Target::of(std::uint32_t device_id) {
   t.device_id = driver::QueueMap::of(device_id).device_id();
   const bool gaudi2 = device_id == driver::kGaudi2DeviceId;
   t.mme_rows = t.mme_cols = gaudi2 ? 256 : 128;
+  t.mme_ghz = t.tpc_ghz = gaudi2 ? 1.65 : 1.465;
+  t.hbm_gb_per_s = gaudi2 ? 2450 : 1000;
   t.mme_min_tile_side = gaudi2 ? 128 : 0;
   t.generation =
       device_id == driver::kGaudi2DeviceId ? tpc::Generation::kGaudi2 : tpc::Generation::kGaudi;

@@ -6,15 +6,18 @@
 //     a kernel node to its plan's launches (hw/tpc/kernels), each split over the TPCs; a copy
 //     to a linear DMA on an internal DMA queue; a plan's scratch buffers become workspace
 //     tensors of the node;
-//  2. scheduling: one stage per launch, in program order; a stage waits for the last stage that
+//  2. ordering (ordering.h): the nodes in the order a list schedule on estimated durations
+//     issues them (the MME's closed form, a kernel's bytes at HBM's bandwidth), so that a node
+//     another engine waits for goes first and independent work fills the gaps;
+//  3. scheduling: one stage per launch, in that order; a stage waits for the last stage that
 //     wrote what it reads, the stages that read or wrote what it writes, and the previous stage
 //     of its engine class (an engine runs one job at a time); waits are pruned to the latest
 //     stage of each class, so the TPCs, the MMEs and the DMA run side by side where the data
 //     lets them;
-//  3. memory planning: workspace tensors placed first-fit by lifetime: two tensors may share
+//  4. memory planning: workspace tensors placed first-fit by lifetime: two tensors may share
 //     bytes only when every stage using one ends before the first stage using the other starts
 //     (by the stage graph, not just program order, since engines run in parallel);
-//  4. encoding: each job's registers with addresses relative to their sections, found by
+//  5. encoding: each job's registers with addresses relative to their sections, found by
 //     building the image at two placements and keeping the words that move (so the register
 //     layouts stay written once, in hw/).
 // Before them, fusion (fusion.h): chains of element-wise kernels on one shape become one TPC
@@ -48,12 +51,18 @@ struct Target {
   int stream = 0;  // the engine QMANs' stream recipes queue on (chip.resources.runtime)
   // The TPCs' generation: the kernel binaries the recipe carries are scheduled for it.
   tpc::Generation generation = tpc::Generation::kGaudi;
-  bool fuse = true;  // fuse element-wise chains (fusion.h)
+  bool fuse = true;   // fuse element-wise chains (fusion.h)
+  bool order = true;  // issue nodes in a list schedule's order (ordering.h), else program order
+  // What the list schedule estimates durations from: the MME's and the TPCs' clock, HBM's
+  // bandwidth (GB/s: bytes per ns); each TPC does 128 f32 flops a cycle (2048-bit vectors of
+  // fused multiply-adds [S7]).
+  double mme_ghz = 1.465, tpc_ghz = 1.465, hbm_gb_per_s = 1000;
 
   // The device with PCI id `device_id` (Gaudi1 or Gaudi2) as Linux's driver leaves it to user
   // space [C1], with its MME array's shape (Gaudi1 128 x 128; Gaudi2 256 x 256, whose two cores'
-  // cells also form 512 x 128 and 128 x 512 tiles: the MME stack's geometries [C15]). Throws
-  // std::invalid_argument for another device.
+  // cells also form 512 x 128 and 128 x 512 tiles: the MME stack's geometries [C15]), and the
+  // chip presets' clocks and HBM bandwidth (Gaudi1 1.465 GHz, 1 TB/s [S1]; Gaudi2 1.65 GHz,
+  // 2.45 TB/s [S6]). Throws std::invalid_argument for another device.
   static Target of(std::uint32_t device_id);
   static Target gaudi1() { return of(driver::kGaudiDeviceId); }
 };

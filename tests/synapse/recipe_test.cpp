@@ -150,6 +150,42 @@ TEST(SynapseCompiler, IndependentEnginesRunSideBySideWithSeparateMemory) {
   }
 }
 
+// A weight gradient recorded before the data gradient the next kernel needs: the compiler
+// issues the data gradient first, so that the kernel waits for it alone and runs beside the
+// weight gradient; in program order it would wait for both GEMMs.
+TEST(SynapseCompiler, IssuesTheGemmTheTpcsWaitForFirst) {
+  Graph g;
+  const TensorId x = g.tensor("x", Dtype::kF32, {1024, 1024}, TensorKind::kPersistent);
+  const TensorId w = g.tensor("w", Dtype::kF32, {128, 1024}, TensorKind::kPersistent);
+  const TensorId dw = g.tensor("dw", Dtype::kF32, {1024, 1024}, TensorKind::kPersistent);
+  const TensorId t = g.tensor("t", Dtype::kF32, {1024, 1024});
+  const TensorId dx = g.tensor("dx", Dtype::kF32, {128, 1024});
+  const TensorId y = g.tensor("y", Dtype::kF32, {128, 1024}, TensorKind::kPersistent);
+  g.kernel("relu_bwd", elementwise("relu", {1024, 1024}), {x, t});
+  mme::GemmDesc wgrad;
+  wgrad.m = wgrad.n = wgrad.k = 1024;
+  g.gemm("wgrad", t, t, dw, wgrad);
+  mme::GemmDesc dgrad;
+  dgrad.m = 128;
+  dgrad.n = dgrad.k = 1024;
+  g.gemm("dgrad", w, t, dx, dgrad);
+  g.kernel("next", elementwise("relu", {128, 1024}), {dx, y});
+  const auto names = [](const Recipe& r) {
+    std::vector<std::string> v;
+    for (const Stage& s : r.stages) v.push_back(s.node);
+    return v;
+  };
+  Target target = unfused();
+  const Recipe ordered = compile(g, target);
+  EXPECT_EQ(names(ordered), (std::vector<std::string>{"relu_bwd", "dgrad", "wgrad", "next"}));
+  EXPECT_EQ(ordered.stages[3].waits, (std::vector<std::uint32_t>{0, 1}));  // not the wgrad
+  target.order = false;
+  const Recipe in_program_order = compile(g, target);
+  EXPECT_EQ(names(in_program_order),
+            (std::vector<std::string>{"relu_bwd", "wgrad", "dgrad", "next"}));
+  EXPECT_EQ(in_program_order.stages[3].waits, (std::vector<std::uint32_t>{0, 2}));
+}
+
 // In-place updates keep program order: the update waits for the GEMM that read the weights.
 // The same chain fused: one launch of a kernel the compiler wrote, its intermediates nowhere in
 // memory, the kernel's binary in the recipe's program.
