@@ -53,7 +53,7 @@ TEST(TpcOnChip, KernelsGiveTheFunctionalRunsResultsBitForBit) {
   const tpc::KernelRequest requests[] = {
       {"add", tpc::Dtype::kBf16, std::nullopt, {4097}, {}},
       {"softmax", tpc::Dtype::kF32, std::nullopt, {300, 7}, {}},
-      {"layer_norm_bwd", tpc::Dtype::kBf16, std::nullopt, {100, 9}, {}},  // two launches
+      {"layer_norm_bwd", tpc::Dtype::kBf16, std::nullopt, {100, 9}, {}},  // three launches
       {"lamb", tpc::Dtype::kF32, std::nullopt, {1000}, {}},               // three launches
       {"transpose", tpc::Dtype::kF16, std::nullopt, {70, 33}, {}},
       {"embedding", tpc::Dtype::kF32, std::nullopt, {100, 50}, {{"indices", 40}}}};

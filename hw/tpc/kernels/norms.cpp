@@ -13,6 +13,12 @@ namespace {
 
 using Role = BufferSpec::Role;
 
+// The widest rows whose kernels keep everything in vector local memory (80 KiB): layer_norm the
+// row, gamma and beta (3 regions of 8-vector octets), layer_norm_bwd the row's xhat and g, gamma
+// and the block's two sums (5 regions).
+constexpr std::uint32_t kLayerNormVlmColumns = 6656;
+constexpr std::uint32_t kLayerNormBwdVlmColumns = 4096;
+
 const Fill kGamma{Fill::kUniform, 0.5, 1.5};
 const Fill kMean{Fill::kUniform, -1, 1};
 const Fill kRstd{Fill::kPositive, 0.5, 2};
@@ -65,7 +71,10 @@ KernelDef layer_norm() {
     const int y = b.buffer("y", r.dtype, r.shape, Role::kOutput);
     const int mean = b.buffer("mean", Dtype::kF32, {rows.rows}, Role::kOutput);
     const int rstd = b.buffer("rstd", Dtype::kF32, {rows.rows}, Role::kOutput);
-    LaunchSpec& l = b.launch(key("layer_norm", r.dtype), {points(rows.rows), 1, 1, 1, 1});
+    // Rows that fit vector local memory beside gamma and beta read those once a core.
+    const bool wide = rows.columns > kLayerNormVlmColumns;
+    LaunchSpec& l = b.launch(key(wide ? "layer_norm_wide" : "layer_norm", r.dtype),
+                             {points(rows.rows), 1, 1, 1, 1});
     l.tensors[0] = b.view(x, {rows.columns, rows.rows});
     l.tensors[1] = b.view(gamma);
     l.tensors[2] = b.view(beta);
@@ -106,7 +115,8 @@ KernelDef layer_norm() {
 KernelDef layer_norm_bwd() {
   KernelDef d;
   d.info = {"layer_norm_bwd",
-            "dx, dgamma, dbeta of layer_norm from dy, x, mean, rstd, gamma (two launches)",
+            "dx, dgamma, dbeta of layer_norm from dy, x, mean, rstd, gamma (three launches; rows "
+            "over 4096: two)",
             float_types(),
             "x [C, R...], C at most 10240",
             {}};
@@ -127,16 +137,40 @@ KernelDef layer_norm_bwd() {
     const int dx = b.buffer("dx", r.dtype, r.shape, Role::kOutput);
     const int dgamma = b.buffer("dgamma", r.dtype, {rows.columns}, Role::kOutput);
     const int dbeta = b.buffer("dbeta", r.dtype, {rows.columns}, Role::kOutput);
-    {
-      LaunchSpec& l = b.launch(key("layer_norm_bwd", r.dtype), {points(rows.rows), 1, 1, 1, 1});
-      l.tensors = {b.view(dy, cr), b.view(x, cr), b.view(mean),
-                   b.view(rstd),   b.view(gamma), b.view(dx, cr)};
-      l.srf[0] = ceil_div(rows.columns, 64);
+    if (rows.columns <= kLayerNormBwdVlmColumns) {
+      // Blocks of rows, a point each: the rows' dx, and the block's sums for dgamma and dbeta
+      // kept in vector local memory and written as a column of the scratch buffers, which a
+      // combine per parameter adds up.
+      const ColumnBlocks c = column_blocks(rows);
+      const std::vector<std::uint32_t> cb = {rows.columns, c.blocks};
+      const int part_g = b.buffer("part_g", Dtype::kF32, cb, Role::kScratch);
+      const int part_b = b.buffer("part_b", Dtype::kF32, cb, Role::kScratch);
+      LaunchSpec& l = b.launch(key("layer_norm_bwd", r.dtype), {1, points(c.blocks), 1, 1, 1});
+      l.tensors = {b.view(dy, cr), b.view(x, cr),  b.view(mean),   b.view(rstd),
+                   b.view(gamma),  b.view(dx, cr), b.view(part_g), b.view(part_b)};
+      l.srf[0] = ceil_div(rows.columns, 256);
+      l.srf[1] = ceil_div(rows.columns, 512);
       l.srf[2] = f32_bits(1.0 / rows.columns);
-      l.access_scale = std::array<Coord, kMaxTensors>{Coord{0, 1}, Coord{0, 1}, Coord{1},
-                                                      Coord{1},    Coord{},     Coord{0, 1}};
-    }
-    {
+      l.srf[3] = c.block_rows;
+      l.srf[4] = rows.rows;
+      for (const auto& [part, param] : {std::pair{part_g, dgamma}, std::pair{part_b, dbeta}}) {
+        LaunchSpec& sum = b.launch(key("reduce_cols_combine_add", r.dtype),
+                                   {points(ceil_div(rows.columns, 64)), 1, 1, 1, 1});
+        sum.tensors[0] = b.view(part, {}, 0);
+        sum.tensors[1] = b.view(param);
+        sum.srf[0] = ceil_div(c.blocks, 8);
+      }
+    } else {
+      {
+        LaunchSpec& l =
+            b.launch(key("layer_norm_bwd_wide", r.dtype), {points(rows.rows), 1, 1, 1, 1});
+        l.tensors = {b.view(dy, cr), b.view(x, cr), b.view(mean),
+                     b.view(rstd),   b.view(gamma), b.view(dx, cr)};
+        l.srf[0] = ceil_div(rows.columns, 64);
+        l.srf[2] = f32_bits(1.0 / rows.columns);
+        l.access_scale = std::array<Coord, kMaxTensors>{Coord{0, 1}, Coord{0, 1}, Coord{1},
+                                                        Coord{1},    Coord{},     Coord{0, 1}};
+      }
       LaunchSpec& l = b.launch(key("layer_norm_bwd_params", r.dtype),
                                {points(ceil_div(rows.columns, 64)), 1, 1, 1, 1});
       l.tensors = {b.view(dy, cr), b.view(x, cr),  b.view(mean),

@@ -13,6 +13,8 @@ namespace {
 
 using Role = BufferSpec::Role;
 constexpr std::uint32_t kVlmRow = 20480;  // f32 elements of a row vector local memory holds
+// Elements of a row the short-row kernels keep in registers (one octet of f32 vectors).
+constexpr std::uint32_t kShortRow = 512;
 
 void check_row_fits(const KernelRequest& r, std::uint32_t columns, std::uint32_t limit) {
   if (columns > limit) {
@@ -138,7 +140,10 @@ KernelDef softmax_kernel(bool log) {
     PlanBuilder b(r);
     const int x = b.buffer("x", r.dtype, r.shape, Role::kInput, {Fill::kUniform, -8, 8});
     const int y = b.buffer("y", r.dtype, r.shape, Role::kOutput);
-    LaunchSpec& l = b.launch(key(name, r.dtype), {points(rows.rows), 1, 1, 1, 1});
+    // Rows of one octet stay in registers, two a pass (softmax_short.tpcs).
+    const bool short_rows = !log && rows.columns <= kShortRow;
+    LaunchSpec& l = b.launch(key(short_rows ? "softmax_short" : name, r.dtype),
+                             {points(rows.rows), 1, 1, 1, 1});
     l.tensors[0] = b.view(x, {rows.columns, rows.rows}, minus_infinity(r.dtype));
     l.tensors[1] = b.view(y, {rows.columns, rows.rows});
     l.srf[0] = ceil_div(rows.columns, 64);
@@ -182,7 +187,9 @@ KernelDef softmax_bwd_kernel() {
     const int dy = b.buffer("dy", r.dtype, r.shape, Role::kInput, {Fill::kUniform, -1, 1});
     const int y = b.buffer("y", r.dtype, r.shape, Role::kInput, {Fill::kUniform, 0, 1});
     const int dx = b.buffer("dx", r.dtype, r.shape, Role::kOutput);
-    LaunchSpec& l = b.launch(key("softmax_bwd", r.dtype), {points(rows.rows), 1, 1, 1, 1});
+    const bool short_rows = rows.columns <= kShortRow;  // in registers, two a pass
+    LaunchSpec& l = b.launch(key(short_rows ? "softmax_bwd_short" : "softmax_bwd", r.dtype),
+                             {points(rows.rows), 1, 1, 1, 1});
     l.tensors[0] = b.view(dy, {rows.columns, rows.rows});
     l.tensors[1] = b.view(y, {rows.columns, rows.rows});
     l.tensors[2] = b.view(dx, {rows.columns, rows.rows});
