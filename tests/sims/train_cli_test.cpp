@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "tests/support/chrome_trace_check.h"
@@ -113,6 +114,36 @@ TEST_F(TrainCli, MeasuringAProfileWithATraceShowsTheEnginesJobs) {
   EXPECT_THAT(text, HasSubstr("system.box0.chip0"));
   EXPECT_THAT(text, HasSubstr("\"kernel "));  // TPC jobs
   EXPECT_THAT(text, HasSubstr("\"gemm\""));   // MME jobs
+  // The MMEs and the TPCs of one chip work at once: a bias's gradient (a TPC reduction) beside
+  // its weight gradient (an MME GEMM), the next layer's kernels beside a weight gradient.
+  std::map<std::pair<int, int>, std::string> threads;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name")
+      threads[{e["pid"].get<int>(), e["tid"].get<int>()}] = e["args"]["name"].get<std::string>();
+  }
+  struct Span {
+    int chip;
+    double start, end;
+  };
+  std::vector<Span> mme, tpc;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    const std::string& track = threads[{e["pid"].get<int>(), e["tid"].get<int>()}];
+    const Span span{e["pid"].get<int>(), e["ts"].get<double>(),
+                    e["ts"].get<double>() + e["dur"].get<double>()};
+    if (track.rfind("mme", 0) == 0) mme.push_back(span);
+    if (track.rfind("tpc", 0) == 0) tpc.push_back(span);
+  }
+  ASSERT_FALSE(mme.empty());
+  ASSERT_FALSE(tpc.empty());
+  double both = 0;  // microseconds of MME job and TPC job at once, summed over pairs
+  for (const Span& m : mme) {
+    for (const Span& t : tpc) {
+      if (m.chip == t.chip)
+        both += std::max(0.0, std::min(m.end, t.end) - std::max(m.start, t.start));
+    }
+  }
+  EXPECT_GT(both, 0) << "no TPC job ran while an MME job did";
 }
 
 TEST_F(TrainCli, TheProfileKeepsTheSlowestOfABoxsReplicas) {
