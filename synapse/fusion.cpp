@@ -13,8 +13,6 @@
 namespace podsim::synapse {
 namespace {
 
-constexpr int kRows = 4;  // rows per index-space point
-
 enum class Kind { kBias, kUnary, kBinary };
 
 Kind kind_of(const std::string& kernel) {
@@ -65,7 +63,9 @@ bool continues(const Node& next, TensorId value, Step& step) {
 // is computed in f32 throughout, 64 lanes at a time, as the library's GELU is.
 // A chain without a bias streams its tensors as one dimension, eight vectors a point in memory
 // order, as the library's element-wise kernels do (binary.tpcs); a bias needs the column of each
-// element, so a chain with one walks [C, R], four rows of a vector's columns a point.
+// element, so a chain with one walks [C, R], a point eight vectors of one row, the points of a
+// row in turn and the rows in turn: memory order again, so that every tensor streams (the bias
+// restarting at each row), as the library's bias_add walks its rows.
 class Writer {
  public:
   Writer(const Graph& g, const std::vector<Step>& steps, Dtype t, tpc::Generation generation)
@@ -74,17 +74,24 @@ class Writer {
                                   [](const Step& s) { return s.node->kernel.kernel == "gelu"; });
     flat_ = std::none_of(steps.begin(), steps.end(),
                          [](const Step& s) { return s.kind == Kind::kBias; });
-    slots_ = flat_ ? kFlatSlots : kRows;
+    slots_ = kFlatSlots;
     lanes_ = wide ? 64 : 256 / tpc::info(t).bytes;
     compute_ = wide ? "f32" : "{T}";
     load_ = wide ? "ld_tnsr.f32.{T}" : "ld_tnsr.{T}";
     store_ = wide ? "st_tnsr.{T}.f32" : "st_tnsr.{T}";
     zero_ = wide ? "0.0" : "0";
+    // One bias whose vectors fit vector local memory is read from memory once a core.
+    const std::uint32_t columns = steps.front().node->kernel.shape[0];
+    const auto biases = std::count_if(steps.begin(), steps.end(),
+                                      [](const Step& s) { return s.kind == Kind::kBias; });
+    octets_ = (columns + kFlatSlots * lanes_ - 1) / (kFlatSlots * lanes_);
+    vlm_bias_ = biases == 1 && octets_ * kFlatSlots <= kVlmVectors;
   }
   Fusion build(std::size_t first);
 
  private:
-  static constexpr int kFlatSlots = 8;  // vectors a point when streaming
+  static constexpr int kFlatSlots = 8;     // vectors a point
+  static constexpr int kVlmVectors = 320;  // 80 KiB of vector local memory
 
   int tensor_index(TensorId id, bool bias);
   void header();
@@ -100,6 +107,8 @@ class Writer {
   bool flat_;
   int slots_;  // vectors a point: v0.. hold the chain's value, i2.. their coordinates
   int lanes_;
+  int octets_;     // a row's points (with a bias)
+  bool vlm_bias_;  // the bias copied to vector local memory first
   std::string compute_, load_, store_, zero_;
 };
 
@@ -112,8 +121,8 @@ int Writer::tensor_index(TensorId id, bool bias) {
 }
 
 // Streaming: index space [ceil(n / (8 lanes))], a point eight consecutive vectors. With a bias:
-// [ceil(C / lanes), ceil(R / 4)], a point one vector of columns in four rows. Either way the
-// point's vectors are loaded into v0.., their coordinates in i2...
+// [ceil(C / (8 lanes)), R], a point eight consecutive vectors of a row. Either way the point's
+// vectors are loaded into v0.., their coordinates in i2...
 void Writer::header() {
   if (flat_) {
     code_ += fmt::format(
@@ -127,8 +136,26 @@ void Writer::header() {
     }
     code_ += "        loop s10, s11, points_done\n";
   } else {
-    std::string head = R"(.sched
-        get_i s10, i0, 1
+    code_ += ".sched\n";
+    if (vlm_bias_) {
+      const Step& b = *std::find_if(steps_.begin(), steps_.end(),
+                                    [](const Step& s) { return s.kind == Kind::kBias; });
+      const int k = tensor_index(b.other, true);
+      code_ += fmt::format(
+          "        mov.i32 s17, 0\n        mov.i32 s18, 0\n        mov.i32 s19, {}\n", octets_);
+      for (int j = 0; j < kFlatSlots; ++j)
+        code_ += fmt::format("        set_i i{}, 0b00001, {}\n", 2 + j, j * lanes_);
+      code_ += "        loop s17, s19, bias_done\n";
+      for (int j = 0; j < kFlatSlots; ++j)
+        code_ += fmt::format("        {} v{}, i{}, {}\n", load_, j, 2 + j, k);
+      for (int j = 0; j < kFlatSlots; ++j) {
+        code_ +=
+            fmt::format("        st_vlm_inc s18, v{0}\n        add_i i{1}, i{1}, 0b00001, {2}\n", j,
+                        2 + j, kFlatSlots * lanes_);
+      }
+      code_ += "bias_done:\n";
+    }
+    std::string head = R"(        get_i s10, i0, 1
         get_i s11, i1, 1
         get_i s12, i0, 0
         get_i s13, i1, 0
@@ -136,14 +163,12 @@ void Writer::header() {
         mov.i32 s14, s12
         loop s14, s13, cols_done
         mul.i32 s15, s14, {LANES}
-        mul.i32 s16, s10, 4
         set_i i2, 0b00001, s15
-        set_i i2, 0b00010, s16
-        add_i i3, i2, 0b00010, 1
-        add_i i4, i2, 0b00010, 2
-        add_i i5, i2, 0b00010, 3
+        set_i i2, 0b00010, s10
 )";
-    code_ += head.replace(head.find("{LANES}"), 7, std::to_string(lanes_));
+    code_ += head.replace(head.find("{LANES}"), 7, std::to_string(kFlatSlots * lanes_));
+    for (int j = 1; j < kFlatSlots; ++j)
+      code_ += fmt::format("        add_i i{}, i2, 0b00001, {}\n", 2 + j, j * lanes_);
   }
   for (int r = 0; r < slots_; ++r)
     code_ += fmt::format("        {} v{}, i{}, 0\n", load_, r, 2 + r);
@@ -155,10 +180,17 @@ void Writer::step(const Step& s) {
   const std::string& op = s.node->kernel.kernel;
   const int other = slots_;
   if (s.kind == Kind::kBias) {
-    const int k = tensor_index(s.other, true);
-    code_ += fmt::format("        {} v{}, i2, {}\n", load_, other, k);
+    const int k = tensor_index(s.other, true);  // one dimension: the coordinates' row is ignored
+    if (vlm_bias_) {
+      code_ += "        shl.i32 s16, s14, 11\n";  // the point's octet of the bias, 2048 bytes each
+      for (int r = 0; r < slots_; ++r)
+        code_ += fmt::format("        ld_vlm_inc v{}, s16\n", other + r);
+    } else {
+      for (int r = 0; r < slots_; ++r)
+        code_ += fmt::format("        {} v{}, i{}, {}\n", load_, other + r, 2 + r, k);
+    }
     for (int r = 0; r < slots_; ++r)
-      code_ += fmt::format("        add.{1} v{0}, v{0}, v{2}\n", r, compute_, other);
+      code_ += fmt::format("        add.{1} v{0}, v{0}, v{2}\n", r, compute_, other + r);
     key_ += fmt::format("+bias{}", k);
   } else if (s.kind == Kind::kBinary) {
     const int k = tensor_index(s.other, false);
@@ -236,8 +268,8 @@ Fusion Writer::build(std::size_t first) {
   launch.index_space =
       flat_ ? tpc::Coord{static_cast<std::int32_t>((elements + per_point - 1) / per_point), 1, 1, 1,
                          1}
-            : tpc::Coord{static_cast<std::int32_t>((columns + lanes_ - 1) / lanes_),
-                         static_cast<std::int32_t>((rows + kRows - 1) / kRows), 1, 1, 1};
+            : tpc::Coord{static_cast<std::int32_t>((columns + per_point - 1) / per_point),
+                         static_cast<std::int32_t>(rows), 1, 1, 1};
   std::array<tpc::Coord, tpc::kMaxTensors> scale{};
   std::set<TensorId> outputs{result(*steps_.back().node)};
   for (const Step& s : steps_) {
@@ -263,7 +295,8 @@ Fusion Writer::build(std::size_t first) {
       launch.tensors[k] = tpc::TensorView{
           static_cast<int>(k), t, dims,
           bias_[k] ? std::vector<std::uint64_t>{1} : std::vector<std::uint64_t>{1, columns}, 0};
-      scale[k] = bias_[k] ? tpc::Coord{lanes_, 0} : tpc::Coord{lanes_, kRows};
+      const auto octet = static_cast<std::int32_t>(per_point);
+      scale[k] = bias_[k] ? tpc::Coord{octet, 0} : tpc::Coord{octet, 1};
     }
     f.node.operands.push_back(id);
     (out ? f.node.writes : f.node.reads).push_back(id);
