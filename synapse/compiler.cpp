@@ -64,6 +64,7 @@ class Compiler {
  private:
   void fuse();
   void lower();
+  std::vector<std::vector<std::size_t>> hazards() const;
   void order();
   void schedule();
   void place();
@@ -157,16 +158,16 @@ void Compiler::lower() {
   }
 }
 
-// 3. Stages in the issue order with their waits, pruned to the latest stage of each engine class.
-void Compiler::schedule() {
-  const auto& nodes = nodes_;
+// The earlier nodes each node must follow, in the current order: the last writer of what it
+// reads, the last writer and the readers since of what it writes. Throws std::invalid_argument
+// for a workspace tensor read before any node writes it.
+std::vector<std::vector<std::size_t>> Compiler::hazards() const {
+  std::vector<std::vector<std::size_t>> after(nodes_.size());
   std::vector<int> last_writer(recipe_.tensors.size(), -1);
-  std::vector<std::vector<int>> readers(recipe_.tensors.size());
-  std::array<int, kEngineClasses> last_of{-1, -1, -1};
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const Node& n = nodes[i];
-    const Engine engine = engine_of(n);
-    std::vector<int> deps{last_of[static_cast<int>(engine)]};
+  std::vector<std::vector<std::size_t>> readers(recipe_.tensors.size());
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    const Node& n = nodes_[i];
+    std::vector<std::size_t>& a = after[i];
     for (TensorId id : n.reads) {
       const int w = last_writer[static_cast<std::size_t>(id)];
       if (w < 0 && graph_.tensor(id).kind == TensorKind::kWorkspace) {
@@ -174,13 +175,36 @@ void Compiler::schedule() {
             fmt::format("node {}: reads workspace tensor {} before any node writes it", n.name,
                         graph_.tensor(id).name));
       }
-      deps.push_back(w);
+      if (w >= 0) a.push_back(static_cast<std::size_t>(w));
     }
     for (std::uint32_t id : touched_[i]) {
       if (!writes(n, id)) continue;
-      deps.push_back(last_writer[id]);
-      deps.insert(deps.end(), readers[id].begin(), readers[id].end());
+      if (last_writer[id] >= 0) a.push_back(static_cast<std::size_t>(last_writer[id]));
+      a.insert(a.end(), readers[id].begin(), readers[id].end());
     }
+    std::sort(a.begin(), a.end());
+    a.erase(std::unique(a.begin(), a.end()), a.end());
+    for (TensorId id : n.reads) readers[static_cast<std::size_t>(id)].push_back(i);
+    for (std::uint32_t id : touched_[i]) {
+      if (!writes(n, id)) continue;
+      last_writer[id] = static_cast<int>(i);
+      readers[id].clear();
+    }
+  }
+  return after;
+}
+
+// 3. Stages in the issue order with their waits, pruned to the latest stage of each engine class.
+void Compiler::schedule() {
+  const auto& nodes = nodes_;
+  const std::vector<std::vector<std::size_t>> after = hazards();
+  std::vector<int> last_stage(nodes.size(), -1);  // by node
+  std::array<int, kEngineClasses> last_of{-1, -1, -1};
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const Node& n = nodes[i];
+    const Engine engine = engine_of(n);
+    std::vector<int> deps{last_of[static_cast<int>(engine)]};
+    for (std::size_t j : after[i]) deps.push_back(last_stage[j]);
     const int launches =
         n.kind == NodeKind::kKernel ? static_cast<int>(plans_[i].launches.size()) : 1;
     for (int l = 0; l < launches; ++l) {
@@ -198,14 +222,8 @@ void Compiler::schedule() {
       stages_.push_back(std::move(p));
       deps = {static_cast<int>(stages_.size() - 1)};  // later launches follow the first
     }
-    const int last = static_cast<int>(stages_.size() - 1);
-    last_of[static_cast<int>(engine)] = last;
-    for (TensorId id : n.reads) readers[static_cast<std::size_t>(id)].push_back(last);
-    for (std::uint32_t id : touched_[i]) {
-      if (!writes(n, id)) continue;
-      last_writer[id] = last;
-      readers[id].clear();
-    }
+    last_stage[i] = static_cast<int>(stages_.size() - 1);
+    last_of[static_cast<int>(engine)] = last_stage[i];
   }
   if (stages_.size() > target_.sobs) {
     throw std::invalid_argument(
@@ -436,8 +454,7 @@ void Compiler::order() {
   const double tpc_flops_per_ns = target_.tpcs * 128.0 * target_.tpc_ghz;
   mme_ops_.assign(count, {});
   std::vector<OrderTask> tasks(count);
-  std::vector<int> last_writer(recipe_.tensors.size(), -1);
-  std::vector<std::vector<std::size_t>> readers(recipe_.tensors.size());
+  const std::vector<std::vector<std::size_t>> after = hazards();
   for (std::size_t i = 0; i < count; ++i) {
     const Node& n = nodes_[i];
     OrderTask& t = tasks[i];
@@ -458,28 +475,7 @@ void Compiler::order() {
       t.ns =
           2.0 * static_cast<double>(recipe_.tensors[touched_[i][0]].bytes) / target_.hbm_gb_per_s;
     }
-    for (TensorId id : n.reads) {
-      const int w = last_writer[static_cast<std::size_t>(id)];
-      if (w < 0 && graph_.tensor(id).kind == TensorKind::kWorkspace) {
-        throw std::invalid_argument(
-            fmt::format("node {}: reads workspace tensor {} before any node writes it", n.name,
-                        graph_.tensor(id).name));
-      }
-      if (w >= 0) t.after.push_back(static_cast<std::size_t>(w));
-    }
-    for (std::uint32_t id : touched_[i]) {
-      if (!writes(n, id)) continue;
-      if (last_writer[id] >= 0) t.after.push_back(static_cast<std::size_t>(last_writer[id]));
-      t.after.insert(t.after.end(), readers[id].begin(), readers[id].end());
-    }
-    std::sort(t.after.begin(), t.after.end());
-    t.after.erase(std::unique(t.after.begin(), t.after.end()), t.after.end());
-    for (TensorId id : n.reads) readers[static_cast<std::size_t>(id)].push_back(i);
-    for (std::uint32_t id : touched_[i]) {
-      if (!writes(n, id)) continue;
-      last_writer[id] = static_cast<int>(i);
-      readers[id].clear();
-    }
+    t.after = after[i];
   }
   if (!target_.order) return;
   const std::vector<std::size_t> order = issue_order(tasks);

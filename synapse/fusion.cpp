@@ -74,7 +74,6 @@ class Writer {
                                   [](const Step& s) { return s.node->kernel.kernel == "gelu"; });
     flat_ = std::none_of(steps.begin(), steps.end(),
                          [](const Step& s) { return s.kind == Kind::kBias; });
-    slots_ = kFlatSlots;
     lanes_ = wide ? 64 : 256 / tpc::info(t).bytes;
     compute_ = wide ? "f32" : "{T}";
     load_ = wide ? "ld_tnsr.f32.{T}" : "ld_tnsr.{T}";
@@ -105,7 +104,6 @@ class Writer {
   std::vector<bool> bias_;
   std::string code_, key_;
   bool flat_;
-  int slots_;  // vectors a point: v0.. hold the chain's value, i2.. their coordinates
   int lanes_;
   int octets_;     // a row's points (with a bias)
   bool vlm_bias_;  // the bias copied to vector local memory first
@@ -170,7 +168,7 @@ void Writer::header() {
     for (int j = 1; j < kFlatSlots; ++j)
       code_ += fmt::format("        add_i i{}, i2, 0b00001, {}\n", 2 + j, j * lanes_);
   }
-  for (int r = 0; r < slots_; ++r)
+  for (int r = 0; r < kFlatSlots; ++r)
     code_ += fmt::format("        {} v{}, i{}, 0\n", load_, r, 2 + r);
 }
 
@@ -178,37 +176,37 @@ void Writer::header() {
 // temporaries from v(2 slots) on.
 void Writer::step(const Step& s) {
   const std::string& op = s.node->kernel.kernel;
-  const int other = slots_;
+  const int other = kFlatSlots;
   if (s.kind == Kind::kBias) {
     const int k = tensor_index(s.other, true);  // one dimension: the coordinates' row is ignored
     if (vlm_bias_) {
       code_ += "        shl.i32 s16, s14, 11\n";  // the point's octet of the bias, 2048 bytes each
-      for (int r = 0; r < slots_; ++r)
+      for (int r = 0; r < kFlatSlots; ++r)
         code_ += fmt::format("        ld_vlm_inc v{}, s16\n", other + r);
     } else {
-      for (int r = 0; r < slots_; ++r)
+      for (int r = 0; r < kFlatSlots; ++r)
         code_ += fmt::format("        {} v{}, i{}, {}\n", load_, other + r, 2 + r, k);
     }
-    for (int r = 0; r < slots_; ++r)
+    for (int r = 0; r < kFlatSlots; ++r)
       code_ += fmt::format("        add.{1} v{0}, v{0}, v{2}\n", r, compute_, other + r);
     key_ += fmt::format("+bias{}", k);
   } else if (s.kind == Kind::kBinary) {
     const int k = tensor_index(s.other, false);
-    for (int r = 0; r < slots_; ++r)
+    for (int r = 0; r < kFlatSlots; ++r)
       code_ += fmt::format("        {} v{}, i{}, {}\n", load_, other + r, 2 + r, k);
-    for (int r = 0; r < slots_; ++r) {
+    for (int r = 0; r < kFlatSlots; ++r) {
       code_ += s.chain_left
                    ? fmt::format("        {0}.{3} v{1}, v{1}, v{2}\n", op, r, other + r, compute_)
                    : fmt::format("        {0}.{3} v{1}, v{2}, v{1}\n", op, r, other + r, compute_);
     }
     key_ += fmt::format("+{}{}{}", op, s.chain_left ? "" : "r", k);
   } else if (op == "relu") {
-    for (int r = 0; r < slots_; ++r)
+    for (int r = 0; r < kFlatSlots; ++r)
       code_ += fmt::format("        max.{1} v{0}, v{0}, {2}\n", r, compute_, zero_);
     key_ += "+relu";
   } else {  // gelu, the tanh form as the library's kernel computes it
-    for (int r = 0; r < slots_; ++r) {
-      const int t = 2 * slots_ + 2 * r, h = t + 1;
+    for (int r = 0; r < kFlatSlots; ++r) {
+      const int t = 2 * kFlatSlots + 2 * r, h = t + 1;
       code_ += fmt::format(
           "        mul.f32 v{1}, v{0}, v{0}\n        mul.f32 v{1}, v{1}, 0.044715\n"
           "        mul.f32 v{1}, v{1}, v{0}\n        add.f32 v{1}, v{1}, v{0}\n"
@@ -223,7 +221,7 @@ void Writer::step(const Step& s) {
 }
 
 void Writer::store(int tensor) {
-  for (int r = 0; r < slots_; ++r)
+  for (int r = 0; r < kFlatSlots; ++r)
     code_ += fmt::format("        {} i{}, {}, v{}\n", store_, 2 + r, tensor, r);
   key_ += fmt::format(">{}", tensor);
 }

@@ -144,6 +144,16 @@ void set_column_arguments(LaunchSpec& l, const ColumnBlocks& c, const Rows& rows
   }
 }
 
+void combine_columns(PlanBuilder& b, const std::string& op, Dtype t, int part, int y,
+                     std::uint32_t columns, std::uint32_t blocks) {
+  LaunchSpec& l =
+      b.launch(key("reduce_cols_combine_" + op, t), {points(ceil_div(columns, 64)), 1, 1, 1, 1});
+  // The part's padding is the operation's identity (its last pass reads past B).
+  l.tensors[0] = b.view(part, {}, op == "max" ? minus_infinity(Dtype::kF32) : 0);
+  l.tensors[1] = b.view(y);
+  l.srf[0] = ceil_div(blocks, 8);
+}
+
 PlanBuilder::PlanBuilder(const KernelRequest& request) { plan_.request = request; }
 
 int PlanBuilder::buffer(const std::string& name, Dtype t, std::vector<std::uint32_t> dims,

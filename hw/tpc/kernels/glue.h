@@ -114,6 +114,12 @@ class PlanBuilder {
   KernelPlan plan_;
 };
 
+// The second launch of a reduction over each channel's rows: y[c] = `op` ("add" or "max") of
+// part[c, b] over the blocks (f32 scratch [C, B]), a point per 64 channels, y in type t
+// (reduce_cols_combine.tpcs).
+void combine_columns(PlanBuilder& b, const std::string& op, Dtype t, int part, int y,
+                     std::uint32_t columns, std::uint32_t blocks);
+
 // Every element of a buffer as doubles, and back (rounding to the buffer's type).
 std::vector<double> values(const KernelPlan& plan, const Buffers& buffers, int buffer);
 void store(const KernelPlan& plan, Buffers& buffers, int buffer, const std::vector<double>& v);

@@ -153,13 +153,8 @@ KernelDef layer_norm_bwd() {
       l.srf[2] = f32_bits(1.0 / rows.columns);
       l.srf[3] = c.block_rows;
       l.srf[4] = rows.rows;
-      for (const auto& [part, param] : {std::pair{part_g, dgamma}, std::pair{part_b, dbeta}}) {
-        LaunchSpec& sum = b.launch(key("reduce_cols_combine_add", r.dtype),
-                                   {points(ceil_div(rows.columns, 64)), 1, 1, 1, 1});
-        sum.tensors[0] = b.view(part, {}, 0);
-        sum.tensors[1] = b.view(param);
-        sum.srf[0] = ceil_div(c.blocks, 8);
-      }
+      combine_columns(b, "add", r.dtype, part_g, dgamma, rows.columns, c.blocks);
+      combine_columns(b, "add", r.dtype, part_b, dbeta, rows.columns, c.blocks);
     } else {
       {
         LaunchSpec& l =

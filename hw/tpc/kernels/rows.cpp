@@ -93,11 +93,7 @@ KernelDef reduce_kernel(const std::string& op) {
       first.tensors[0] = b.view(x, {rows.columns, rows.rows}, padding);
       first.tensors[1] = b.view(part);
       set_column_arguments(first, c, rows);
-      LaunchSpec& second = b.launch(key("reduce_cols_combine_" + op, r.dtype),
-                                    {points(ceil_div(rows.columns, 64)), 1, 1, 1, 1});
-      second.tensors[0] = b.view(part, {}, is_max ? minus_infinity(Dtype::kF32) : 0);
-      second.tensors[1] = b.view(y);
-      second.srf[0] = ceil_div(c.blocks, 8);
+      combine_columns(b, op, r.dtype, part, y, rows.columns, c.blocks);
     }
     const double length = dim == 0 ? rows.columns : rows.rows;
     // Sums of `length` values of magnitude up to 2 in f32, in a different order than the
