@@ -65,6 +65,11 @@ class TrainCommand : public Command {
     c->add_option("--heads", model_.heads, "attention heads (default: the model's)");
     c->add_option("--sequence", model_.sequence, "tokens per sample (default: the model's)");
     c->add_option("--vocab", model_.vocab, "vocabulary (default: the model's)");
+    c->add_option("--dropout", model_.dropout,
+                  "probability of dropping attention probabilities and residual branches in "
+                  "the transformer layers; 0: no dropout (default: the model's, 0.1 for BERT "
+                  "and GPT-2)")
+        ->check(CLI::Range(0.0, 0.999));
     c->add_option("--strategy", strategy_,
                   "hccl: bucketed all-reduces on the chips' RoCE ports, overlapping backward; "
                   "horovod: tensor fusion cycles, ring all-reduces (--staging); "
@@ -577,6 +582,8 @@ class TrainCommand : public Command {
     for (const auto& [flag, value] : shape) {
       if (value != 0) args.insert(args.end(), {flag, std::to_string(value)});
     }
+    if (model_.dropout >= 0)
+      args.insert(args.end(), {"--dropout", fmt::format("{}", model_.dropout)});
   }
 
   // Runs `podsim ARGS` in a forked child with its output in `dir`, and waits for it.

@@ -11,13 +11,15 @@ double out_size(double in, double window, double stride, double pad) {
 
 // QKV, the output projection and the two FFN matmuls, and attention's scores and weighted sum;
 // activations: about ten tensors of the layer's width (inputs of each matmul and norm, the
-// residuals), two of the FFN's, and the scores before and after softmax.
+// residuals), two of the FFN's, and the scores before and after softmax. With dropout: the
+// dropped probabilities, and a byte a element of each mask (probabilities, two residual branches).
 LayerWork transformer(const workloads::TransformerConfig& c, double element) {
   const double tokens = c.tokens(), h = c.hidden, f = c.ffn;
   const double scores = static_cast<double>(c.batch) * c.heads * c.sequence * c.sequence;
   LayerWork w;
   w.forward_flops = 2 * tokens * (4 * h * h + 2 * h * f) + 2 * 2 * scores * c.head_size();
   w.activation_bytes = element * (10 * tokens * h + 2 * tokens * f + 2 * scores);
+  if (c.dropout > 0) w.activation_bytes += element * scores + (scores + 2 * tokens * h);
   w.output_bytes = element * tokens * h;
   return w;
 }

@@ -23,8 +23,9 @@ std::string LayerShape::key() const {
                        head.vocab);
   }
   const auto& t = transformer;
-  return fmt::format("transformer batch {} sequence {} hidden {} heads {} ffn {}", t.batch,
-                     t.sequence, t.hidden, t.heads, t.ffn);
+  return fmt::format("transformer batch {} sequence {} hidden {} heads {} ffn {}{}", t.batch,
+                     t.sequence, t.hidden, t.heads, t.ffn,
+                     t.dropout > 0 ? fmt::format(" dropout {}", t.dropout) : std::string());
 }
 
 std::uint64_t Model::parameters() const {
@@ -42,19 +43,23 @@ namespace {
 struct Decoder {
   std::string name, description;
   std::uint32_t batch, layers, hidden, heads, sequence, vocab, positions, token_types;
+  double dropout;
 };
 
 // Sizes: BERT-Large as its paper gives it and the pretraining scripts run it (phase 1: sequence
 // 128, 64 per worker; phase 2: 512, 8 per worker) [T5]; the GPT-style default is GPT-2 medium
-// (24 layers, 1024 wide, 16 heads, 1024 tokens, 50257 words) [T6].
+// (24 layers, 1024 wide, 16 heads, 1024 tokens, 50257 words) [T6]. Both drop 0.1 of the
+// attention probabilities and of the residual branches in training [T5, T6].
 Decoder preset(const std::string& name) {
   if (name == "bert-large") {
-    return {name, "BERT-Large, pretraining phase 1", 64, 24, 1024, 16, 128, 30522, 512, 2};
+    return {name, "BERT-Large, pretraining phase 1", 64, 24, 1024, 16, 128, 30522, 512, 2, 0.1};
   }
   if (name == "bert-large-512") {
-    return {name, "BERT-Large, pretraining phase 2", 8, 24, 1024, 16, 512, 30522, 512, 2};
+    return {name, "BERT-Large, pretraining phase 2", 8, 24, 1024, 16, 512, 30522, 512, 2, 0.1};
   }
-  if (name == "gpt") return {name, "GPT-style decoder", 8, 24, 1024, 16, 1024, 50257, 1024, 0};
+  if (name == "gpt") {
+    return {name, "GPT-style decoder", 8, 24, 1024, 16, 1024, 50257, 1024, 0, 0.1};
+  }
   throw std::invalid_argument(
       fmt::format("model '{}': not one of {}", name, fmt::join(model_names(), ", ")));
 }
@@ -78,6 +83,12 @@ Model conv_model(const ModelRequest& r) {
                       "takes only --batch",
                       r.name, option));
     }
+  }
+  if (r.dropout >= 0) {
+    throw std::invalid_argument(fmt::format(
+        "model {}: --dropout is for the transformer models; a convolutional network takes only "
+        "--batch",
+        r.name));
   }
   const bool resnet = r.name == "resnet50";
   // Per-device batches: 256 in Habana's ResNet-50 references [T9], 64 in Graphcore's MNIST
@@ -116,6 +127,7 @@ Model make_model(const ModelRequest& r) {
   apply(r.sequence, d.sequence);
   apply(r.vocab, d.vocab);
   if (r.sequence != 0 && r.sequence > d.positions) d.positions = r.sequence;
+  if (r.dropout >= 0) d.dropout = r.dropout;
   if (d.layers < 1)
     throw std::invalid_argument(fmt::format("model {}: at least one layer", d.name));
   Model m;
@@ -127,6 +139,7 @@ Model make_model(const ModelRequest& r) {
   layer.transformer.hidden = d.hidden;
   layer.transformer.heads = d.heads;
   layer.transformer.ffn = 4 * d.hidden;
+  layer.transformer.dropout = d.dropout;
   const std::string problem = layer.transformer.problem();
   if (!problem.empty()) throw std::invalid_argument(fmt::format("model {}: {}", d.name, problem));
   LayerShape first = layer;  // the position (and token type) tables' gradients come with it
@@ -145,9 +158,9 @@ Model make_model(const ModelRequest& r) {
   for (std::uint32_t i = 1; i < d.layers; ++i) m.layers.push_back(1);
   m.layers.push_back(2);
   m.description = fmt::format(
-      "{}: {} layers, hidden {}, {} heads, sequence {}, vocabulary {}, {} per worker, {:.1f} M "
-      "parameters",
-      d.description, d.layers, d.hidden, d.heads, d.sequence, d.vocab, d.batch,
+      "{}: {} layers, hidden {}, {} heads, sequence {}, vocabulary {}, dropout {}, {} per worker, "
+      "{:.1f} M parameters",
+      d.description, d.layers, d.hidden, d.heads, d.sequence, d.vocab, d.dropout, d.batch,
       static_cast<double>(m.parameters()) * 1e-6);
   return m;
 }

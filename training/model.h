@@ -6,7 +6,10 @@
 // heads and sequence are the user's, ResNet-50 and the MNIST net of Graphcore's guide.
 // Captures: the layers' shapes and order, the parameters of each (the embedding tables tied to
 // the head, the position table with the first layer), the per-worker batch.
-// Ignores: BERT's pooler and its masked-LM transform, dropout, the embedding lookup's compute.
+// Captures also dropout in the transformer layers (attention probabilities and residual branches)
+// at the preset's probability.
+// Ignores: BERT's pooler and its masked-LM transform, the embeddings' dropout, the embedding
+// lookup's compute.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +50,7 @@ struct Model {
 struct ModelRequest {
   std::string name = "bert-large";
   std::uint32_t batch = 0, layers = 0, hidden = 0, heads = 0, sequence = 0, vocab = 0;
+  double dropout = -1;  // the probability of dropping (0: none); negative: the preset's
 };
 
 // The preset names, for help texts and errors.

@@ -138,7 +138,19 @@ std::string TransformerConfig::problem() const {
   if (sequence > 20480) return "sequence at most 20480 (softmax rows)";
   if (dtype != Dtype::kF32 && dtype != Dtype::kBf16 && dtype != Dtype::kF16)
     return fmt::format("type {}: f32, bf16 or f16", tpc::info(dtype).name);
+  if (!(dropout >= 0 && dropout < 1))
+    return fmt::format("dropout {} is not in [0, 1) (the probability of dropping)", dropout);
+  if (dropout > 0 && dtype == Dtype::kF32)
+    return "dropout takes bf16 or f16 (the dropout kernels' types), not f32";
   return {};
+}
+
+std::uint32_t TransformerConfig::dropout_seed(int which) const {
+  // One seed per node, spread over 32 bits from the layer's seed (a SplitMix64 step).
+  std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(which + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return static_cast<std::uint32_t>((z ^ (z >> 31)) >> 32);
 }
 
 Tensors transformer_inputs(const TransformerConfig& c) {
@@ -175,6 +187,23 @@ Tensors transformer_inputs(const TransformerConfig& c) {
   return in;
 }
 
+namespace {
+
+// Dropout node `which` of the layer on v, as the TPC's kernel draws it; and its gradient (the
+// same mask and scale). No dropout: v unchanged.
+// `v` holds the elements from `first` of the node's tensor.
+std::vector<double> drop(const TransformerConfig& c, int which, std::vector<double> v,
+                         std::size_t first = 0) {
+  if (c.dropout == 0) return v;
+  const std::uint32_t seed = c.dropout_seed(which), threshold = tpc::dropout_threshold(c.dropout);
+  const double scale = rounded(static_cast<float>(1.0 / (1.0 - c.dropout)), c.dtype);
+  for (std::size_t e = 0; e < v.size(); ++e)
+    v[e] = tpc::dropout_keeps(seed, first + e, threshold) ? v[e] * scale : 0.0;
+  return v;
+}
+
+}  // namespace
+
 Tensors transformer_reference(const TransformerConfig& c, const Tensors& p) {
   const std::size_t h = c.hidden, f = c.ffn, t = c.tokens(), s = c.sequence, a = c.heads,
                     d = c.head_size(), b = c.batch;
@@ -196,18 +225,25 @@ Tensors transformer_reference(const TransformerConfig& c, const Tensors& p) {
         for (std::size_t k = 0; k < s; ++k)
           probs[pb + q * s + k] = std::exp(probs[pb + q * s + k] - m) / sum;
       }
-      matmul({&probs, pb, s, false}, {&qkv, base + 2 * h + head * d, 3 * h, false}, ctx,
+    }
+  }
+  const std::vector<double> dropped = drop(c, 0, probs);
+  for (std::size_t n = 0; n < b; ++n) {
+    for (std::size_t head = 0; head < a; ++head) {
+      const std::size_t base = n * s * 3 * h, pb = (n * a + head) * s * s;
+      matmul({&dropped, pb, s, false}, {&qkv, base + 2 * h + head * d, 3 * h, false}, ctx,
              n * s * h + head * d, h, s, d, s);
     }
   }
-  const std::vector<double> x1 = add(x, linear(ctx, p.at("proj.w"), p.at("proj.b"), t, h, h));
+  const std::vector<double> x1 =
+      add(x, drop(c, 1, linear(ctx, p.at("proj.w"), p.at("proj.b"), t, h, h)));
   std::vector<double> ln2, xhat2, rstd2;
   layer_norm(x1, p.at("ln2.gamma"), p.at("ln2.beta"), h, c.eps, ln2, xhat2, rstd2);
   const std::vector<double> f1 = linear(ln2, p.at("fc1.w"), p.at("fc1.b"), t, h, f);
   std::vector<double> a1(f1.size());
   for (std::size_t i = 0; i < f1.size(); ++i) a1[i] = gelu(f1[i]);
   Tensors out;
-  out["out"] = add(x1, linear(a1, p.at("fc2.w"), p.at("fc2.b"), t, f, h));
+  out["out"] = add(x1, drop(c, 2, linear(a1, p.at("fc2.w"), p.at("fc2.b"), t, f, h)));
   const auto& r = p.at("r");
   double loss = 0, scale = 0;
   for (std::size_t i = 0; i < r.size(); ++i) {
@@ -218,13 +254,14 @@ Tensors transformer_reference(const TransformerConfig& c, const Tensors& p) {
   out["loss_scale"] = {scale};
 
   std::vector<double> da1, df1(f1.size()), dln2, dx1_ln, dctx, dqkv(t * 3 * h), dln1, dx_ln;
-  linear_backward(a1, p.at("fc2.w"), r, t, f, h, out["dfc2.w"], out["dfc2.b"], &da1);
+  linear_backward(a1, p.at("fc2.w"), drop(c, 2, r), t, f, h, out["dfc2.w"], out["dfc2.b"], &da1);
   for (std::size_t i = 0; i < f1.size(); ++i) df1[i] = da1[i] * gelu_grad(f1[i]);
   linear_backward(ln2, p.at("fc1.w"), df1, t, h, f, out["dfc1.w"], out["dfc1.b"], &dln2);
   layer_norm_backward(dln2, xhat2, rstd2, p.at("ln2.gamma"), h, dx1_ln, out["dln2.gamma"],
                       out["dln2.beta"]);
   const std::vector<double> dx1 = add(r, dx1_ln);
-  linear_backward(ctx, p.at("proj.w"), dx1, t, h, h, out["dproj.w"], out["dproj.b"], &dctx);
+  linear_backward(ctx, p.at("proj.w"), drop(c, 1, dx1), t, h, h, out["dproj.w"], out["dproj.b"],
+                  &dctx);
   std::vector<double> dp(s * s);
   for (std::size_t n = 0; n < b; ++n) {
     for (std::size_t head = 0; head < a; ++head) {
@@ -232,7 +269,8 @@ Tensors transformer_reference(const TransformerConfig& c, const Tensors& p) {
       const std::size_t q_at = base + head * d, k_at = base + h + head * d,
                         v_at = base + 2 * h + head * d, c_at = n * s * h + head * d;
       matmul({&dctx, c_at, h, false}, {&qkv, v_at, 3 * h, true}, dp, 0, s, s, s, d);
-      matmul({&probs, pb, s, true}, {&dctx, c_at, h, false}, dqkv, v_at, 3 * h, s, d, s);
+      matmul({&dropped, pb, s, true}, {&dctx, c_at, h, false}, dqkv, v_at, 3 * h, s, d, s);
+      dp = drop(c, 0, dp, pb);
       for (std::size_t q = 0; q < s; ++q) {
         double dot = 0;
         for (std::size_t k = 0; k < s; ++k) dot += dp[q * s + k] * probs[pb + q * s + k];
@@ -346,7 +384,7 @@ TransformerBlock::HeadOperand TransformerBlock::ctx_part(std::uint32_t n) const 
   return {std::uint64_t{n} * c_.sequence * c_.hidden, c_.hidden, c_.head_size(), false};
 }
 
-void TransformerBlock::attention(Value qkv, Value ctx, Value probs) {
+void TransformerBlock::attention(Value qkv, Value ctx, Value probs, Saved& saved) {
   const std::uint32_t s = c_.sequence, d = c_.head_size();
   const std::vector<std::uint32_t> shape{s, s * c_.heads * c_.batch};
   const Value raw = s_.temporary("scores", c_.dtype, shape);
@@ -355,13 +393,15 @@ void TransformerBlock::attention(Value qkv, Value ctx, Value probs) {
               {qkv_part(n, 0), qkv_part(n, 1, true), probs_block(n)});
   }
   s_.kernel("softmax", request("softmax", c_.dtype, shape), {raw, probs});
+  saved.dropped_probs =
+      c_.dropout > 0 ? dropout("probs.dropout", probs, 0, saved.probs_mask) : probs;
   for (std::uint32_t n = 0; n < c_.batch; ++n) {  // p v
-    head_gemm(fmt::format("context{}", n), probs, qkv, ctx, {s, d, s},
+    head_gemm(fmt::format("context{}", n), saved.dropped_probs, qkv, ctx, {s, d, s},
               {probs_block(n), qkv_part(n, 2), ctx_part(n)});
   }
 }
 
-void TransformerBlock::attention_backward(Value qkv, Value probs, Value dctx, Value dqkv) {
+void TransformerBlock::attention_backward(Value qkv, const Saved& saved, Value dctx, Value dqkv) {
   const std::uint32_t s = c_.sequence, d = c_.head_size();
   const std::vector<std::uint32_t> shape{s, s * c_.heads * c_.batch};
   const Value dprobs = s_.temporary("dprobs", c_.dtype, shape);
@@ -369,16 +409,41 @@ void TransformerBlock::attention_backward(Value qkv, Value probs, Value dctx, Va
   for (std::uint32_t n = 0; n < c_.batch; ++n) {
     head_gemm(fmt::format("dprobs{}", n), dctx, qkv, dprobs, {s, s, d},  // dctx v^T
               {ctx_part(n), qkv_part(n, 2, true), probs_block(n)});
-    head_gemm(fmt::format("dv{}", n), probs, dctx, dqkv, {s, d, s},  // p^T dctx
+    head_gemm(fmt::format("dv{}", n), saved.dropped_probs, dctx, dqkv, {s, d, s},  // p^T dctx
               {probs_block(n, true), ctx_part(n), qkv_part(n, 2)});
   }
-  s_.kernel("softmax_bwd", request("softmax_bwd", c_.dtype, shape), {dprobs, probs, dscores});
+  const Value dkept =
+      c_.dropout > 0 ? dropout_backward("probs.dropout_bwd", dprobs, saved.probs_mask, 0) : dprobs;
+  s_.kernel("softmax_bwd", request("softmax_bwd", c_.dtype, shape), {dkept, saved.probs, dscores});
   for (std::uint32_t n = 0; n < c_.batch; ++n) {
     head_gemm(fmt::format("dq{}", n), dscores, qkv, dqkv, {s, d, s},  // dscores k
               {probs_block(n), qkv_part(n, 1), qkv_part(n, 0)});
     head_gemm(fmt::format("dk{}", n), dscores, qkv, dqkv, {s, d, s},  // dscores^T q
               {probs_block(n, true), qkv_part(n, 0), qkv_part(n, 1)});
   }
+}
+
+TransformerBlock::Value TransformerBlock::dropout(const std::string& name, Value x, int which,
+                                                  Value& mask) {
+  const std::vector<std::uint32_t> shape = s_.tensor(x).shape;
+  const Value y = s_.temporary(name + ".y", c_.dtype, shape);
+  mask = s_.temporary(name + ".mask", Dtype::kU8, shape);
+  s_.kernel(name,
+            request("dropout", c_.dtype, shape,
+                    {{"p", c_.dropout}, {"seed", static_cast<double>(c_.dropout_seed(which))}}),
+            {x, y, mask});
+  return y;
+}
+
+TransformerBlock::Value TransformerBlock::dropout_backward(const std::string& name, Value dy,
+                                                           Value mask, int which) {
+  const std::vector<std::uint32_t> shape = s_.tensor(dy).shape;
+  const Value dx = s_.temporary(name + ".dx", c_.dtype, shape);
+  s_.kernel(name,
+            request("dropout_bwd", c_.dtype, shape,
+                    {{"p", c_.dropout}, {"seed", static_cast<double>(c_.dropout_seed(which))}}),
+            {dy, mask, dx});
+  return dx;
 }
 
 TransformerBlock::Value TransformerBlock::layer_norm(const std::string& name, Value x, Value& mean,
@@ -418,14 +483,16 @@ TransformerBlock::Saved TransformerBlock::forward() {
   v.qkv = linear("qkv", v.ln1, v_.at("qkv.w"), v_.at("qkv.b"), h, 3 * h);
   v.probs = s_.temporary("probs", t, {c_.sequence, c_.sequence * c_.heads * c_.batch});
   v.ctx = s_.temporary("ctx", t, {h, tokens});
-  attention(v.qkv, v.ctx, v.probs);
-  const Value attn = linear("proj", v.ctx, v_.at("proj.w"), v_.at("proj.b"), h, h);
+  attention(v.qkv, v.ctx, v.probs, v);
+  Value attn = linear("proj", v.ctx, v_.at("proj.w"), v_.at("proj.b"), h, h);
+  if (c_.dropout > 0) attn = dropout("proj.dropout", attn, 1, v.attn_mask);
   v.x1 = residual("residual1", v_.at("x"), attn);
   v.ln2 = layer_norm("ln2", v.x1, v.mean2, v.rstd2);
   v.f1 = linear("fc1", v.ln2, v_.at("fc1.w"), v_.at("fc1.b"), h, f);
   v.a1 = s_.temporary("gelu", t, {f, tokens});
   s_.kernel("gelu", request("gelu", t, {f, tokens}), {v.f1, v.a1});
-  const Value f2 = linear("fc2", v.a1, v_.at("fc2.w"), v_.at("fc2.b"), f, h);
+  Value f2 = linear("fc2", v.a1, v_.at("fc2.w"), v_.at("fc2.b"), f, h);
+  if (c_.dropout > 0) f2 = dropout("fc2.dropout", f2, 2, v.mlp_mask);
   residual("residual2", v.x1, f2, &v_.at("out"));
   return v;
 }
@@ -435,7 +502,8 @@ void TransformerBlock::backward(const Saved& v) {
   const std::uint32_t h = c_.hidden, f = c_.ffn, tokens = c_.tokens();
   const Value r = v_.at("r");
   Value da1, dln2, dctx, dln1;
-  linear_backward("fc2", v.a1, v_.at("fc2.w"), r, &da1, f, h);
+  const Value df2 = c_.dropout > 0 ? dropout_backward("fc2.dropout_bwd", r, v.mlp_mask, 2) : r;
+  linear_backward("fc2", v.a1, v_.at("fc2.w"), df2, &da1, f, h);
   const Value df1 = s_.temporary("gelu_bwd", t, {f, tokens});
   s_.kernel("gelu_bwd", request("gelu_bwd", t, {f, tokens}), {da1, v.f1, df1});
   linear_backward("fc1", v.ln2, v_.at("fc1.w"), df1, &dln2, h, f);
@@ -444,9 +512,11 @@ void TransformerBlock::backward(const Saved& v) {
             {dln2, v.x1, v.mean2, v.rstd2, v_.at("ln2.gamma"), dx1_ln, v_.at("dln2.gamma"),
              v_.at("dln2.beta")});
   const Value dx1 = residual("residual2_bwd", r, dx1_ln);
-  linear_backward("proj", v.ctx, v_.at("proj.w"), dx1, &dctx, h, h);
+  const Value dattn =
+      c_.dropout > 0 ? dropout_backward("proj.dropout_bwd", dx1, v.attn_mask, 1) : dx1;
+  linear_backward("proj", v.ctx, v_.at("proj.w"), dattn, &dctx, h, h);
   const Value dqkv = s_.temporary("dqkv", t, {3 * h, tokens});
-  attention_backward(v.qkv, v.probs, dctx, dqkv);
+  attention_backward(v.qkv, v, dctx, dqkv);
   linear_backward("qkv", v.ln1, v_.at("qkv.w"), dqkv, &dln1, h, 3 * h);
   const Value dx_ln = s_.temporary("ln1_bwd.dx", t, {h, tokens});
   s_.kernel("ln1_bwd", request("layer_norm_bwd", t, {h, tokens}),

@@ -5,7 +5,10 @@
 // and residual; then every parameter's gradient and the input's. The step's objective is
 // L = sum(out * r) for a fixed random r, so dL/dout = r and L is the "loss" printed.
 // Conventions: the query projection carries the attention's 1/sqrt(head size) scale (its
-// weights are drawn scaled), as some implementations fold it; no masking, no dropout.
+// weights are drawn scaled), as some implementations fold it; no masking. Dropout (`dropout`
+// > 0, as BERT trains [T5]) drops attention probabilities and both residual branches (the
+// output projection's and the MLP's) with one probability, each with its own seed, on the TPC
+// (dropout and dropout_bwd, their masks kept for the backward pass).
 // The CPU reference computes the same layer in double precision.
 #pragma once
 
@@ -24,7 +27,11 @@ struct TransformerConfig {
   std::uint32_t batch = 2, sequence = 64, hidden = 128, heads = 4, ffn = 512;
   tpc::Dtype dtype = tpc::Dtype::kBf16;
   double eps = 1e-5;
+  double dropout = 0;  // the probability of dropping an element; 0: no dropout nodes
   std::uint64_t seed = 1;
+  // The seed of dropout node `which` (0 attention probabilities, 1 the projection's output, 2
+  // the MLP's) and its keep threshold (tpc::dropout_threshold).
+  std::uint32_t dropout_seed(int which) const;
   std::string problem() const;  // why the layer cannot be built, or empty
   std::uint32_t tokens() const { return batch * sequence; }
   std::uint32_t head_size() const { return hidden / heads; }
@@ -63,12 +70,17 @@ class TransformerBlock {
   HeadOperand qkv_part(std::uint32_t n, int part, bool trans = false) const;
   HeadOperand probs_block(std::uint32_t n, bool trans = false) const;
   HeadOperand ctx_part(std::uint32_t n) const;
-  void attention(Value qkv, Value ctx, Value probs);
-  void attention_backward(Value qkv, Value probs, Value dctx, Value dqkv);
+
   // What the forward pass keeps for the backward.
   struct Saved {
     Value ln1, qkv, probs, ctx, x1, mean1, rstd1, ln2, mean2, rstd2, f1, a1;
+    Value dropped_probs, probs_mask, attn_mask, mlp_mask;  // with dropout
   };
+  void attention(Value qkv, Value ctx, Value probs, Saved& saved);
+  void attention_backward(Value qkv, const Saved& saved, Value dctx, Value dqkv);
+  // y = dropout of x with node `which`'s seed, its mask into `mask`; and the gradient.
+  Value dropout(const std::string& name, Value x, int which, Value& mask);
+  Value dropout_backward(const std::string& name, Value dy, Value mask, int which);
   Saved forward();
   void backward(const Saved& saved);
   Value layer_norm(const std::string& name, Value x, Value& mean, Value& rstd);

@@ -8,13 +8,12 @@
 // Captures: kernels queued behind a running one, the engine side band for its QMAN, faults
 // (a bad binary or descriptor, an access outside the memory map) raised as error events with
 // the kernel stopped, the hazard checking mode, tile reuse in timing-only runs, stats and a
-// trace span per kernel. Ignores: instruction-cache misses after the fetch, the TPC's own LFSR,
-// LUTs and semaphores, and Gaudi's real bit layouts of TENSOR_CONFIG and STATUS (podsim's own;
-// docs/tpc/core.md).
-// Runs on the shared core::EventQueue: a core executes bundles up to a quantum ahead of the
-// kernel, then yields. With tpc.core.vpu_model rtl the core owns the RTL vector ALU
-// (rtl/rtl_vector_alu.h) and executes in a SystemC thread of its own, which the RTL needs to
-// answer; the time is the same.
+// trace span per kernel. Ignores: instruction-cache misses after the fetch, the LFSR as a hidden
+// register (podsim's lfsr steps a state held in a vector register), LUTs and semaphores, and
+// Gaudi's real bit layouts of TENSOR_CONFIG and STATUS (podsim's own; docs/tpc/core.md). Runs on
+// the shared core::EventQueue: a core executes bundles up to a quantum ahead of the kernel, then
+// yields. With tpc.core.vpu_model rtl the core owns the RTL vector ALU (rtl/rtl_vector_alu.h) and
+// executes in a SystemC thread of its own, which the RTL needs to answer; the time is the same.
 #pragma once
 
 #include <deque>

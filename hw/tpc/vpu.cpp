@@ -320,6 +320,11 @@ void lane_numbers(const VpuArgs& x) {
   for (int i = 0; i < kLanes<I>; ++i) out[i] = static_cast<Raw>(i);
 }
 
+// The random-number generator's step (isa.yaml, lfsr): 32-bit lanes only.
+void xorshift_lanes(const VpuArgs& x) {
+  for (int i = 0; i < 64; ++i) x.out->u32[i] = xorshift32(x.a->u32[i]);
+}
+
 // ---------------------------------------------------------------- conversions
 
 template <class F>
@@ -484,6 +489,8 @@ VpuFn int_function(Op op) {
       return &reduce_lanes<I, MinOp>;
     case Op::kVpuLaneId:
       return &lane_numbers<I>;
+    case Op::kVpuLfsr:
+      return &xorshift_lanes;
     default:
       return nullptr;
   }

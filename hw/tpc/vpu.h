@@ -4,8 +4,8 @@
 // (hw/tpc/rtl) is checked against these functions bit for bit.
 // Captures: exact results per numerics.h (float types computed in binary32 and rounded once to
 // the lane type, integers wrapping, conversions saturating), comparison masks, reductions in a
-// fixed pairwise order, shuffles and broadcasts. Ignores: predication and write-back (the
-// core's), timing.
+// fixed pairwise order, shuffles and broadcasts, the random-number generator's step. Ignores:
+// predication and write-back (the core's), timing.
 #pragma once
 
 #include <array>
@@ -73,6 +73,15 @@ class VectorDatapath {
   // false without touching anything when it does not implement that operation and type.
   virtual bool execute(Op op, Dtype t, const VpuArgs& args) = 0;
 };
+
+// One step of the TPC's random-number generator on a 32-bit state (lfsr, per lane): Marsaglia's
+// xorshift [A3]. The kernel library's references call it to reproduce a kernel's random draws.
+constexpr std::uint32_t xorshift32(std::uint32_t a) {
+  a ^= a << 13;
+  a ^= a >> 17;
+  a ^= a << 5;
+  return a;
+}
 
 // A 32-bit scalar (a register or the immediate) in every lane of type `t`: integers truncated,
 // floats converted from binary32 to the lane type.

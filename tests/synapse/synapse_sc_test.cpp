@@ -471,7 +471,7 @@ TEST(Synapse, MlpLossMatchesTheCpuInEagerModeBf16) {
 
 // Every result of one transformer layer's forward and backward against the CPU's double
 // precision: each tensor's worst element within `tolerance` of the tensor's largest magnitude.
-void expect_transformer_matches_cpu(Mode mode, Dtype dtype, double tolerance) {
+void expect_transformer_matches_cpu(Mode mode, Dtype dtype, double tolerance, double dropout = 0) {
   workloads::TransformerConfig config;
   config.batch = 2;
   config.sequence = 16;
@@ -479,8 +479,13 @@ void expect_transformer_matches_cpu(Mode mode, Dtype dtype, double tolerance) {
   config.heads = 2;
   config.ffn = 64;
   config.dtype = dtype;
+  config.dropout = dropout;
   const workloads::Tensors want =
       workloads::transformer_reference(config, workloads::transformer_inputs(config));
+  workloads::TransformerConfig plain = config;
+  plain.dropout = 0;
+  const workloads::Tensors undropped =
+      workloads::transformer_reference(plain, workloads::transformer_inputs(plain));
   with_runtime([&](Bench& b) {
     Session session(b.rt, mode);
     workloads::TransformerBlock block(session, config);
@@ -490,6 +495,15 @@ void expect_transformer_matches_cpu(Mode mode, Dtype dtype, double tolerance) {
     const workloads::Tensors got = block.results();
     EXPECT_EQ(got.size(), 14u);  // out, dx and twelve parameter gradients
     test::expect_results_match(got, want, tolerance);
+    if (dropout > 0) {  // the layer dropped: the undropped layer's output is much further off
+      const auto furthest = [&](const std::vector<double>& a) {
+        double d = 0;
+        for (std::size_t i = 0; i < a.size(); ++i)
+          d = std::max(d, std::abs(a[i] - want.at("out")[i]));
+        return d;
+      };
+      EXPECT_GT(furthest(undropped.at("out")), 4 * furthest(got.at("out")));
+    }
   });
 }
 
@@ -504,6 +518,11 @@ TEST(Synapse, TransformerBlockMatchesTheCpuInLazyModeBf16) {
 }
 TEST(Synapse, TransformerBlockMatchesTheCpuInEagerModeBf16) {
   expect_transformer_matches_cpu(Mode::kEager, Dtype::kBf16, 5e-2);
+}
+// Dropout on the attention probabilities and both residual branches, drawn on the TPC as the
+// reference draws them.
+TEST(Synapse, TransformerBlockWithDropoutMatchesTheCpuInLazyModeBf16) {
+  expect_transformer_matches_cpu(Mode::kLazy, Dtype::kBf16, 5e-2, 0.1);
 }
 
 }  // namespace

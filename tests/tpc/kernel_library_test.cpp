@@ -96,9 +96,9 @@ void PrintTo(const Case& c, std::ostream* os) { *os << c.kernel; }
 
 std::vector<Case> cases() {
   std::vector<Case> out;
-  for (const char* k :
-       {"add", "sub", "mul", "min", "max", "div", "relu", "relu_bwd", "gelu", "gelu_bwd", "sigmoid",
-        "sigmoid_bwd", "tanh", "tanh_bwd", "sgd_momentum", "adam", "lamb"}) {
+  for (const char* k : {"add", "sub", "mul", "min", "max", "div", "relu", "relu_bwd", "gelu",
+                        "gelu_bwd", "sigmoid", "sigmoid_bwd", "tanh", "tanh_bwd", "sgd_momentum",
+                        "adam", "lamb", "dropout", "dropout_bwd"}) {
     out.push_back({k, &kAnyShapes, {}});
   }
   for (const char* k : {"bias_add", "softmax", "softmax_bwd", "log_softmax", "cross_entropy",
@@ -200,6 +200,35 @@ TEST(KernelLibrary, CastsConvertEveryPairTheLibraryHas) {
   }
 }
 
+// Dropout's draws: about 1 - p of the elements kept, whatever the values; the same draws on one
+// core or seven (they follow the element, not the split); another seed, other draws.
+TEST(KernelLibrary, DropoutKeepsOneMinusPAndItsDrawsFollowTheSeedAndElementAlone) {
+  const std::uint32_t n = 1 << 17;
+  const auto masks = [&](double p, double seed, int cores) {
+    const KernelPlan plan =
+        plan_kernel({"dropout", Dtype::kBf16, std::nullopt, {n}, {{"p", p}, {"seed", seed}}});
+    auto buffers = make_buffers(plan, 5);
+    run_functional(plan, buffers, cores);
+    return buffers[2];
+  };
+  for (const double p : {0.1, 0.5, 0.9}) {
+    const auto mask = masks(p, 3, 7);
+    const double kept = std::accumulate(mask.begin(), mask.end(), 0.0) / n;
+    const double sigma = std::sqrt(p * (1 - p) / n);
+    EXPECT_NEAR(kept, 1 - p, 4 * sigma) << "p = " << p;
+  }
+  const auto one = masks(0.1, 3, 1), seven = masks(0.1, 3, 7), other = masks(0.1, 4, 7);
+  EXPECT_EQ(one, seven);
+  std::size_t differ = 0;
+  for (std::uint32_t i = 0; i < n; ++i) differ += one[i] != other[i];
+  // Two independent draws with p = 0.1 disagree on 2 p (1 - p) = 18% of the elements.
+  EXPECT_NEAR(static_cast<double>(differ) / n, 0.18, 0.01);
+  // Neighbouring elements are not correlated: both kept as often as independent draws are.
+  std::size_t pairs = 0;
+  for (std::uint32_t i = 0; i + 1 < n; i += 2) pairs += one[i] && one[i + 1];
+  EXPECT_NEAR(static_cast<double>(pairs) / (n / 2), 0.81, 0.01);
+}
+
 TEST(KernelLibrary, BadRequestsAreRefusedWithTheReason) {
   const auto error = [](const KernelRequest& r) {
     try {
@@ -225,6 +254,10 @@ TEST(KernelLibrary, BadRequestsAreRefusedWithTheReason) {
               ::testing::HasSubstr("rows of 30000 elements"));
   EXPECT_EQ(error({"cast", Dtype::kI32, Dtype::kBf16, {4}, {}}),
             "kernel 'cast' has no conversion from i32 to bf16");
+  EXPECT_THAT(error({"dropout", Dtype::kBf16, std::nullopt, {4}, {{"p", 0}}}),
+              ::testing::HasSubstr("dropout: p = 0 is not in (0, 1)"));
+  EXPECT_THAT(error({"dropout", Dtype::kBf16, std::nullopt, {4}, {{"seed", -1}}}),
+              ::testing::HasSubstr("seed = -1 is not an integer"));
   EXPECT_EQ(error({"reduce_sum", Dtype::kF32, std::nullopt, {4, 4}, {{"dim", 2}}}),
             "kernel 'reduce_sum': dim = 2 (0 or 1)");
 }

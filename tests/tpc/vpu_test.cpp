@@ -120,6 +120,24 @@ TEST(Vpu, ShuffleBroadcastAndLaneNumbersMoveLanes) {
   for (int i = 0; i < 128; ++i) EXPECT_EQ(out.u16[i], i);
 }
 
+// Marsaglia's xorshift from state 1: 1 ^ 1 << 13 = 8193, unchanged by >> 17, then 8193 ^ 8193 << 5.
+TEST(Vpu, TheRandomGeneratorStepsEveryLaneByXorshift) {
+  Vector state, out;
+  for (int i = 0; i < 64; ++i) state.u32[i] = static_cast<std::uint32_t>(i) + 1;
+  state.u32[63] = 0;  // the state no step leaves
+  VpuArgs args;
+  args.a = &state;
+  args.out = &out;
+  ASSERT_NE(vpu_function(Op::kVpuLfsr, Dtype::kU32), nullptr);
+  EXPECT_EQ(vpu_function(Op::kVpuLfsr, Dtype::kU16), nullptr);  // 32-bit lanes only
+  vpu_function(Op::kVpuLfsr, Dtype::kU32)(args);
+  EXPECT_EQ(out.u32[0], 270369u);
+  for (int i = 0; i < 63; ++i) EXPECT_EQ(out.u32[i], xorshift32(state.u32[i]));
+  EXPECT_EQ(out.u32[63], 0u);
+  // Distinct states stay distinct (the step is a bijection on 32 bits).
+  for (int i = 1; i < 63; ++i) EXPECT_NE(out.u32[i], out.u32[i - 1]);
+}
+
 TEST(Vpu, ConversionsWidenByLaneGroupAndNarrowByTwo) {
   Vector bf, lo, hi;
   for (int i = 0; i < 128; ++i) bf.u16[i] = f32_to_bf16(static_cast<float>(i) - 0.5f);

@@ -271,6 +271,99 @@ KernelDef embedding_kernel() {
   return d;
 }
 
+// Dropout's parameters: the probability p of dropping an element (0 < p < 1) and the seed of
+// its draws. The threshold a 16-bit draw is kept below, and the kept elements' scale 1 / (1 - p)
+// rounded to the type, as the kernel multiplies by it.
+struct DropoutParams {
+  std::uint32_t threshold = 0, seed = 0;
+  double scale = 1;
+};
+
+DropoutParams dropout_params(const KernelRequest& r) {
+  Params params(r, {{"p", 0.1}, {"seed", 0}});
+  const double p = params["p"], seed = params["seed"];
+  if (!(p > 0 && p < 1)) {
+    throw std::invalid_argument(fmt::format(
+        "{}: p = {} is not in (0, 1) (p is the probability of dropping an element; p = 0 is no "
+        "dropout: leave the node out)",
+        r.kernel, p));
+  }
+  if (!(seed >= 0 && seed <= 4294967295.0) || seed != std::floor(seed)) {
+    throw std::invalid_argument(
+        fmt::format("{}: seed = {} is not an integer in [0, 2^32)", r.kernel, seed));
+  }
+  DropoutParams d;
+  d.threshold = dropout_threshold(p);
+  d.seed = static_cast<std::uint32_t>(seed);
+  std::vector<std::uint8_t> one(4);
+  write_element(one, r.dtype, 0, static_cast<double>(static_cast<float>(1.0 / (1.0 - p))));
+  d.scale = read_element(one, r.dtype, 0);
+  return d;
+}
+
+// dropout and dropout_bwd: flat tensors of any shape, 1024 elements a point; the mask is u8.
+KernelDef dropout_kernel(bool backward) {
+  KernelDef d;
+  const std::string name = backward ? "dropout_bwd" : "dropout";
+  d.info = {name,
+            backward ? "dx = dy / (1 - p) where mask is 1, else 0 (the gradient of dropout)"
+                     : "y = x / (1 - p) where a seeded random draw keeps the element "
+                       "(probability 1 - p), else 0; mask (u8) = 1 where kept",
+            {Dtype::kBf16, Dtype::kF16},
+            "any shape",
+            {"p=0.1", "seed=0"}};
+  d.plan = [name, backward](const KernelRequest& r) {
+    check_shape(r);
+    const DropoutParams dp = dropout_params(r);
+    PlanBuilder b(r);
+    const std::uint64_t n = elements(r.shape);
+    const int first = b.buffer(backward ? "dy" : "x", r.dtype, r.shape, Role::kInput);
+    int mask = -1, out = -1;
+    if (backward) {
+      mask = b.buffer("mask", Dtype::kU8, r.shape, Role::kInput, {Fill::kIntegers, 0, 2});
+      out = b.buffer("dx", r.dtype, r.shape, Role::kOutput);
+    } else {
+      out = b.buffer("y", r.dtype, r.shape, Role::kOutput);
+      mask = b.buffer("mask", Dtype::kU8, r.shape, Role::kOutput);
+    }
+    constexpr int kPerPoint = 1024;
+    LaunchSpec& l = b.launch(key(name, r.dtype), {points(ceil_div(n, kPerPoint)), 1, 1, 1, 1});
+    const std::uint32_t flat = static_cast<std::uint32_t>(n);
+    const std::array<int, 3> order =
+        backward ? std::array<int, 3>{first, mask, out} : std::array<int, 3>{first, out, mask};
+    std::array<Coord, kMaxTensors> scale{};
+    for (std::size_t t = 0; t < order.size(); ++t) {
+      l.tensors[t] = b.view(order[t], {flat});
+      scale[t] = {kPerPoint, 0, 0, 0, 0};
+    }
+    l.access_scale = scale;
+    l.srf[0] = dp.threshold;
+    l.srf[1] = f32_bits(dp.scale);
+    l.srf[2] = dropout_seed_word(dp.seed);
+    b.tolerate(out, ulps(r.dtype, 1));
+    if (!backward) b.tolerate(mask, {});
+    b.cost(static_cast<double>(n), static_cast<double>(n * (2 * info(r.dtype).bytes + 1)));
+    return b.done();
+  };
+  d.reference = [backward](const KernelPlan& plan, Buffers& buffers) {
+    const DropoutParams dp = dropout_params(plan.request);
+    const std::vector<double> in = values(plan, buffers, 0);
+    std::vector<double> out(in.size()), mask(in.size());
+    if (backward) mask = values(plan, buffers, 1);
+    for (std::size_t e = 0; e < in.size(); ++e) {
+      if (!backward) mask[e] = dropout_keeps(dp.seed, e, dp.threshold) ? 1 : 0;
+      out[e] = mask[e] != 0 ? in[e] * dp.scale : 0.0;
+    }
+    if (backward) {
+      store(plan, buffers, 2, out);  // dy, mask, dx
+    } else {
+      store(plan, buffers, 1, out);  // x, y, mask
+      store(plan, buffers, 2, mask);
+    }
+  };
+  return d;
+}
+
 }  // namespace
 
 std::vector<KernelDef> elementwise_kernels() {
@@ -319,6 +412,8 @@ std::vector<KernelDef> elementwise_kernels() {
   out.push_back(gradient_kernel(
       "tanh_bwd", "dx = dy * (1 - y^2), y = tanh(x)", "y", 512, {Fill::kUniform, -1, 1},
       [](double dy, double y) { return dy * (1 - y * y); }, 4, 1e-6));
+  out.push_back(dropout_kernel(false));
+  out.push_back(dropout_kernel(true));
   out.push_back(cast_kernel());
   out.push_back(bias_add_kernel());
   out.push_back(transpose_kernel());

@@ -108,6 +108,31 @@ std::vector<Slice> partition(const Coord& space, int cores) {
   return out;
 }
 
+std::uint32_t dropout_seed_word(std::uint32_t seed) {
+  // MurmurHash3's 32-bit finaliser: seeds a step apart give state words far apart, so that
+  // their draws are independent (the generator is linear over bits; additive offsets alone are
+  // not mixed enough).
+  seed ^= seed >> 16;
+  seed *= 0x85EBCA6Bu;
+  seed ^= seed >> 13;
+  seed *= 0xC2B2AE35u;
+  seed ^= seed >> 16;
+  return seed;
+}
+
+bool dropout_keeps(std::uint32_t seed, std::uint64_t element, std::uint32_t threshold) {
+  constexpr std::uint32_t kGolden = 0x9E3779B1u;  // the kernel's counter multiplier
+  const auto counter = static_cast<std::uint32_t>(element / 2);
+  const std::uint32_t state = xorshift32(xorshift32(counter * kGolden + dropout_seed_word(seed)));
+  const std::uint32_t draw = (element % 2) != 0 ? state >> 16 : state & 0xFFFFu;
+  return draw < threshold;
+}
+
+std::uint32_t dropout_threshold(double p) {
+  const double t = std::nearbyint((1.0 - p) * 65536.0);
+  return static_cast<std::uint32_t>(std::clamp(t, 1.0, 65535.0));
+}
+
 TensorDescriptor descriptor(const TensorView& view, std::uint64_t base) {
   TensorDescriptor t;
   t.base = base;

@@ -116,6 +116,17 @@ struct Slice {
 };
 std::vector<Slice> partition(const Coord& space, int cores);
 
+// Dropout's draws (dropout.tpcs), for references of layers that drop: whether element `element`
+// of a tensor of a two-byte type is kept by the draw with `seed` and a 16-bit keep threshold.
+// Element e draws half e % 2 of the 32-bit state (e / 2) * 0x9E3779B1 + dropout_seed_word(seed)
+// after two steps of the TPC's generator; it is kept when that half is below `threshold`.
+bool dropout_keeps(std::uint32_t seed, std::uint64_t element, std::uint32_t threshold);
+// The word the kernel adds to its counters for `seed` (its scalar argument s2): the seed mixed.
+std::uint32_t dropout_seed_word(std::uint32_t seed);
+// The threshold for dropping with probability p (0 < p < 1): (1 - p) 2^16 rounded, in 1..65535,
+// so that a draw is kept with probability threshold / 2^16.
+std::uint32_t dropout_threshold(double p);
+
 // The tensor descriptor of a view once its buffer sits at `base`.
 TensorDescriptor descriptor(const TensorView& view, std::uint64_t base);
 
