@@ -70,6 +70,10 @@ class TrainCommand : public Command {
                   "the transformer layers; 0: no dropout (default: the model's, 0.1 for BERT "
                   "and GPT-2)")
         ->check(CLI::Range(0.0, 0.999));
+    c->add_option("--optimizer", model_.optimizer,
+                  "adamw, lamb, lars or sgd (momentum), run on fp32 master weights (default: "
+                  "the model's: lamb for BERT, lars for ResNet-50, adamw otherwise)")
+        ->check(CLI::IsMember({"adamw", "lamb", "lars", "sgd"}));
     c->add_option("--strategy", strategy_,
                   "hccl: bucketed all-reduces on the chips' RoCE ports, overlapping backward; "
                   "horovod: tensor fusion cycles, ring all-reduces (--staging); "
@@ -584,6 +588,7 @@ class TrainCommand : public Command {
     }
     if (model_.dropout >= 0)
       args.insert(args.end(), {"--dropout", fmt::format("{}", model_.dropout)});
+    if (!model_.optimizer.empty()) args.insert(args.end(), {"--optimizer", model_.optimizer});
   }
 
   // Runs `podsim ARGS` in a forked child with its output in `dir`, and waits for it.

@@ -14,8 +14,8 @@ std::string gb(double bytes) { return fmt::format("{:.1f} GB", bytes / 1e9); }
 std::string ReplicaMemory::describe() const {
   return fmt::format(
       "weights {} (bf16), gradients {} (bf16), fp32 master weights {}, optimizer state {} "
-      "(two fp32 moments), activations {}: {} in all",
-      gb(weights), gb(gradients), gb(master_weights), gb(optimizer_state), gb(activations),
+      "({}), activations {}: {} in all",
+      gb(weights), gb(gradients), gb(master_weights), gb(optimizer_state), state, gb(activations),
       gb(total()));
 }
 
@@ -25,7 +25,8 @@ ReplicaMemory replica_memory(const Model& model) {
   m.weights = 2 * params;
   m.gradients = 2 * params;
   m.master_weights = 4 * params;
-  m.optimizer_state = 8 * params;
+  m.optimizer_state = state_bytes(model.optimizer) * params;
+  m.state = state_bytes(model.optimizer) == 8 ? "two fp32 moments" : "one fp32 momentum";
   for (const int layer : model.layers)
     m.activations += layer_work(model.shapes[static_cast<std::size_t>(layer)]).activation_bytes;
   return m;

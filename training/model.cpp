@@ -34,6 +34,32 @@ std::uint64_t Model::parameters() const {
   return n;
 }
 
+const char* to_string(Optimizer o) {
+  switch (o) {
+    case Optimizer::kAdamW:
+      return "adamw";
+    case Optimizer::kLamb:
+      return "lamb";
+    case Optimizer::kLars:
+      return "lars";
+    case Optimizer::kSgd:
+      return "sgd";
+  }
+  return "?";
+}
+
+Optimizer find_optimizer(const std::string& name) {
+  for (Optimizer o : {Optimizer::kAdamW, Optimizer::kLamb, Optimizer::kLars, Optimizer::kSgd}) {
+    if (name == to_string(o)) return o;
+  }
+  throw std::invalid_argument(
+      fmt::format("optimizer '{}': not one of adamw, lamb, lars, sgd", name));
+}
+
+double state_bytes(Optimizer o) {
+  return o == Optimizer::kAdamW || o == Optimizer::kLamb ? 8.0 : 4.0;
+}
+
 std::vector<std::string> model_names() {
   return {"bert-large", "bert-large-512", "gpt", "resnet50", "mnist"};
 }
@@ -92,8 +118,11 @@ Model conv_model(const ModelRequest& r) {
   }
   const bool resnet = r.name == "resnet50";
   // Per-device batches: 256 in Habana's ResNet-50 references [T9], 64 in Graphcore's MNIST
-  // example [T4].
+  // example [T4]. ResNet-50 trains with LARS, as MLPerf's runs do [V3, T16].
   m.batch = r.batch != 0 ? r.batch : resnet ? 256 : 64;
+  m.optimizer = !r.optimizer.empty() ? find_optimizer(r.optimizer)
+                : resnet             ? Optimizer::kLars
+                                     : Optimizer::kAdamW;
   const auto units = resnet ? workloads::resnet50_units(m.batch, tpc::Dtype::kBf16)
                             : workloads::mnist_units(m.batch, tpc::Dtype::kBf16);
   for (std::size_t i = 0; i < units.size(); ++i) {
@@ -108,10 +137,11 @@ Model conv_model(const ModelRequest& r) {
     if (index == m.shapes.size()) m.shapes.push_back(s);
     m.layers.push_back(static_cast<int>(index));
   }
-  m.description = fmt::format("{}: {} units, {} per worker, {:.3f} M parameters",
+  m.description = fmt::format("{}: {} units, {}, {} per worker, {:.3f} M parameters",
                               resnet ? "ResNet-50 v1.5 (224x224 images, 1000 classes)"
                                      : "MNIST convolutional net (28x28 images, 10 classes)",
-                              units.size(), m.batch, static_cast<double>(m.parameters()) * 1e-6);
+                              units.size(), to_string(m.optimizer), m.batch,
+                              static_cast<double>(m.parameters()) * 1e-6);
   return m;
 }
 
@@ -133,6 +163,10 @@ Model make_model(const ModelRequest& r) {
   Model m;
   m.name = d.name;
   m.batch = d.batch;
+  // BERT trains with LAMB, as MLPerf's runs do [V3, T16]; the GPT-style decoder with AdamW.
+  m.optimizer = !r.optimizer.empty()           ? find_optimizer(r.optimizer)
+                : d.name.rfind("bert", 0) == 0 ? Optimizer::kLamb
+                                               : Optimizer::kAdamW;
   LayerShape layer;
   layer.transformer.batch = d.batch;
   layer.transformer.sequence = d.sequence;
@@ -158,10 +192,10 @@ Model make_model(const ModelRequest& r) {
   for (std::uint32_t i = 1; i < d.layers; ++i) m.layers.push_back(1);
   m.layers.push_back(2);
   m.description = fmt::format(
-      "{}: {} layers, hidden {}, {} heads, sequence {}, vocabulary {}, dropout {}, {} per worker, "
-      "{:.1f} M parameters",
-      d.description, d.layers, d.hidden, d.heads, d.sequence, d.vocab, d.dropout, d.batch,
-      static_cast<double>(m.parameters()) * 1e-6);
+      "{}: {} layers, hidden {}, {} heads, sequence {}, vocabulary {}, dropout {}, {}, {} per "
+      "worker, {:.1f} M parameters",
+      d.description, d.layers, d.hidden, d.heads, d.sequence, d.vocab, d.dropout,
+      to_string(m.optimizer), d.batch, static_cast<double>(m.parameters()) * 1e-6);
   return m;
 }
 

@@ -24,6 +24,16 @@ namespace podsim::training {
 
 enum class LayerKind { kTransformer, kLmHead, kConv };
 
+// The optimizer a step ends with (profile.h runs its kernels on fp32 master weights): AdamW,
+// LAMB (AdamW's direction scaled per tensor), LARS (momentum SGD scaled per tensor) [T16] or
+// plain momentum SGD.
+enum class Optimizer { kAdamW, kLamb, kLars, kSgd };
+const char* to_string(Optimizer o);
+// Throws std::invalid_argument naming the known ones.
+Optimizer find_optimizer(const std::string& name);
+// fp32 state bytes a parameter beside its master weight: two moments, or one momentum.
+double state_bytes(Optimizer o);
+
 // One distinct layer shape: the unit the profile simulates once.
 struct LayerShape {
   LayerKind kind = LayerKind::kTransformer;
@@ -43,6 +53,7 @@ struct Model {
   std::uint32_t batch = 1;         // samples per worker per step
   std::vector<LayerShape> shapes;  // distinct
   std::vector<int> layers;         // forward order, each an index into shapes
+  Optimizer optimizer = Optimizer::kAdamW;
   std::uint64_t parameters() const;
 };
 
@@ -50,7 +61,8 @@ struct Model {
 struct ModelRequest {
   std::string name = "bert-large";
   std::uint32_t batch = 0, layers = 0, hidden = 0, heads = 0, sequence = 0, vocab = 0;
-  double dropout = -1;  // the probability of dropping (0: none); negative: the preset's
+  double dropout = -1;    // the probability of dropping (0: none); negative: the preset's
+  std::string optimizer;  // adamw, lamb, lars or sgd; empty: the preset's
 };
 
 // The preset names, for help texts and errors.

@@ -41,9 +41,13 @@ LayerTiming time_passes(synapse::Session& session, Layer& layer, ReplicaBarrier*
   return t;
 }
 
-// AdamW over `parameters` fp32 master weights from a bf16 gradient, the bf16 weights written
-// back: what a mixed-precision optimizer step does per parameter.
-core::TimePs optimizer_time(synapse::Session& s, std::uint64_t parameters,
+// The model's optimizer over `parameters` fp32 master weights from a bf16 gradient, the bf16
+// weights written back: what a mixed-precision optimizer step does per parameter. LAMB's and
+// LARS's trust ratios are taken over the layer's parameters as one tensor (the real ones take a
+// ratio per weight tensor: more, smaller norm reductions, the same element-wise traffic).
+// Hyperparameters are the public runs' (MLPerf's BERT: LAMB at lr 4e-4 (about), wd 0.01; its
+// ResNet-50: LARS, momentum 0.9, eta 0.001, wd 5e-5 [T16]); they change values, not time.
+core::TimePs optimizer_time(synapse::Session& s, std::uint64_t parameters, Optimizer optimizer,
                             ReplicaBarrier* barrier) {
   if (parameters > 0xffffffffull) {
     throw std::invalid_argument(
@@ -60,15 +64,32 @@ core::TimePs optimizer_time(synapse::Session& s, std::uint64_t parameters,
     tpc::KernelRequest up = workloads::request("cast", Dtype::kBf16, shape);
     up.to = Dtype::kF32;
     s.kernel("opt.cast_up", up, {g, g32});
-    s.kernel("opt.adam",
-             workloads::request("adam", Dtype::kF32, shape,
-                                {{"lr", 1e-4},
-                                 {"beta1", 0.9},
-                                 {"beta2", 0.999},
-                                 {"eps", 1e-6},
-                                 {"weight_decay", 0.01},
-                                 {"step", 1}}),
-             {w, g32, m, v});
+    const std::map<std::string, double> adam_params = {{"lr", 1e-4},           {"beta1", 0.9},
+                                                       {"beta2", 0.999},       {"eps", 1e-6},
+                                                       {"weight_decay", 0.01}, {"step", 1}};
+    switch (optimizer) {
+      case Optimizer::kAdamW:
+        s.kernel("opt.adam", workloads::request("adam", Dtype::kF32, shape, adam_params),
+                 {w, g32, m, v});
+        break;
+      case Optimizer::kLamb:
+        s.kernel("opt.lamb", workloads::request("lamb", Dtype::kF32, shape, adam_params),
+                 {w, g32, m, v});
+        break;
+      case Optimizer::kLars:
+        s.kernel("opt.lars",
+                 workloads::request(
+                     "lars", Dtype::kF32, shape,
+                     {{"lr", 0.1}, {"momentum", 0.9}, {"weight_decay", 5e-5}, {"eta", 0.001}}),
+                 {w, g32, m});
+        break;
+      case Optimizer::kSgd:
+        s.kernel("opt.sgd",
+                 workloads::request("sgd_momentum", Dtype::kF32, shape,
+                                    {{"lr", 0.1}, {"momentum", 0.9}, {"weight_decay", 5e-5}}),
+                 {w, g32, m});
+        break;
+    }
     tpc::KernelRequest down = workloads::request("cast", Dtype::kF32, shape);
     down.to = Dtype::kBf16;
     s.kernel("opt.cast_down", down, {w, weights});
@@ -79,7 +100,7 @@ core::TimePs optimizer_time(synapse::Session& s, std::uint64_t parameters,
   return device_time(s, barrier, update);
 }
 
-LayerTiming measure_shape(synapse::Runtime& runtime, const LayerShape& shape,
+LayerTiming measure_shape(synapse::Runtime& runtime, const LayerShape& shape, Optimizer optimizer,
                           ReplicaBarrier* barrier) {
   synapse::Session session(runtime, synapse::Mode::kLazy);
   LayerTiming t;
@@ -93,7 +114,7 @@ LayerTiming measure_shape(synapse::Runtime& runtime, const LayerShape& shape,
     workloads::LmHead head(session, shape.head);
     t = time_passes(session, head, barrier);
   }
-  t.optimizer_ps = optimizer_time(session, shape.parameters(), barrier);
+  t.optimizer_ps = optimizer_time(session, shape.parameters(), optimizer, barrier);
   return t;
 }
 
@@ -104,6 +125,7 @@ StepProfile measure_profile(synapse::Runtime& runtime, const Model& model, const
                             ReplicaBarrier* barrier) {
   StepProfile p;
   p.chip = chip;
+  p.optimizer = to_string(model.optimizer);
   // Shapes that differ only in parameters without compute (tables) share the passes' timing;
   // the optimizer's is per parameter count.
   std::map<std::pair<std::string, std::uint64_t>, LayerTiming> measured;
@@ -113,7 +135,7 @@ StepProfile measure_profile(synapse::Runtime& runtime, const Model& model, const
     const auto key = std::make_pair(shape.key(), shape.parameters());
     auto it = measured.find(key);
     if (it == measured.end())
-      it = measured.emplace(key, measure_shape(runtime, shape, barrier)).first;
+      it = measured.emplace(key, measure_shape(runtime, shape, model.optimizer, barrier)).first;
     p.keys.push_back(shape.key());
     p.shapes.push_back(it->second);
     if (progress) progress(i + 1, total);
@@ -152,7 +174,8 @@ nlohmann::json StepProfile::to_json() const {
                            {"backward_ps", shapes[i].backward_ps},
                            {"optimizer_ps", shapes[i].optimizer_ps}});
   }
-  return {{"chip", chip}, {"replicas", replicas}, {"shapes", shapes_json}};
+  return {
+      {"chip", chip}, {"replicas", replicas}, {"optimizer", optimizer}, {"shapes", shapes_json}};
 }
 
 StepProfile StepProfile::from_json(const nlohmann::json& j, const std::string& where) {
@@ -168,6 +191,7 @@ StepProfile StepProfile::from_json(const nlohmann::json& j, const std::string& w
       p.shapes.push_back(t);
     }
     p.replicas = j.value("replicas", 1);
+    p.optimizer = j.value("optimizer", std::string());
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(fmt::format("{}: not a training profile: {}", where, e.what()));
   }
@@ -182,6 +206,12 @@ void StepProfile::check_matches(const Model& model, const std::string& where) co
         "{}: the profile was measured for other layer shapes than {}'s (it has '{}'); measure "
         "it again for this model and batch",
         where, model.name, keys.empty() ? "" : keys.front()));
+  }
+  if (!optimizer.empty() && optimizer != to_string(model.optimizer)) {
+    throw std::invalid_argument(
+        fmt::format("{}: the profile's optimizer steps were measured with {}, not {} as asked; "
+                    "measure it again, or pass --optimizer {}",
+                    where, optimizer, to_string(model.optimizer), optimizer));
   }
 }
 

@@ -2,7 +2,8 @@
 // model (model.h) built as Synapse graphs (workloads/) and launched through the runtime and the
 // driver on the modeled chip, once forward alone and once forward and backward (recipes compiled
 // and uploaded in a warm-up first), and the optimizer's update of the layer's parameters (fp32
-// master weights: the bf16 gradient cast up, AdamW, the weights cast down [T7]). The replicas of
+// master weights: the bf16 gradient cast up, the model's optimizer (model.h), the weights cast
+// down [T7]). The replicas of
 // one box are measured at once, since they share the box's host, its PCIe tree and its CPU
 // (host-side operations, submissions); data-parallel replicas do the same work, so one box's
 // profile stands for every box's (a test holds this against running two boxes).
@@ -27,6 +28,7 @@ namespace podsim::training {
 struct StepProfile {
   std::string chip;                 // the chip it was measured on
   int replicas = 1;                 // measured at once on this many chips of one box
+  std::string optimizer;            // the optimizer its updates ran (empty: not recorded)
   std::vector<std::string> keys;    // per shape: LayerShape::key()
   std::vector<LayerTiming> shapes;  // per shape of the model, in its order
 

@@ -68,6 +68,40 @@ TEST(Model, BadRequestsNameTheProblem) {
   EXPECT_THROW(make_model(r), std::invalid_argument);
 }
 
+// As the public runs train them: BERT with dropout 0.1 and LAMB, ResNet-50 with LARS, the
+// GPT-style decoder with AdamW; the user's choice over the preset's.
+TEST(Model, PresetsTrainWithTheirRunsDropoutAndOptimizer) {
+  ModelRequest r;
+  r.name = "bert-large";
+  Model m = make_model(r);
+  EXPECT_EQ(m.optimizer, Optimizer::kLamb);
+  EXPECT_EQ(m.shapes[1].transformer.dropout, 0.1);
+  EXPECT_THAT(m.shapes[1].key(), HasSubstr("dropout 0.1"));
+  r.optimizer = "adamw";
+  r.dropout = 0;
+  m = make_model(r);
+  EXPECT_EQ(m.optimizer, Optimizer::kAdamW);
+  EXPECT_EQ(m.shapes[1].transformer.dropout, 0.0);
+  r = {};
+  r.name = "gpt";
+  EXPECT_EQ(make_model(r).optimizer, Optimizer::kAdamW);
+  r.name = "resnet50";
+  EXPECT_EQ(make_model(r).optimizer, Optimizer::kLars);
+  r.dropout = 0.1;
+  EXPECT_THROW(make_model(r), std::invalid_argument);  // a convolutional net has no dropout
+  r.dropout = -1;
+  r.optimizer = "adagrad";
+  try {
+    make_model(r);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("optimizer 'adagrad': not one of adamw, lamb, lars, sgd"));
+  }
+  // LARS keeps one momentum a parameter, LAMB two moments.
+  EXPECT_EQ(state_bytes(Optimizer::kLars), 4.0);
+  EXPECT_EQ(state_bytes(Optimizer::kLamb), 8.0);
+}
+
 TEST(Model, ResNet50HasItsPublishedSizeAndShapes) {
   ModelRequest r;
   r.name = "resnet50";
@@ -197,6 +231,15 @@ TEST(Profile, RoundTripsThroughJsonAndRefusesAnotherModel) {
     EXPECT_THAT(e.what(), HasSubstr("p.json: the profile was measured for other layer shapes"));
   }
   EXPECT_THROW(StepProfile::from_json(nlohmann::json{{"chip", 1}}, "x"), std::invalid_argument);
+  // One whose optimizer steps ran another optimizer is refused too.
+  StepProfile lars = p;
+  lars.optimizer = "lars";
+  try {
+    StepProfile::from_json(lars.to_json(), "p.json").check_matches(m, "p.json");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("measured with lars, not"));
+  }
 }
 
 const BoxShape kFourBoxes{4, 8};

@@ -1,5 +1,6 @@
-// Glue of the optimiser updates: SGD with momentum, Adam (AdamW's decoupled weight decay) and
-// LAMB (Adam's direction scaled by the layer's trust ratio |w| / |u|). Every update runs in
+// Glue of the optimiser updates: SGD with momentum, Adam (AdamW's decoupled weight decay), LAMB
+// (Adam's direction scaled by the layer's trust ratio |w| / |u|) and LARS (momentum SGD scaled by
+// eta |w| / (|g| + wd |w|)). Every update runs in
 // place on the weights and moments.
 #include <fmt/format.h>
 
@@ -152,7 +153,7 @@ KernelDef lamb() {
     check_shape(r);
     PlanBuilder b(r);
     const std::uint32_t n = static_cast<std::uint32_t>(elements(r.shape));
-    const std::uint32_t parts = ceil_div(n, 64);
+    const std::uint32_t parts = ceil_div(n, 256);
     const int w = adam_buffers(b, r);
     const int u = b.buffer("u", Dtype::kF32, {n}, BufferSpec::Role::kScratch);
     const int partial = b.buffer("partial", Dtype::kF32, {parts, 2}, BufferSpec::Role::kScratch);
@@ -163,8 +164,8 @@ KernelDef lamb() {
       l.tensors = {b.view(w, {n}),     b.view(w + 1, {n}), b.view(w + 2, {n}),
                    b.view(w + 3, {n}), b.view(u),          shares};
       adam_srf(l, f);
-      l.access_scale = std::array<Coord, kMaxTensors>{Coord{64}, Coord{64}, Coord{64},
-                                                      Coord{64}, Coord{64}, Coord{0, 1}};
+      l.access_scale = std::array<Coord, kMaxTensors>{Coord{256}, Coord{256}, Coord{256},
+                                                      Coord{256}, Coord{256}, Coord{0, 1}};
     }
     {
       LaunchSpec& l = b.launch("reduce_rows_add.f32", {2, 1, 1, 1, 1});
@@ -173,7 +174,7 @@ KernelDef lamb() {
       l.srf[0] = ceil_div(parts, 256);
     }
     {
-      LaunchSpec& l = b.launch(key("lamb_stage2", r.dtype), {points(ceil_div(n, 128)), 1, 1, 1, 1});
+      LaunchSpec& l = b.launch(key("lamb_stage2", r.dtype), {points(ceil_div(n, 256)), 1, 1, 1, 1});
       l.tensors = {b.view(w, {n}), b.view(u), b.view(sums)};
       l.srf[0] = f32_bits(f.lr);
     }
@@ -202,8 +203,82 @@ KernelDef lamb() {
   return d;
 }
 
+// LARS as MLPerf's ResNet-50 runs it: momentum SGD whose learning rate each tensor scales by its
+// trust ratio eta |w| / (|g| + weight_decay |w|) [T16].
+const std::vector<std::pair<std::string, double>> kLarsParams = {
+    {"lr", 0.1}, {"momentum", 0.9}, {"weight_decay", 5e-5}, {"eta", 0.001}};
+
+KernelDef lars() {
+  KernelDef d;
+  d.info = {"lars",
+            "LARS: v = momentum v + lr r (g + weight_decay w), w = w - v, with the trust ratio "
+            "r = eta |w| / (|g| + weight_decay |w|) over the whole tensor (three launches: "
+            "partial norms, their sum, the update)",
+            float_types(),
+            "the weights' shape",
+            {"lr", "momentum", "weight_decay", "eta"}};
+  d.plan = [](const KernelRequest& r) {
+    const Params p(r, kLarsParams);
+    if (!(p["momentum"] >= 0 && p["momentum"] < 1)) {
+      throw std::invalid_argument(
+          fmt::format("kernel 'lars': momentum = {} (it must lie in [0, 1))", p["momentum"]));
+    }
+    if (!(p["eta"] > 0) || !(p["weight_decay"] >= 0)) {
+      throw std::invalid_argument("kernel 'lars': eta must be > 0 and weight_decay >= 0");
+    }
+    check_shape(r);
+    PlanBuilder b(r);
+    const std::uint32_t n = static_cast<std::uint32_t>(elements(r.shape));
+    const std::uint32_t parts = ceil_div(n, 256);
+    const int w = b.buffer("w", r.dtype, r.shape, Role::kInOut);
+    const int g = b.buffer("g", r.dtype, r.shape, Role::kInput);
+    const int v = b.buffer("v", r.dtype, r.shape, Role::kInOut, {Fill::kUniform, -0.5, 0.5});
+    const int partial = b.buffer("partial", Dtype::kF32, {parts, 2}, Role::kScratch);
+    const int sums = b.buffer("sums", Dtype::kF32, {2}, Role::kScratch);
+    {
+      LaunchSpec& l = b.launch(key("lars_stage1", r.dtype), {points(parts), 1, 1, 1, 1});
+      l.tensors = {b.view(w, {n}), b.view(g, {n}), b.view(partial, {1, parts, 2})};
+      l.access_scale = std::array<Coord, kMaxTensors>{Coord{256}, Coord{256}, Coord{0, 1}};
+    }
+    {
+      LaunchSpec& l = b.launch("reduce_rows_add.f32", {2, 1, 1, 1, 1});
+      l.tensors[0] = b.view(partial);
+      l.tensors[1] = b.lane0_view(sums);
+      l.srf[0] = ceil_div(parts, 256);
+    }
+    {
+      LaunchSpec& l = b.launch(key("lars_stage2", r.dtype), {points(ceil_div(n, 256)), 1, 1, 1, 1});
+      l.tensors = {b.view(w, {n}), b.view(g, {n}), b.view(v, {n}), b.view(sums)};
+      const double values[] = {p["lr"], p["momentum"], p["weight_decay"], p["eta"]};
+      for (std::size_t i = 0; i < 4; ++i) l.srf[i] = f32_bits(values[i]);
+    }
+    for (int i : {w, v}) b.tolerate(i, {2e-6, 4 * epsilon(r.dtype)});
+    b.cost(8.0 * n, 7.0 * n * info(r.dtype).bytes);
+    return b.done();
+  };
+  d.reference = [](const KernelPlan& plan, Buffers& buffers) {
+    const Params p(plan.request, kLarsParams);
+    std::vector<double> w = values(plan, buffers, 0), v = values(plan, buffers, 2);
+    const std::vector<double> g = values(plan, buffers, 1);
+    double ww = 0, gg = 0;
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      ww += w[i] * w[i];
+      gg += g[i] * g[i];
+    }
+    const double wn = std::sqrt(ww), gn = std::sqrt(gg);
+    const double ratio = wn > 0 && gn > 0 ? p["eta"] * wn / (gn + p["weight_decay"] * wn) : 1.0;
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      v[i] = p["momentum"] * v[i] + p["lr"] * ratio * (g[i] + p["weight_decay"] * w[i]);
+      w[i] -= v[i];
+    }
+    store(plan, buffers, 0, w);
+    store(plan, buffers, 2, v);
+  };
+  return d;
+}
+
 }  // namespace
 
-std::vector<KernelDef> optimizer_kernels() { return {sgd_momentum(), adam(), lamb()}; }
+std::vector<KernelDef> optimizer_kernels() { return {sgd_momentum(), adam(), lamb(), lars()}; }
 
 }  // namespace podsim::tpc::glue
