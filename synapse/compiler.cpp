@@ -6,6 +6,8 @@
 #include <array>
 #include <boost/dynamic_bitset.hpp>
 #include <map>
+#include <numeric>
+#include <optional>
 #include <stdexcept>
 
 #include "drm/habanalabs_accel.h"
@@ -48,12 +50,22 @@ Engine engine_of(const Node& n) {
                                        : Engine::kDma;
 }
 
-// One stage before encoding: which node, and which of its launches (kernel nodes).
+// One stage before encoding: which node, and which of its launches (kernel nodes); a pipelined
+// node's slice: the MME's rows [lo, hi), or the kernel's points [lo, hi) along the dimension its
+// launch is split on (hi = 0: the whole node).
 struct Pending {
   std::size_t node = 0;
   int launch = 0;
   Engine engine = Engine::kTpc;
   std::vector<std::uint32_t> waits;
+  std::uint32_t lo = 0, hi = 0;
+};
+
+// A pipelined pair (pass 3): the MME node's result rows in slices, and the points of its
+// consumer's launch that read each slice.
+struct Pipe {
+  std::size_t consumer = 0;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> rows, points;
 };
 
 class Compiler {
@@ -66,6 +78,9 @@ class Compiler {
   void lower();
   std::vector<std::vector<std::size_t>> hazards() const;
   void order();
+  void pipeline();
+  std::optional<Pipe> pipe(std::size_t producer, std::size_t consumer) const;
+  double mme_ns(const mme::MmeOperation& op) const;
   void schedule();
   void place();
   void encode();
@@ -88,6 +103,9 @@ class Compiler {
   std::vector<std::vector<std::uint32_t>> buffers_;  // by node: recipe tensor per plan buffer
   std::vector<std::vector<std::uint32_t>> touched_;  // by node: every tensor it reads or writes
   std::vector<mme::MmeOperation> mme_ops_;           // by node (MME nodes): with its geometry
+  std::vector<double> estimates_;                    // by node: the ordering's duration (ns)
+  std::map<std::size_t, Pipe> pipes_;                // by MME node: its pipelined slices
+  std::map<std::size_t, std::size_t> piped_by_;      // by consumer: its MME node
   std::vector<Pending> stages_;
   std::map<std::string, std::size_t> binaries_;  // key -> index in recipe_.program
 };
@@ -194,21 +212,38 @@ std::vector<std::vector<std::size_t>> Compiler::hazards() const {
   return after;
 }
 
-// 3. Stages in the issue order with their waits, pruned to the latest stage of each engine class.
+// 4. Stages in the issue order with their waits, pruned to the latest stage of each engine class.
 void Compiler::schedule() {
   const auto& nodes = nodes_;
   const std::vector<std::vector<std::size_t>> after = hazards();
-  std::vector<int> last_stage(nodes.size(), -1);  // by node
+  std::vector<int> last_stage(nodes.size(), -1);         // by node
+  std::map<std::size_t, std::vector<int>> slice_stages;  // by pipelined MME node
   std::array<int, kEngineClasses> last_of{-1, -1, -1};
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const Node& n = nodes[i];
     const Engine engine = engine_of(n);
+    const auto produces = pipes_.find(i);
+    const auto consumes = piped_by_.find(i);
+    const Pipe* pipe = produces != pipes_.end()      ? &produces->second
+                       : consumes != piped_by_.end() ? &pipes_.at(consumes->second)
+                                                     : nullptr;
     std::vector<int> deps{last_of[static_cast<int>(engine)]};
-    for (std::size_t j : after[i]) deps.push_back(last_stage[j]);
-    const int launches =
-        n.kind == NodeKind::kKernel ? static_cast<int>(plans_[i].launches.size()) : 1;
+    for (std::size_t j : after[i]) {
+      // A pipelined consumer's slice waits for its own slice of the MME node, below.
+      if (consumes == piped_by_.end() || j != consumes->second) deps.push_back(last_stage[j]);
+    }
+    const int launches = pipe                          ? static_cast<int>(pipe->rows.size())
+                         : n.kind == NodeKind::kKernel ? static_cast<int>(plans_[i].launches.size())
+                                                       : 1;
     for (int l = 0; l < launches; ++l) {
-      Pending p{i, l, engine, {}};
+      Pending p{i, pipe ? 0 : l, engine, {}};
+      if (pipe) {
+        const auto& range = (produces != pipes_.end() ? pipe->rows : pipe->points)[l];
+        p.lo = range.first;
+        p.hi = range.second;
+      }
+      if (consumes != piped_by_.end())
+        deps.push_back(slice_stages.at(consumes->second)[static_cast<std::size_t>(l)]);
       std::array<int, kEngineClasses> latest{-1, -1, -1};
       for (int d : deps) {
         if (d < 0) continue;
@@ -221,6 +256,7 @@ void Compiler::schedule() {
       std::sort(p.waits.begin(), p.waits.end());
       stages_.push_back(std::move(p));
       deps = {static_cast<int>(stages_.size() - 1)};  // later launches follow the first
+      if (produces != pipes_.end()) slice_stages[i].push_back(deps[0]);
     }
     last_stage[i] = static_cast<int>(stages_.size() - 1);
     last_of[static_cast<int>(engine)] = last_stage[i];
@@ -233,7 +269,7 @@ void Compiler::schedule() {
   }
 }
 
-// 4. Workspace tensors first-fit, sharing bytes only with tensors whose every user has ended
+// 5. Workspace tensors first-fit, sharing bytes only with tensors whose every user has ended
 // (by the stage graph) before their own first user starts.
 void Compiler::place() {
   const std::size_t n = stages_.size();
@@ -336,9 +372,16 @@ EngineJob Compiler::relocate(std::uint32_t queue, std::vector<core::RegisterRun>
 void Compiler::encode_kernel(const Pending& p, Stage& stage) {
   const tpc::KernelPlan& plan = plans_[p.node];
   const tpc::LaunchSpec& launch = plan.launches[static_cast<std::size_t>(p.launch)];
-  const std::vector<tpc::Slice> slices = tpc::partition(launch.index_space, target_.tpcs);
+  const int d = tpc::partition_dim(launch.index_space);
+  const std::int32_t points = launch.index_space[static_cast<std::size_t>(d)];
+  const bool sliced = p.hi > 0;
+  const std::vector<tpc::Slice> slices =
+      sliced ? tpc::partition(launch.index_space, target_.tpcs, static_cast<std::int32_t>(p.lo),
+                              static_cast<std::int32_t>(p.hi))
+             : tpc::partition(launch.index_space, target_.tpcs);
   const auto k = static_cast<std::uint32_t>(&stage - recipe_.stages.data());
-  stage.flops = plan.flops / static_cast<double>(plan.launches.size());
+  stage.flops = plan.flops / static_cast<double>(plan.launches.size()) *
+                (sliced ? static_cast<double>(p.hi - p.lo) / points : 1.0);
   for (std::size_t t = 0; t < slices.size(); ++t) {
     std::array<std::vector<core::RegisterRun>, 2> image;
     for (int v = 0; v < 2; ++v) {
@@ -398,6 +441,21 @@ mme::MmeOperation mme_part(mme::MmeOperation op, const MmeSplit& split, std::uin
   return op;
 }
 
+// The engines' parts of `op`'s rows [lo, hi) (a pipelined slice), dealt out in whole tiles.
+std::vector<mme::MmeOperation> row_parts(const mme::MmeOperation& op, std::uint64_t tile_rows,
+                                         std::uint64_t engines, std::uint64_t lo,
+                                         std::uint64_t hi) {
+  const std::uint64_t share = mme_share(hi - lo, tile_rows, engines);
+  std::vector<mme::MmeOperation> out;
+  for (std::uint64_t start = lo; start < hi; start += share) {
+    mme::MmeOperation part = op;
+    part.m_start = static_cast<std::uint32_t>(start);
+    part.m_count = static_cast<std::uint32_t>(std::min(share, hi - start));
+    out.push_back(part);
+  }
+  return out;
+}
+
 // The MME's geometry for `op`: of the output tiles the target's arrays form, the one whose
 // rows dealt out to the engines take the fewest array cycles (the MME's own closed form), the
 // array's own shape on a tie. A narrow result (a convolution of 64 filters) takes a tall tile,
@@ -443,6 +501,18 @@ mme::MmeConfig array_of(const Target& target) {
   return array;
 }
 
+// The slowest engine's array cycles for `op` (its rows, or columns, dealt out to the engines),
+// at the MME's clock.
+double Compiler::mme_ns(const mme::MmeOperation& op) const {
+  const mme::MmeConfig c = mme::shaped(array_of(target_), op);
+  const MmeSplit split = mme_split(c, mme::GemmView(op), static_cast<std::uint64_t>(target_.mmes));
+  std::uint64_t slowest = 0;
+  for (std::uint64_t e = 0; e < split.parts(); ++e)
+    slowest =
+        std::max(slowest, mme::analytic_cycles(c, mme::GemmView(mme_part(op, split, e)), op.in));
+  return static_cast<double>(slowest) / target_.mme_ghz;
+}
+
 // 2. Each MME node's geometry, then the nodes in the list schedule's order (ordering.h) on
 // estimated durations: an MME node's slowest engine by the closed form, a kernel's bytes at
 // HBM's bandwidth or its arithmetic at the TPCs' (whichever is longer), a copy's bytes read and
@@ -460,14 +530,8 @@ void Compiler::order() {
     OrderTask& t = tasks[i];
     t.engine = engine_of(n);
     if (t.engine == Engine::kMme) {
-      const mme::MmeOperation op = mme_ops_[i] = with_geometry(array, engines, n.mme);
-      const mme::MmeConfig c = mme::shaped(array, op);
-      const MmeSplit split = mme_split(c, mme::GemmView(op), engines);
-      std::uint64_t slowest = 0;
-      for (std::uint64_t e = 0; e < split.parts(); ++e)
-        slowest = std::max(slowest,
-                           mme::analytic_cycles(c, mme::GemmView(mme_part(op, split, e)), op.in));
-      t.ns = static_cast<double>(slowest) / target_.mme_ghz;
+      mme_ops_[i] = with_geometry(array, engines, n.mme);
+      t.ns = mme_ns(mme_ops_[i]);
     } else if (t.engine == Engine::kTpc) {
       t.ns =
           std::max(plans_[i].min_bytes / target_.hbm_gb_per_s, plans_[i].flops / tpc_flops_per_ns);
@@ -476,6 +540,7 @@ void Compiler::order() {
           2.0 * static_cast<double>(recipe_.tensors[touched_[i][0]].bytes) / target_.hbm_gb_per_s;
     }
     t.after = after[i];
+    estimates_.push_back(t.ns);
   }
   if (!target_.order) return;
   const std::vector<std::size_t> order = issue_order(tasks);
@@ -490,6 +555,7 @@ void Compiler::order() {
   permute(buffers_);
   permute(touched_);
   permute(mme_ops_);
+  permute(estimates_);
   std::map<std::size_t, Fusion> fused;
   for (std::size_t k = 0; k < count; ++k) {
     const auto it = fused_.find(order[k]);
@@ -498,19 +564,149 @@ void Compiler::order() {
   fused_ = std::move(fused);
 }
 
+// 3. An MME node whose result the next node to touch it, a TPC kernel, reads row by row: both
+// run in slices of rows, the kernel's slice s waiting only for the MME's slice s, so that the
+// TPCs work on one slice while the MMEs compute the next (Synapse's pipelining of an MME node
+// and its TPC consumers [C16]). Slices are whole blocks of array tiles on every engine (the MME
+// reads the right operand once per block of rows anyway, so slicing adds no traffic) and whole
+// points of the kernel; their count is the one whose two-stage schedule, each slice paying
+// `stage_ns` beyond its share, ends soonest, and none when slicing gains nothing.
+std::optional<Pipe> Compiler::pipe(std::size_t producer, std::size_t consumer) const {
+  const Node& m = nodes_[producer];
+  const Node& k = nodes_[consumer];
+  const mme::MmeOperation& op = mme_ops_[producer];
+  const mme::GemmView view(op);
+  const auto c = static_cast<std::uint32_t>(m.operands[2]);
+  // The result: one matrix, row after row, filling its tensor from its start.
+  if (view.batch() != 1 || m.offsets[2] != 0 || view.c(0, 0, 1) != 1 ||
+      (view.m() > 1 && view.c(0, 1, 0) != static_cast<std::int64_t>(view.n())) ||
+      graph_.tensor(static_cast<TensorId>(c)).elements() != view.m() * view.n())
+    return std::nullopt;
+  const mme::MmeConfig tile = mme::shaped(array_of(target_), op);
+  const auto engines = static_cast<std::uint64_t>(target_.mmes);
+  if (mme_split(tile, view, engines).by_columns) return std::nullopt;
+  // The consumer: one launch whose accesses follow its index (access_scale), reading the result
+  // through one dense view, split over the cores along a dimension that walks the rows.
+  const tpc::KernelPlan& plan = plans_[consumer];
+  if (plan.launches.size() != 1 || !plan.launches[0].access_scale) return std::nullopt;
+  for (int operand : {0, 1}) {  // a consumer overwriting the MME's operands waits for it whole
+    const TensorId t = m.operands[static_cast<std::size_t>(operand)];
+    if (std::find(k.writes.begin(), k.writes.end(), t) != k.writes.end()) return std::nullopt;
+  }
+  const tpc::LaunchSpec& launch = plan.launches[0];
+  std::optional<std::size_t> seen;
+  for (std::size_t t = 0; t < launch.tensors.size(); ++t) {
+    const auto& v = launch.tensors[t];
+    if (!v || buffers_[consumer][static_cast<std::size_t>(v->buffer)] != c) continue;
+    if (seen) return std::nullopt;
+    seen = t;
+  }
+  if (!seen) return std::nullopt;
+  const tpc::TensorView& tv = *launch.tensors[*seen];
+  std::uint64_t dense = 1;
+  for (std::size_t d = 0; d < tv.dims.size(); ++d) {
+    if (tv.strides[d] != dense) return std::nullopt;
+    dense *= tv.dims[d];
+  }
+  if (dense != view.m() * view.n()) return std::nullopt;
+  const int d = tpc::partition_dim(launch.index_space);
+  const auto du = static_cast<std::size_t>(d);
+  const tpc::Coord& scale = (*launch.access_scale)[*seen];
+  for (std::size_t j = 0; j < tv.dims.size(); ++j) {
+    if (j > du && tv.dims[j] != 1) return std::nullopt;  // a point along d spans the rest
+    if (j < du && static_cast<std::uint64_t>(scale[j]) * launch.index_space[j] < tv.dims[j])
+      return std::nullopt;
+  }
+  if (du >= tv.dims.size() || scale[du] <= 0) return std::nullopt;
+  const std::uint64_t step = static_cast<std::uint64_t>(scale[du]) * tv.strides[du];
+  const std::uint64_t points = static_cast<std::uint64_t>(launch.index_space[du]);
+  // Slice boundaries: whole blocks of tiles on every engine, and whole points of the kernel.
+  const std::uint64_t block = static_cast<std::uint64_t>(tile.rows) * tile.block_rows * engines;
+  const std::uint64_t row_step = step / std::gcd(step, view.n());
+  const std::uint64_t granule = std::lcm(block, row_step);
+  const std::uint64_t granules = (view.m() + granule - 1) / granule;
+  if (granules < 2) return std::nullopt;
+  const double tpc_ns = estimates_[consumer];
+  const double whole = estimates_[producer] + tpc_ns;
+  std::optional<Pipe> best;
+  double best_ns = whole;
+  for (std::uint64_t want = 2; want <= static_cast<std::uint64_t>(target_.max_slices); ++want) {
+    const std::uint64_t per = (granules + want - 1) / want * granule;
+    const std::uint64_t count = (view.m() + per - 1) / per;
+    if (count < 2 || (best && best->rows.size() == count)) continue;
+    Pipe p;
+    p.consumer = consumer;
+    double mme_end = 0, tpc_end = 0;
+    for (std::uint64_t s = 0; s < count; ++s) {
+      const std::uint64_t lo = s * per, hi = std::min(view.m(), lo + per);
+      const std::uint64_t first = lo * view.n() / step;
+      const std::uint64_t last = hi == view.m() ? points : hi * view.n() / step;
+      p.rows.emplace_back(static_cast<std::uint32_t>(lo), static_cast<std::uint32_t>(hi));
+      p.points.emplace_back(static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(last));
+      std::uint64_t slowest = 0;
+      for (const mme::MmeOperation& part :
+           row_parts(op, static_cast<std::uint64_t>(tile.rows), engines, lo, hi))
+        slowest = std::max(slowest, mme::analytic_cycles(tile, mme::GemmView(part), op.in));
+      mme_end += static_cast<double>(slowest) / target_.mme_ghz + target_.stage_ns;
+      tpc_end = std::max(tpc_end, mme_end) +
+                tpc_ns * static_cast<double>(last - first) / static_cast<double>(points) +
+                target_.stage_ns;
+    }
+    if (tpc_end < best_ns) {
+      best_ns = tpc_end;
+      best = std::move(p);
+    }
+  }
+  return best;
+}
+
+void Compiler::pipeline() {
+  if (!target_.pipeline) return;
+  std::size_t stages = 0;
+  for (std::size_t i = 0; i < nodes_.size(); ++i)
+    stages += nodes_[i].kind == NodeKind::kKernel ? plans_[i].launches.size() : 1;
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    if (nodes_[i].kind != NodeKind::kMme) continue;
+    const auto c = static_cast<std::uint32_t>(nodes_[i].operands[2]);
+    std::size_t j = i + 1;
+    while (j < nodes_.size() &&
+           std::find(touched_[j].begin(), touched_[j].end(), c) == touched_[j].end())
+      ++j;
+    if (j == nodes_.size() || nodes_[j].kind != NodeKind::kKernel || piped_by_.count(j)) continue;
+    std::optional<Pipe> p = pipe(i, j);
+    if (!p) continue;
+    const std::size_t extra = 2 * (p->rows.size() - 1);
+    if (stages + extra > target_.sobs) continue;
+    stages += extra;
+    recipe_.notes.push_back(fmt::format("pipelined {} into {} in {} slices", nodes_[i].name,
+                                        nodes_[j].name, p->rows.size()));
+    piped_by_[j] = i;
+    pipes_.emplace(i, std::move(*p));
+  }
+}
+
 void Compiler::encode_mme(const Pending& p, Stage& stage) {
   const Node& n = nodes_[p.node];
   const auto k = static_cast<std::uint32_t>(&stage - recipe_.stages.data());
   const mme::MmeConfig array = array_of(target_);
   const std::uint64_t engines = static_cast<std::uint64_t>(target_.mmes);
   const mme::MmeOperation& op = mme_ops_[p.node];
-  const MmeSplit split = mme_split(mme::shaped(array, op), mme::GemmView(op), engines);
-  stage.flops = op.flops();
-  for (std::uint64_t e = 0; e < split.parts(); ++e) {
+  const mme::MmeConfig tile = mme::shaped(array, op);
+  const mme::GemmView view(op);
+  std::vector<mme::MmeOperation> parts;
+  if (p.hi > 0) {  // a pipelined slice of rows
+    parts = row_parts(op, static_cast<std::uint64_t>(tile.rows), engines, p.lo, p.hi);
+    stage.flops = op.flops() * static_cast<double>(p.hi - p.lo) / static_cast<double>(view.m());
+  } else {
+    const MmeSplit split = mme_split(tile, view, engines);
+    for (std::uint64_t e = 0; e < split.parts(); ++e) parts.push_back(mme_part(op, split, e));
+    stage.flops = op.flops();
+  }
+  for (std::size_t e = 0; e < parts.size(); ++e) {
     std::array<std::vector<core::RegisterRun>, 2> image;
     for (int v = 0; v < 2; ++v) {
       mme::OperationRegisters regs;
-      regs.op = mme_part(op, split, e);
+      regs.op = parts[e];
       const auto operand = [&](int i, Dtype t) {
         return address(static_cast<std::uint32_t>(n.operands[static_cast<std::size_t>(i)]), v) +
                n.offsets[static_cast<std::size_t>(i)] * tpc::info(t).bytes;
@@ -570,6 +766,7 @@ Recipe Compiler::run() {
   fuse();
   lower();
   order();
+  pipeline();
   schedule();
   place();
   encode();

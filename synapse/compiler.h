@@ -9,15 +9,18 @@
 //  2. ordering (ordering.h): the nodes in the order a list schedule on estimated durations
 //     issues them (the MME's closed form, a kernel's bytes at HBM's bandwidth), so that a node
 //     another engine waits for goes first and independent work fills the gaps;
-//  3. scheduling: one stage per launch, in that order; a stage waits for the last stage that
+//  3. pipelining: an MME node and the TPC kernel that next touches its result, reading it row
+//     by row, become slices of rows, the kernel's slice s waiting only for the MME's slice s,
+//     when a two-stage schedule of the slices ends sooner than the two nodes one after the other;
+//  4. scheduling: one stage per launch, in that order; a stage waits for the last stage that
 //     wrote what it reads, the stages that read or wrote what it writes, and the previous stage
 //     of its engine class (an engine runs one job at a time); waits are pruned to the latest
 //     stage of each class, so the TPCs, the MMEs and the DMA run side by side where the data
 //     lets them;
-//  4. memory planning: workspace tensors placed first-fit by lifetime: two tensors may share
+//  5. memory planning: workspace tensors placed first-fit by lifetime: two tensors may share
 //     bytes only when every stage using one ends before the first stage using the other starts
 //     (by the stage graph, not just program order, since engines run in parallel);
-//  5. encoding: each job's registers with addresses relative to their sections, found by
+//  6. encoding: each job's registers with addresses relative to their sections, found by
 //     building the image at two placements and keeping the words that move (so the register
 //     layouts stay written once, in hw/).
 // Before them, fusion (fusion.h): chains of element-wise kernels on one shape become one TPC
@@ -53,6 +56,15 @@ struct Target {
   tpc::Generation generation = tpc::Generation::kGaudi;
   bool fuse = true;   // fuse element-wise chains (fusion.h)
   bool order = true;  // issue nodes in a list schedule's order (ordering.h), else program order
+  // Pipelining (pass 3): an MME node and the TPC kernel consuming its result run in up to
+  // `max_slices` slices of rows. `stage_ns` is what a slice costs beyond its share of the work
+  // in the choice of the count: the handoff between dependent stages (a sync object's write,
+  // the monitor's message, the next job's fetch and set-up), 0.2 to 0.6 us in the modeled chip's
+  // traces, taken at 0.6 us; `max_slices` is podsim's own bound (each slice takes two sync
+  // objects).
+  bool pipeline = true;
+  int max_slices = 8;
+  double stage_ns = 600;
   // What the list schedule estimates durations from: the MME's and the TPCs' clock, HBM's
   // bandwidth (GB/s: bytes per ns); each TPC does 128 f32 flops a cycle (2048-bit vectors of
   // fused multiply-adds [S7]).

@@ -1,6 +1,7 @@
 // The graph API's checks, the compiler's passes and the recipe format, without a device.
 #include "synapse/recipe.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -322,6 +323,70 @@ TEST(SynapseCompiler, ANarrowGemmTakesATallTileOnGaudi2) {
   EXPECT_EQ(square.tall + square.wide, 0u);
   const mme::MmeOperation gaudi = mme_job(compile_gemm(Target::gaudi1(), 64).stages[0].jobs[0]);
   EXPECT_EQ(gaudi.tall + gaudi.wide, 0u);
+}
+
+// y = relu(x w): the GEMM's result rows in slices, the ReLU's slice s waiting for the GEMM's
+// slice s alone (and its own slice before), so that the TPCs work on one slice while the MMEs
+// compute the next. The slices are whole blocks of tiles on both MMEs and cover the rows once.
+TEST(SynapseCompiler, PipelinesAGemmAndTheKernelReadingItsRows) {
+  Graph g;
+  const TensorId x = g.tensor("x", Dtype::kF32, {512, 8192}, TensorKind::kPersistent);
+  const TensorId w = g.tensor("w", Dtype::kF32, {512, 512}, TensorKind::kPersistent);
+  const TensorId c = g.tensor("c", Dtype::kF32, {512, 8192});
+  const TensorId y = g.tensor("y", Dtype::kF32, {512, 8192}, TensorKind::kPersistent);
+  mme::GemmDesc gemm;
+  gemm.m = 8192;
+  gemm.n = gemm.k = 512;
+  g.gemm("mm", x, w, c, gemm);
+  g.kernel("relu", elementwise("relu", {512, 8192}), {c, y});
+  const Recipe r = compile(g, unfused());
+  std::vector<std::uint32_t> mme_stages, tpc_stages;
+  for (std::uint32_t k = 0; k < r.stages.size(); ++k)
+    (r.stages[k].node == "mm" ? mme_stages : tpc_stages).push_back(k);
+  ASSERT_GE(mme_stages.size(), 2u);
+  ASSERT_EQ(mme_stages.size(), tpc_stages.size());
+  EXPECT_EQ(r.notes, std::vector<std::string>{
+                         fmt::format("pipelined mm into relu in {} slices", mme_stages.size())});
+  std::uint32_t next_row = 0;
+  for (std::size_t s = 0; s < mme_stages.size(); ++s) {
+    const std::vector<std::uint32_t> want =
+        s == 0 ? std::vector<std::uint32_t>{mme_stages[0]}
+               : std::vector<std::uint32_t>{mme_stages[s], tpc_stages[s - 1]};
+    std::vector<std::uint32_t> got = r.stages[tpc_stages[s]].waits;
+    std::sort(got.begin(), got.end());
+    std::vector<std::uint32_t> sorted = want;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(got, sorted) << "slice " << s;
+    for (const EngineJob& job : r.stages[mme_stages[s]].jobs) {
+      const mme::MmeOperation op = mme_job(job);
+      EXPECT_EQ(op.m_start, next_row) << "slice " << s;
+      EXPECT_EQ(op.m_start % 256, 0u);  // whole blocks of 2 x 128-row tiles
+      next_row += op.m_count;
+    }
+    EXPECT_EQ(r.stages[mme_stages[s]].jobs.size(), 2u);  // both MMEs in every slice
+  }
+  EXPECT_EQ(next_row, 8192u);
+  // The TPC slices' flops add up to the kernel's; the pass off, two stages.
+  Target off = unfused();
+  off.pipeline = false;
+  const Recipe plain = compile(g, off);
+  ASSERT_EQ(plain.stages.size(), 2u);
+  double flops = 0;
+  for (std::uint32_t k : tpc_stages) flops += r.stages[k].flops;
+  EXPECT_NEAR(flops, plain.stages[1].flops, 1e-6 * plain.stages[1].flops);
+  EXPECT_TRUE(plain.notes.empty());
+  // Too small to gain from slices (each slice's handoff costs more than the overlap saves).
+  Graph small;
+  const TensorId sx = small.tensor("x", Dtype::kF32, {128, 1024}, TensorKind::kPersistent);
+  const TensorId sw = small.tensor("w", Dtype::kF32, {128, 128}, TensorKind::kPersistent);
+  const TensorId sc = small.tensor("c", Dtype::kF32, {128, 1024});
+  const TensorId sy = small.tensor("y", Dtype::kF32, {128, 1024}, TensorKind::kPersistent);
+  mme::GemmDesc little;
+  little.m = 1024;
+  little.n = little.k = 128;
+  small.gemm("mm", sx, sw, sc, little);
+  small.kernel("relu", elementwise("relu", {128, 1024}), {sc, sy});
+  EXPECT_EQ(compile(small, unfused()).stages.size(), 2u);
 }
 
 // Every byte of a recipe flipped in turn: each is refused or read back whole (never a crash).

@@ -96,9 +96,10 @@ void PrintTo(const Case& c, std::ostream* os) { *os << c.kernel; }
 
 std::vector<Case> cases() {
   std::vector<Case> out;
-  for (const char* k : {"add", "sub", "mul", "min", "max", "div", "relu", "relu_bwd", "gelu",
-                        "gelu_bwd", "sigmoid", "sigmoid_bwd", "tanh", "tanh_bwd", "sgd_momentum",
-                        "adam", "lamb", "lars", "dropout", "dropout_bwd"}) {
+  for (const char* k :
+       {"add",          "sub",  "mul",      "min",     "max",         "div",        "relu",
+        "relu_bwd",     "gelu", "gelu_bwd", "sigmoid", "sigmoid_bwd", "tanh",       "tanh_bwd",
+        "sgd_momentum", "adam", "lamb",     "lars",    "dropout",     "dropout_bwd"}) {
     out.push_back({k, &kAnyShapes, {}});
   }
   for (const char* k : {"bias_add", "softmax", "softmax_bwd", "log_softmax", "cross_entropy",

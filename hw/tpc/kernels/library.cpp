@@ -85,24 +85,29 @@ void run_reference(const KernelPlan& plan, std::vector<std::vector<std::uint8_t>
   definition(plan.request.kernel).reference(plan, buffers);
 }
 
-std::vector<Slice> partition(const Coord& space, int cores) {
-  int dim = 0;
+int partition_dim(const Coord& space) {
   for (int d = kMaxDims - 1; d >= 0; --d) {
-    if (space[static_cast<std::size_t>(d)] > 1) {
-      dim = d;
-      break;
-    }
+    if (space[static_cast<std::size_t>(d)] > 1) return d;
   }
-  const auto d = static_cast<std::size_t>(dim);
-  const std::int64_t points = space[d];
+  return 0;
+}
+
+std::vector<Slice> partition(const Coord& space, int cores) {
+  const int d = partition_dim(space);
+  return partition(space, cores, 0, space[static_cast<std::size_t>(d)]);
+}
+
+std::vector<Slice> partition(const Coord& space, int cores, std::int32_t begin, std::int32_t end) {
+  const auto d = static_cast<std::size_t>(partition_dim(space));
+  const std::int64_t points = end - begin;
   const std::int64_t parts =
       std::min<std::int64_t>(std::max(cores, 1), std::max<std::int64_t>(points, 1));
   std::vector<Slice> out;
   for (std::int64_t p = 0; p < parts; ++p) {
     Slice s;
     s.end = space;
-    s.start[d] = static_cast<std::int32_t>(points * p / parts);
-    s.end[d] = static_cast<std::int32_t>(points * (p + 1) / parts);
+    s.start[d] = static_cast<std::int32_t>(begin + points * p / parts);
+    s.end[d] = static_cast<std::int32_t>(begin + points * (p + 1) / parts);
     if (s.end[d] > s.start[d]) out.push_back(s);
   }
   return out;

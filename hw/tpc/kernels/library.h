@@ -115,6 +115,11 @@ struct Slice {
   Coord start{}, end{};
 };
 std::vector<Slice> partition(const Coord& space, int cores);
+// The dimension partition() splits: the outermost longer than one (0 when none is).
+int partition_dim(const Coord& space);
+// Points [begin, end) of that dimension alone, split as partition() splits the whole (the graph
+// compiler's pipelined slices of a launch).
+std::vector<Slice> partition(const Coord& space, int cores, std::int32_t begin, std::int32_t end);
 
 // Dropout's draws (dropout.tpcs), for references of layers that drop: whether element `element`
 // of a tensor of a two-byte type is kept by the draw with `seed` and a 16-bit keep threshold.
