@@ -328,17 +328,23 @@ TEST(SynapseCompiler, ANarrowGemmTakesATallTileOnGaudi2) {
 // y = relu(x w): the GEMM's result rows in slices, the ReLU's slice s waiting for the GEMM's
 // slice s alone (and its own slice before), so that the TPCs work on one slice while the MMEs
 // compute the next. The slices are whole blocks of tiles on both MMEs and cover the rows once.
-TEST(SynapseCompiler, PipelinesAGemmAndTheKernelReadingItsRows) {
+// y = relu(x w) in f32, x [m rows of n], w [n x n].
+Graph gemm_then_relu(std::uint32_t m, std::uint32_t n) {
   Graph g;
-  const TensorId x = g.tensor("x", Dtype::kF32, {512, 8192}, TensorKind::kPersistent);
-  const TensorId w = g.tensor("w", Dtype::kF32, {512, 512}, TensorKind::kPersistent);
-  const TensorId c = g.tensor("c", Dtype::kF32, {512, 8192});
-  const TensorId y = g.tensor("y", Dtype::kF32, {512, 8192}, TensorKind::kPersistent);
+  const TensorId x = g.tensor("x", Dtype::kF32, {n, m}, TensorKind::kPersistent);
+  const TensorId w = g.tensor("w", Dtype::kF32, {n, n}, TensorKind::kPersistent);
+  const TensorId c = g.tensor("c", Dtype::kF32, {n, m});
+  const TensorId y = g.tensor("y", Dtype::kF32, {n, m}, TensorKind::kPersistent);
   mme::GemmDesc gemm;
-  gemm.m = 8192;
-  gemm.n = gemm.k = 512;
+  gemm.m = m;
+  gemm.n = gemm.k = n;
   g.gemm("mm", x, w, c, gemm);
-  g.kernel("relu", elementwise("relu", {512, 8192}), {c, y});
+  g.kernel("relu", elementwise("relu", {n, m}), {c, y});
+  return g;
+}
+
+TEST(SynapseCompiler, PipelinesAGemmAndTheKernelReadingItsRows) {
+  const Graph g = gemm_then_relu(8192, 512);
   const Recipe r = compile(g, unfused());
   std::vector<std::uint32_t> mme_stages, tpc_stages;
   for (std::uint32_t k = 0; k < r.stages.size(); ++k)
@@ -376,17 +382,7 @@ TEST(SynapseCompiler, PipelinesAGemmAndTheKernelReadingItsRows) {
   EXPECT_NEAR(flops, plain.stages[1].flops, 1e-6 * plain.stages[1].flops);
   EXPECT_TRUE(plain.notes.empty());
   // Too small to gain from slices (each slice's handoff costs more than the overlap saves).
-  Graph small;
-  const TensorId sx = small.tensor("x", Dtype::kF32, {128, 1024}, TensorKind::kPersistent);
-  const TensorId sw = small.tensor("w", Dtype::kF32, {128, 128}, TensorKind::kPersistent);
-  const TensorId sc = small.tensor("c", Dtype::kF32, {128, 1024});
-  const TensorId sy = small.tensor("y", Dtype::kF32, {128, 1024}, TensorKind::kPersistent);
-  mme::GemmDesc little;
-  little.m = 1024;
-  little.n = little.k = 128;
-  small.gemm("mm", sx, sw, sc, little);
-  small.kernel("relu", elementwise("relu", {128, 1024}), {sc, sy});
-  EXPECT_EQ(compile(small, unfused()).stages.size(), 2u);
+  EXPECT_EQ(compile(gemm_then_relu(1024, 128), unfused()).stages.size(), 2u);
 }
 
 // Every byte of a recipe flipped in turn: each is refused or read back whole (never a crash).
