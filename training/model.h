@@ -7,9 +7,10 @@
 // Captures: the layers' shapes and order, the parameters of each (the embedding tables tied to
 // the head, the position table with the first layer), the per-worker batch.
 // Captures also dropout in the transformer layers (attention probabilities and residual branches)
-// at the preset's probability.
-// Ignores: BERT's pooler and its masked-LM transform, the embeddings' dropout, the embedding
-// lookup's compute.
+// at the preset's probability, and BERT's masked-LM head over the masked tokens' slots alone.
+// Ignores: BERT's pooler, its masked-LM transform (a dense layer and a norm over those slots) and
+// the gather of their hidden states, the embeddings' dropout and norm, the embedding lookup's
+// compute.
 #pragma once
 
 #include <cstdint>

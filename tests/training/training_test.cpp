@@ -28,7 +28,15 @@ TEST(Model, BertLargeHasItsPublishedSize) {
   // modeled.
   EXPECT_NEAR(static_cast<double>(m.parameters()) * 1e-6, 334.1, 0.1);
   EXPECT_EQ(m.batch, 64u);
-  EXPECT_EQ(m.shapes[2].head.tokens, 64u * 128u);
+  // The masked-LM head predicts ceil(0.15 x 128) = 20 slots a sample, as BERT's data has.
+  EXPECT_EQ(m.shapes[2].head.tokens, 64u * 20u);
+  ModelRequest at512;
+  at512.sequence = 512;
+  EXPECT_EQ(make_model(at512).shapes[2].head.tokens, 64u * 77u);
+  // A causal LM's head predicts every token.
+  ModelRequest gpt;
+  gpt.name = "gpt";
+  EXPECT_EQ(make_model(gpt).shapes[2].head.tokens, 8u * 1024u);
 }
 
 TEST(Model, ATransformerLayerCountsEveryParameter) {
