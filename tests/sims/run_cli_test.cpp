@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -109,6 +111,60 @@ TEST_F(RunCli, TheTraceShowsDriverSubmissionsAndTheEngines) {
   EXPECT_TRUE(threads.count("tpc0")) << "TPC track";
   EXPECT_TRUE(threads.count("mme0")) << "MME track";
   EXPECT_TRUE(processes.count("system.box0.chip0.tpc0_qman")) << "QMAN";
+}
+
+// Busy intervals of one engine class on chip 0's tracks (threads named `prefix`N), merged.
+std::vector<std::pair<double, double>> busy(const nlohmann::json& trace,
+                                            const std::string& prefix) {
+  std::map<std::pair<int, int>, std::string> threads;
+  int chip = -1;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "M") continue;
+    const std::string name = e["args"]["name"].get<std::string>();
+    if (e["name"] == "thread_name") threads[{e["pid"].get<int>(), e["tid"].get<int>()}] = name;
+    if (e["name"] == "process_name" && name == "system.box0.chip0") chip = e["pid"].get<int>();
+  }
+  std::vector<std::pair<double, double>> spans;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X" || e["pid"].get<int>() != chip) continue;
+    const auto it = threads.find({e["pid"].get<int>(), e["tid"].get<int>()});
+    if (it == threads.end() || it->second.rfind(prefix, 0) != 0) continue;
+    const double start = e["ts"].get<double>();
+    spans.emplace_back(start, start + e["dur"].get<double>());
+  }
+  std::sort(spans.begin(), spans.end());
+  std::vector<std::pair<double, double>> merged;
+  for (const auto& s : spans) {
+    if (!merged.empty() && s.first <= merged.back().second) {
+      merged.back().second = std::max(merged.back().second, s.second);
+    } else {
+      merged.push_back(s);
+    }
+  }
+  return merged;
+}
+
+// In one transformer layer's step the MMEs and the TPCs work at once: the GEMM and its GELU
+// chain pipelined in slices (the TPCs on one slice while the MMEs compute the next), and
+// independent nodes side by side. Their busy intervals in the trace intersect.
+TEST_F(RunCli, TheMmesAndTheTpcsWorkAtOnceInOneStep) {
+  const auto trace = dir_ / "layer.trace.json";
+  const auto j =
+      run({"--workload", "transformer-block", "--steps", "1", "--batch", "2", "--sequence", "512",
+           "--hidden", "256", "--heads", "4", "--ffn", "1024", "--trace", trace.string()});
+  EXPECT_THAT(last_.out, HasSubstr("compiler   pipelined fc1 into fc1.bias+gelu in 2 slices"));
+  const auto t = nlohmann::json::parse(test::read_text(trace));
+  const auto mme = busy(t, "mme"), tpc = busy(t, "tpc");
+  ASSERT_FALSE(mme.empty());
+  ASSERT_FALSE(tpc.empty());
+  double both = 0;
+  for (const auto& [a, b] : mme) {
+    for (const auto& [c, d] : tpc) both += std::max(0.0, std::min(b, d) - std::max(a, c));
+  }
+  double mme_total = 0;
+  for (const auto& [a, b] : mme) mme_total += b - a;
+  EXPECT_GT(both, 0.05 * mme_total)
+      << "both engines busy " << both << " us of the MMEs' " << mme_total << " us";
 }
 
 TEST_F(RunCli, TheSameSeedGivesTheSameResults) {
