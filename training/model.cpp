@@ -188,9 +188,9 @@ Model make_model(const ModelRequest& r) {
   first.extra_parameters = std::uint64_t{d.positions + d.token_types} * d.hidden;
   LayerShape head;
   head.kind = LayerKind::kLmHead;
-  const auto slots =
-      d.predicted > 0 ? static_cast<std::uint32_t>(std::ceil(d.predicted * d.sequence - 1e-9))
-                      : d.sequence;
+  const auto slots = d.predicted > 0
+                         ? static_cast<std::uint32_t>(std::ceil(d.predicted * d.sequence - 1e-9))
+                         : d.sequence;
   head.head.tokens = d.batch * slots;
   head.head.hidden = d.hidden;
   head.head.vocab = d.vocab;
