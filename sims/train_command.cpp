@@ -73,7 +73,7 @@ class TrainCommand : public Command {
     c->add_option("--optimizer", model_.optimizer,
                   "adamw, lamb, lars or sgd (momentum), run on fp32 master weights (default: "
                   "the model's: lamb for BERT, lars for ResNet-50, adamw otherwise)")
-        ->check(CLI::IsMember({"adamw", "lamb", "lars", "sgd"}));
+        ->check(CLI::IsMember(training::optimizer_names()));
     c->add_option("--strategy", strategy_,
                   "hccl: bucketed all-reduces on the chips' RoCE ports, overlapping backward; "
                   "horovod: tensor fusion cycles, ring all-reduces (--staging); "

@@ -64,7 +64,6 @@ struct Pending {
 // A pipelined pair (pass 3): the MME node's result rows in slices, and the points of its
 // consumer's launch that read each slice.
 struct Pipe {
-  std::size_t consumer = 0;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> rows, points;
 };
 
@@ -80,7 +79,6 @@ class Compiler {
   void order();
   void pipeline();
   std::optional<Pipe> pipe(std::size_t producer, std::size_t consumer) const;
-  double mme_ns(const mme::MmeOperation& op) const;
   void schedule();
   void place();
   void encode();
@@ -456,22 +454,33 @@ std::vector<mme::MmeOperation> row_parts(const mme::MmeOperation& op, std::uint6
   return out;
 }
 
+// The engines' parts of the whole of `op` under the split mme_split chooses.
+std::vector<mme::MmeOperation> engine_parts(const mme::MmeOperation& op, const mme::MmeConfig& tile,
+                                            std::uint64_t engines) {
+  const MmeSplit split = mme_split(tile, mme::GemmView(op), engines);
+  std::vector<mme::MmeOperation> out;
+  for (std::uint64_t e = 0; e < split.parts(); ++e) out.push_back(mme_part(op, split, e));
+  return out;
+}
+
+// The array cycles of the slowest of `parts` (the engines run them at once), by the closed form.
+std::uint64_t slowest_cycles(const mme::MmeConfig& tile,
+                             const std::vector<mme::MmeOperation>& parts) {
+  std::uint64_t slowest = 0;
+  for (const mme::MmeOperation& part : parts)
+    slowest = std::max(slowest, mme::analytic_cycles(tile, mme::GemmView(part), part.in));
+  return slowest;
+}
+
 // The MME's geometry for `op`: of the output tiles the target's arrays form, the one whose
 // rows dealt out to the engines take the fewest array cycles (the MME's own closed form), the
 // array's own shape on a tie. A narrow result (a convolution of 64 filters) takes a tall tile,
 // a short one a wide tile.
 mme::MmeOperation with_geometry(const mme::MmeConfig& array, std::uint64_t engines,
                                 mme::MmeOperation op) {
-  const mme::GemmView view(op);
   const auto cycles = [&](const mme::MmeOperation& o) {
     const mme::MmeConfig c = mme::shaped(array, o);
-    const MmeSplit split = mme_split(c, view, engines);
-    std::uint64_t slowest = 0;
-    for (std::uint64_t e = 0; e < split.parts(); ++e) {
-      const mme::MmeOperation part = mme_part(o, split, e);
-      slowest = std::max(slowest, mme::analytic_cycles(c, mme::GemmView(part), o.in));
-    }
-    return slowest;
+    return slowest_cycles(c, engine_parts(o, c, engines));
   };
   mme::MmeOperation best = op;
   best.tall = best.wide = 0;
@@ -501,18 +510,6 @@ mme::MmeConfig array_of(const Target& target) {
   return array;
 }
 
-// The slowest engine's array cycles for `op` (its rows, or columns, dealt out to the engines),
-// at the MME's clock.
-double Compiler::mme_ns(const mme::MmeOperation& op) const {
-  const mme::MmeConfig c = mme::shaped(array_of(target_), op);
-  const MmeSplit split = mme_split(c, mme::GemmView(op), static_cast<std::uint64_t>(target_.mmes));
-  std::uint64_t slowest = 0;
-  for (std::uint64_t e = 0; e < split.parts(); ++e)
-    slowest =
-        std::max(slowest, mme::analytic_cycles(c, mme::GemmView(mme_part(op, split, e)), op.in));
-  return static_cast<double>(slowest) / target_.mme_ghz;
-}
-
 // 2. Each MME node's geometry, then the nodes in the list schedule's order (ordering.h) on
 // estimated durations: an MME node's slowest engine by the closed form, a kernel's bytes at
 // HBM's bandwidth or its arithmetic at the TPCs' (whichever is longer), a copy's bytes read and
@@ -530,8 +527,9 @@ void Compiler::order() {
     OrderTask& t = tasks[i];
     t.engine = engine_of(n);
     if (t.engine == Engine::kMme) {
-      mme_ops_[i] = with_geometry(array, engines, n.mme);
-      t.ns = mme_ns(mme_ops_[i]);
+      const mme::MmeOperation& op = mme_ops_[i] = with_geometry(array, engines, n.mme);
+      const mme::MmeConfig c = mme::shaped(array, op);
+      t.ns = static_cast<double>(slowest_cycles(c, engine_parts(op, c, engines))) / target_.mme_ghz;
     } else if (t.engine == Engine::kTpc) {
       t.ns =
           std::max(plans_[i].min_bytes / target_.hbm_gb_per_s, plans_[i].flops / tpc_flops_per_ns);
@@ -635,7 +633,6 @@ std::optional<Pipe> Compiler::pipe(std::size_t producer, std::size_t consumer) c
     const std::uint64_t count = (view.m() + per - 1) / per;
     if (count < 2 || (best && best->rows.size() == count)) continue;
     Pipe p;
-    p.consumer = consumer;
     double mme_end = 0, tpc_end = 0;
     for (std::uint64_t s = 0; s < count; ++s) {
       const std::uint64_t lo = s * per, hi = std::min(view.m(), lo + per);
@@ -643,10 +640,8 @@ std::optional<Pipe> Compiler::pipe(std::size_t producer, std::size_t consumer) c
       const std::uint64_t last = hi == view.m() ? points : hi * view.n() / step;
       p.rows.emplace_back(static_cast<std::uint32_t>(lo), static_cast<std::uint32_t>(hi));
       p.points.emplace_back(static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(last));
-      std::uint64_t slowest = 0;
-      for (const mme::MmeOperation& part :
-           row_parts(op, static_cast<std::uint64_t>(tile.rows), engines, lo, hi))
-        slowest = std::max(slowest, mme::analytic_cycles(tile, mme::GemmView(part), op.in));
+      const std::uint64_t slowest = slowest_cycles(
+          tile, row_parts(op, static_cast<std::uint64_t>(tile.rows), engines, lo, hi));
       mme_end += static_cast<double>(slowest) / target_.mme_ghz + target_.stage_ns;
       tpc_end = std::max(tpc_end, mme_end) +
                 tpc_ns * static_cast<double>(last - first) / static_cast<double>(points) +
@@ -693,15 +688,12 @@ void Compiler::encode_mme(const Pending& p, Stage& stage) {
   const mme::MmeOperation& op = mme_ops_[p.node];
   const mme::MmeConfig tile = mme::shaped(array, op);
   const mme::GemmView view(op);
-  std::vector<mme::MmeOperation> parts;
-  if (p.hi > 0) {  // a pipelined slice of rows
-    parts = row_parts(op, static_cast<std::uint64_t>(tile.rows), engines, p.lo, p.hi);
-    stage.flops = op.flops() * static_cast<double>(p.hi - p.lo) / static_cast<double>(view.m());
-  } else {
-    const MmeSplit split = mme_split(tile, view, engines);
-    for (std::uint64_t e = 0; e < split.parts(); ++e) parts.push_back(mme_part(op, split, e));
-    stage.flops = op.flops();
-  }
+  const bool sliced = p.hi > 0;  // a pipelined slice of rows
+  const std::vector<mme::MmeOperation> parts =
+      sliced ? row_parts(op, static_cast<std::uint64_t>(tile.rows), engines, p.lo, p.hi)
+             : engine_parts(op, tile, engines);
+  stage.flops = op.flops() *
+                (sliced ? static_cast<double>(p.hi - p.lo) / static_cast<double>(view.m()) : 1.0);
   for (std::size_t e = 0; e < parts.size(); ++e) {
     std::array<std::vector<core::RegisterRun>, 2> image;
     for (int v = 0; v < 2; ++v) {

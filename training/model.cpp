@@ -49,12 +49,21 @@ const char* to_string(Optimizer o) {
   return "?";
 }
 
+constexpr Optimizer kOptimizers[] = {Optimizer::kAdamW, Optimizer::kLamb, Optimizer::kLars,
+                                     Optimizer::kSgd};
+
+std::vector<std::string> optimizer_names() {
+  std::vector<std::string> names;
+  for (Optimizer o : kOptimizers) names.emplace_back(to_string(o));
+  return names;
+}
+
 Optimizer find_optimizer(const std::string& name) {
-  for (Optimizer o : {Optimizer::kAdamW, Optimizer::kLamb, Optimizer::kLars, Optimizer::kSgd}) {
+  for (Optimizer o : kOptimizers) {
     if (name == to_string(o)) return o;
   }
   throw std::invalid_argument(
-      fmt::format("optimizer '{}': not one of adamw, lamb, lars, sgd", name));
+      fmt::format("optimizer '{}': not one of {}", name, fmt::join(optimizer_names(), ", ")));
 }
 
 double state_bytes(Optimizer o) {
@@ -73,7 +82,7 @@ struct Decoder {
   double dropout;
   // The share of a sample's tokens the head predicts: BERT's masked-LM predicts only the masked
   // tokens, 15% of them, in ceil(0.15 S) slots a sample (20 at sequence 128, as BERT's
-  // pretraining data has; 77 at 512, beside MLPerf's 76 and NVIDIA's 80) [T5, V3]; 0: every
+  // pretraining data has; 77 at 512) [T5]; 0: every
   // token (a causal LM's head).
   double predicted;
 };

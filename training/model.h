@@ -30,6 +30,8 @@ enum class LayerKind { kTransformer, kLmHead, kConv };
 // plain momentum SGD.
 enum class Optimizer { kAdamW, kLamb, kLars, kSgd };
 const char* to_string(Optimizer o);
+// The names to_string gives, for help texts and the command line's check.
+std::vector<std::string> optimizer_names();
 // Throws std::invalid_argument naming the known ones.
 Optimizer find_optimizer(const std::string& name);
 // fp32 state bytes a parameter beside its master weight: two moments, or one momentum.

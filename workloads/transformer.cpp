@@ -146,11 +146,9 @@ std::string TransformerConfig::problem() const {
 }
 
 std::uint32_t TransformerConfig::dropout_seed(int which) const {
-  // One seed per node, spread over 32 bits from the layer's seed (a SplitMix64 step).
-  std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(which + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return static_cast<std::uint32_t>((z ^ (z >> 31)) >> 32);
+  // One seed per node, spread over 32 bits from the layer's seed (a SplitMix64 step each).
+  return static_cast<std::uint32_t>(
+      core::Random::mix(seed + 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(which)) >> 32);
 }
 
 Tensors transformer_inputs(const TransformerConfig& c) {
