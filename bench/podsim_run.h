@@ -40,6 +40,7 @@ inline bool read_flags(int argc, char** argv, const std::map<std::string, std::s
 struct PodsimRun {
   nlohmann::json result;
   double wall_seconds = 0;
+  double cpu_seconds = 0;  // the child's user and system time
   double max_rss_gib = 0;
 };
 
@@ -73,6 +74,8 @@ inline PodsimRun run_podsim(const std::string& podsim, std::vector<std::string> 
   run.result = nlohmann::json::parse(in);
   std::remove(json_file.c_str());
   run.max_rss_gib = static_cast<double>(usage.ru_maxrss) / (1024.0 * 1024.0);
+  const auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec * 1e-6; };
+  run.cpu_seconds = seconds(usage.ru_utime) + seconds(usage.ru_stime);
   return run;
 }
 

@@ -2,7 +2,8 @@
 // (`podsim run --workload transformer-block`: Synapse recipes launched through the driver) with
 // its per-engine breakdown and the wall time to simulate it, and the uAPI round trip (a NOP
 // command submission and its wait, from a client program under the LD_PRELOAD shim) in wall
-// microseconds.
+// microseconds; and the CPU time of ResNet-50's one-chip step profile (`podsim train --model
+// resnet50 --ranks 1 --profile-out FILE`, 256 images; --scale divides the batch).
 //
 //   bench/single_chip [--podsim PATH] [--json FILE] [--scale N] [--system NAME]
 //
@@ -114,6 +115,14 @@ int main(int argc, char** argv) {
     const double us = round_trip_us(client, shim, count);
     fmt::print("uAPI round trip (NOP CS submit + WAIT_CS, shim): {:.1f} us wall per pair over {}\n",
                us, count);
+    const std::string profile = fmt::format("/tmp/podsim-single-chip-{}.json", ::getpid());
+    const std::uint32_t images = std::max<std::uint32_t>(8, 256 / scale);
+    const podsim::bench::PodsimRun resnet = podsim::bench::run_podsim(
+        podsim, {"--system", system, "train", "--model", "resnet50", "--batch",
+                 std::to_string(images), "--ranks", "1", "--profile-out", profile});
+    std::remove(profile.c_str());
+    fmt::print("ResNet-50 one-chip step profile, {} images: {:.1f} s of CPU ({:.1f} s wall)\n",
+               images, resnet.cpu_seconds, resnet.wall_seconds);
     const auto name = [&](const char* what) {
       return fmt::format("{} transformer layer {}", chip, what);
     };
@@ -126,6 +135,8 @@ int main(int argc, char** argv) {
         {name("hbm traffic per step"), last["hbm_bytes"].get<double>() * 1e-6, "MB", "report"},
         {name("wall seconds to simulate three steps"), run.wall_seconds, "s", "report"},
         {"uapi nop cs submit and wait round trip wall time", us, "us", "report"},
+        {fmt::format("{} resnet50 one-chip step profile cpu time at {} images", chip, images),
+         resnet.cpu_seconds, "s", "< 60"},
     };
     if (!json_file.empty()) {
       nlohmann::json j;

@@ -488,6 +488,26 @@ LaunchInfo Runtime::launch(StreamId id, const Recipe& recipe,
   if (s.kind != StreamKind::kCompute)
     throw RuntimeError(
         fmt::format("synapse: launch on stream {}, which is not a compute stream", id));
+  LaunchInfo info;
+  const Uploaded& u = uploaded(recipe, tensors, workspace, info);
+  wait_seq(last_launch_);
+  const auto monitor = recipe.first_monitor + static_cast<std::uint32_t>(u.buffers.size());
+  info.seq = submit(s, completion(recipe, monitor, s.queue), u.buffers);
+  last_launch_ = info.seq;
+  return info;
+}
+
+LaunchInfo Runtime::prepare(const Recipe& recipe, const std::vector<std::uint64_t>& tensors,
+                            std::uint64_t workspace) {
+  LaunchInfo info;
+  uploaded(recipe, tensors, workspace, info);
+  wait_seq(uploads_.last);
+  return info;
+}
+
+const Runtime::Uploaded& Runtime::uploaded(const Recipe& recipe,
+                                           const std::vector<std::uint64_t>& tensors,
+                                           std::uint64_t workspace, LaunchInfo& info) {
   if (tensors.size() != recipe.persistent.size()) {
     throw RuntimeError(
         fmt::format("synapse: the recipe takes {} persistent tensors, {} addresses "
@@ -506,15 +526,9 @@ LaunchInfo Runtime::launch(StreamId id, const Recipe& recipe,
       recipe.first_sob + recipe.stages.size() > target_.first_sob + target_.sobs) {
     throw RuntimeError("synapse: the recipe was compiled for another device's sync objects");
   }
-  LaunchInfo info;
   std::vector<std::uint64_t> bases{program(recipe, info.uploaded_program), workspace};
   bases.insert(bases.end(), tensors.begin(), tensors.end());
-  const Uploaded& u = command_buffers(recipe, bases, info.uploaded_command_buffers);
-  wait_seq(last_launch_);
-  const auto monitor = recipe.first_monitor + static_cast<std::uint32_t>(u.buffers.size());
-  info.seq = submit(s, completion(recipe, monitor, s.queue), u.buffers);
-  last_launch_ = info.seq;
-  return info;
+  return command_buffers(recipe, bases, info.uploaded_command_buffers);
 }
 
 Event Runtime::record(StreamId id) {

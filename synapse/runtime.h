@@ -101,6 +101,12 @@ class Runtime {
   // in the recipe's order, `workspace` at least recipe.workspace_bytes (0 when none needed).
   LaunchInfo launch(StreamId stream, const Recipe& recipe,
                     const std::vector<std::uint64_t>& tensors, std::uint64_t workspace);
+  // What launch() uploads before it submits (the program, the command buffers for these
+  // addresses), and nothing else: a later launch with the same arguments starts as one that
+  // follows a launch of its own. Returns when the uploads are on the device, with what had to
+  // be uploaded (seq 0).
+  LaunchInfo prepare(const Recipe& recipe, const std::vector<std::uint64_t>& tensors,
+                     std::uint64_t workspace);
 
   Event record(StreamId stream);
   // Work submitted to `stream` from now on starts after `event`.
@@ -146,6 +152,9 @@ class Runtime {
   std::uint64_t program(const Recipe& recipe, bool& uploaded);
   const Uploaded& command_buffers(const Recipe& recipe, const std::vector<std::uint64_t>& bases,
                                   bool& uploaded);
+  // The program and the command buffers of a launch, uploaded when not cached.
+  const Uploaded& uploaded(const Recipe& recipe, const std::vector<std::uint64_t>& tensors,
+                           std::uint64_t workspace, LaunchInfo& info);
   std::vector<std::uint8_t> completion(const Recipe& recipe, std::uint32_t monitor,
                                        std::uint32_t queue) const;
 

@@ -177,6 +177,10 @@ void Session::launch(const std::vector<Op>& ops) {
     workspace_ = rt_.device_malloc(recipe.workspace_bytes);
     workspace_bytes_ = recipe.workspace_bytes;
   }
+  if (compile_only_) {
+    rt_.prepare(recipe, addresses, workspace_);
+    return;
+  }
   const Event start = rt_.record(compute_);
   rt_.launch(compute_, recipe, addresses, workspace_);
   ++stats_.launches;
@@ -221,6 +225,28 @@ std::vector<double> Session::read(Value v) {
   for (std::size_t i = 0; i < values.size(); ++i)
     values[i] = tpc::read_element(bytes, s.tensor.dtype, i);
   return values;
+}
+
+void Session::warm_up() {
+  if (!pending_.empty()) mark_step();
+  const std::uint32_t n = 512;  // 2^18 elements: a slice for every TPC; a GEMM both MMEs share
+  const std::vector<std::uint32_t> shape{n, n};
+  std::vector<Value> v{persistent("warm_up.x", Dtype::kBf16, shape)};  // read, so it has a home
+  for (const char* name : {"warm_up.y", "warm_up.z", "warm_up.c"})
+    v.push_back(temporary(name, Dtype::kBf16, shape));
+  tpc::KernelRequest relu;
+  relu.kernel = "relu";
+  relu.dtype = Dtype::kBf16;
+  relu.shape = shape;
+  kernel("warm_up.relu", relu, {v[0], v[1]});
+  copy("warm_up.copy", v[1], v[2]);
+  mme::GemmDesc g;
+  g.m = g.n = g.k = n;
+  gemm("warm_up.gemm", v[0], v[2], v[3], g);
+  const bool compile_only = compile_only_;
+  compile_only_ = false;
+  mark_step();
+  compile_only_ = compile_only;
 }
 
 void Session::mark_step() {

@@ -32,8 +32,15 @@ core::TimePs device_time(synapse::Session& session, ReplicaBarrier* barrier, F&&
 template <class Layer>
 LayerTiming time_passes(synapse::Session& session, Layer& layer, ReplicaBarrier* barrier) {
   line_up(barrier);
-  layer.step(false);  // compiles and uploads both recipes, so what is timed is the launch
-  layer.step(true);
+  // Compiles and uploads both recipes without running them, so what is timed is the launch.
+  // Twice: the backward step's larger workspace moves the forward's, and the command buffers
+  // are uploaded for the addresses the timed launches use.
+  session.set_compile_only(true);
+  for (int round = 0; round < 2; ++round) {
+    layer.step(false);
+    layer.step(true);
+  }
+  session.set_compile_only(false);
   LayerTiming t;
   t.forward_ps = device_time(session, barrier, [&] { layer.step(false); });
   const core::TimePs both = device_time(session, barrier, [&] { layer.step(true); });
@@ -96,7 +103,9 @@ core::TimePs optimizer_time(synapse::Session& s, std::uint64_t parameters, Optim
     s.mark_step();
   };
   line_up(barrier);
-  update();  // compiles and uploads
+  s.set_compile_only(true);  // compiles and uploads
+  update();
+  s.set_compile_only(false);
   return device_time(s, barrier, update);
 }
 
@@ -126,6 +135,7 @@ StepProfile measure_profile(synapse::Runtime& runtime, const Model& model, const
   StepProfile p;
   p.chip = chip;
   p.optimizer = to_string(model.optimizer);
+  synapse::Session(runtime, synapse::Mode::kLazy).warm_up();
   // Shapes that differ only in parameters without compute (tables) share the passes' timing;
   // the optimizer's is per parameter count.
   std::map<std::pair<std::string, std::uint64_t>, LayerTiming> measured;

@@ -1,15 +1,14 @@
 // A training step's compute on one chip, measured by running it: each distinct layer shape of a
 // model (model.h) built as Synapse graphs (workloads/) and launched through the runtime and the
-// driver on the modeled chip, once forward alone and once forward and backward (recipes compiled
-// and uploaded in a warm-up first), and the optimizer's update of the layer's parameters (fp32
-// master weights: the bf16 gradient cast up, the model's optimizer (model.h), the weights cast
-// down [T7]). The replicas of
-// one box are measured at once, since they share the box's host, its PCIe tree and its CPU
-// (host-side operations, submissions); data-parallel replicas do the same work, so one box's
-// profile stands for every box's (a test holds this against running two boxes).
-// Captures: the device time of each launch as the chip's engines, queues and memory give it.
-// Ignores: the host's time between launches (a lazy-mode framework queues the next step's
-// graphs ahead), the embedding lookup (model.h).
+// driver on the modeled chip, once forward alone and once forward and backward (after one small
+// step on every engine, and with the recipes compiled and uploaded but not run), and the
+// optimizer's update of the layer's parameters (fp32 master weights: the bf16 gradient cast up, the
+// model's optimizer (model.h), the weights cast down [T7]). The replicas of one box are measured at
+// once, since they share the box's host, its PCIe tree and its CPU (host-side operations,
+// submissions); data-parallel replicas do the same work, so one box's profile stands for every
+// box's (a test holds this against running two boxes). Captures: the device time of each launch as
+// the chip's engines, queues and memory give it. Ignores: the host's time between launches (a
+// lazy-mode framework queues the next step's graphs ahead), the embedding lookup (model.h).
 #pragma once
 
 #include <functional>

@@ -519,7 +519,8 @@ TEST(Synapse, MlpLossMatchesTheCpuInEagerModeBf16) {
 
 // Every result of one transformer layer's forward and backward against the CPU's double
 // precision: each tensor's worst element within `tolerance` of the tensor's largest magnitude.
-void expect_transformer_matches_cpu(Mode mode, Dtype dtype, double tolerance, double dropout = 0) {
+// A layer small enough to check against the CPU in a fraction of a second.
+workloads::TransformerConfig small_transformer(Dtype dtype) {
   workloads::TransformerConfig config;
   config.batch = 2;
   config.sequence = 16;
@@ -527,6 +528,11 @@ void expect_transformer_matches_cpu(Mode mode, Dtype dtype, double tolerance, do
   config.heads = 2;
   config.ffn = 64;
   config.dtype = dtype;
+  return config;
+}
+
+void expect_transformer_matches_cpu(Mode mode, Dtype dtype, double tolerance, double dropout = 0) {
+  workloads::TransformerConfig config = small_transformer(dtype);
   config.dropout = dropout;
   const workloads::Tensors want =
       workloads::transformer_reference(config, workloads::transformer_inputs(config));
@@ -574,4 +580,37 @@ TEST(Synapse, TransformerBlockWithDropoutMatchesTheCpuInLazyModeBf16) {
 }
 
 }  // namespace
+// A compile-only step compiles and uploads its recipe and runs nothing; on warmed engines, the
+// launch timed after it takes what a launch in the steady state of a loop takes (the profile
+// warms its layers so, training/profile.cpp), to the nanosecond.
+TEST(Synapse, ACompileOnlyStepWarmsItsRecipeWithoutRunningIt) {
+  const workloads::TransformerConfig config = small_transformer(Dtype::kBf16);
+  with_runtime([&](Bench& b) {
+    Session session(b.rt, Mode::kLazy);
+    workloads::TransformerBlock block(session, config);
+    session.warm_up();
+    const SessionStats warm = session.stats();
+    session.set_compile_only(true);
+    for (int round = 0; round < 2; ++round) {
+      block.step(false);
+      block.step(true);
+    }
+    session.set_compile_only(false);
+    EXPECT_EQ(session.stats().compiles, warm.compiles + 2);
+    EXPECT_EQ(session.stats().launches, warm.launches);
+    EXPECT_EQ(session.stats().device_time, warm.device_time);
+    const auto timed = [&](bool backward) {
+      const core::TimePs before = session.stats().device_time;
+      block.step(backward);
+      return session.stats().device_time - before;
+    };
+    const core::TimePs forward = timed(false), both = timed(true);
+    EXPECT_EQ(session.stats().launches, warm.launches + 2);
+    EXPECT_GT(forward, 0u);
+    EXPECT_GT(both, forward);
+    EXPECT_NEAR(double(forward), double(timed(false)), 1000.0);
+    EXPECT_NEAR(double(both), double(timed(true)), 1000.0);
+  });
+}
+
 }  // namespace podsim::synapse
