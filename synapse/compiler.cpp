@@ -69,7 +69,13 @@ struct Pipe {
 
 class Compiler {
  public:
-  Compiler(const Graph& graph, const Target& target) : graph_(graph), target_(target) {}
+  // `graph` as the earlier rewrites left it; `signature` the original's, which names the recipe.
+  Compiler(const Graph& graph, const Target& target, std::string signature,
+           std::vector<std::string> notes)
+      : graph_(graph), target_(target) {
+    recipe_.signature = std::move(signature);
+    recipe_.notes = std::move(notes);
+  }
   Recipe run();
 
  private:
@@ -217,6 +223,9 @@ void Compiler::schedule() {
   std::vector<int> last_stage(nodes.size(), -1);         // by node
   std::map<std::size_t, std::vector<int>> slice_stages;  // by pipelined MME node
   std::array<int, kEngineClasses> last_of{-1, -1, -1};
+  // The last stage on each MME: a part of a split common dimension runs on its engine alone,
+  // beside the other parts; any other MME stage takes every engine.
+  std::vector<int> last_on_mme(static_cast<std::size_t>(target_.mmes), -1);
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const Node& n = nodes[i];
     const Engine engine = engine_of(n);
@@ -226,6 +235,14 @@ void Compiler::schedule() {
                        : consumes != piped_by_.end() ? &pipes_.at(consumes->second)
                                                      : nullptr;
     std::vector<int> deps{last_of[static_cast<int>(engine)]};
+    if (engine == Engine::kMme) {
+      deps.clear();
+      if (n.engine) {
+        deps.push_back(last_on_mme.at(*n.engine));
+      } else {
+        deps = last_on_mme;
+      }
+    }
     for (std::size_t j : after[i]) {
       // A pipelined consumer's slice waits for its own slice of the MME node, below.
       if (consumes == piped_by_.end() || j != consumes->second) deps.push_back(last_stage[j]);
@@ -242,22 +259,37 @@ void Compiler::schedule() {
       }
       if (consumes != piped_by_.end())
         deps.push_back(slice_stages.at(consumes->second)[static_cast<std::size_t>(l)]);
+      // The latest stage of each engine class stands for the earlier ones, which it followed;
+      // the parts of a split stand only for their own engine's, so each is waited for.
       std::array<int, kEngineClasses> latest{-1, -1, -1};
       for (int d : deps) {
         if (d < 0) continue;
-        int& slot = latest[static_cast<int>(stages_[static_cast<std::size_t>(d)].engine)];
+        const Pending& dep = stages_[static_cast<std::size_t>(d)];
+        if (nodes[dep.node].engine) {
+          p.waits.push_back(static_cast<std::uint32_t>(d));
+          continue;
+        }
+        int& slot = latest[static_cast<int>(dep.engine)];
         slot = std::max(slot, d);
       }
       for (int d : latest) {
         if (d >= 0) p.waits.push_back(static_cast<std::uint32_t>(d));
       }
       std::sort(p.waits.begin(), p.waits.end());
+      p.waits.erase(std::unique(p.waits.begin(), p.waits.end()), p.waits.end());
       stages_.push_back(std::move(p));
       deps = {static_cast<int>(stages_.size() - 1)};  // later launches follow the first
       if (produces != pipes_.end()) slice_stages[i].push_back(deps[0]);
     }
     last_stage[i] = static_cast<int>(stages_.size() - 1);
     last_of[static_cast<int>(engine)] = last_stage[i];
+    if (engine == Engine::kMme) {
+      if (n.engine) {
+        last_on_mme.at(*n.engine) = last_stage[i];
+      } else {
+        std::fill(last_on_mme.begin(), last_on_mme.end(), last_stage[i]);
+      }
+    }
   }
   if (stages_.size() > target_.sobs) {
     throw std::invalid_argument(
@@ -510,6 +542,87 @@ mme::MmeConfig array_of(const Target& target) {
   return array;
 }
 
+// Before the passes: a convolution's weight gradient whose result leaves MMEs idle (its filters
+// fill fewer array tiles than there are engines) takes every engine at once, each over a share
+// of the batch, as the MME stack's weight-gradient concurrency in the common dimension does
+// [C15]. The shares write f32 partial sums, which a TPC pass adds and rounds to the gradient's
+// type once (the real stack has the memory add them as they are written: a reduction write).
+// Chosen when the slowest share, with the partial sums' passes at HBM's rate, ends sooner than
+// the whole by the MME's closed form.
+Graph split_common_dimensions(const Graph& g, const Target& target,
+                              std::vector<std::string>& notes) {
+  const auto engines = static_cast<std::uint64_t>(target.mmes);
+  const mme::MmeConfig array = array_of(target);
+  const auto ns = [&](const mme::MmeOperation& o, std::uint64_t e) {
+    const mme::MmeOperation best = with_geometry(array, e, o);
+    const mme::MmeConfig c = mme::shaped(array, best);
+    return static_cast<double>(slowest_cycles(c, engine_parts(best, c, e))) / target.mme_ghz;
+  };
+  Graph out;
+  for (const Tensor& t : g.tensors()) out.tensor(t.name, t.dtype, t.shape, t.kind);
+  for (const Node& n : g.nodes()) {
+    const mme::ConvDesc& d = n.mme.conv;
+    const std::uint64_t share = engines > 0 ? (d.n + engines - 1) / engines : 0;
+    bool split = n.kind == NodeKind::kMme && n.mme.op == mme::MmeOp::kConvWeightGrad && !n.engine &&
+                 engines > 1 && d.n >= engines && n.offsets == std::array<std::uint64_t, 3>{};
+    if (!split) {
+      out.append(n);
+      continue;
+    }
+    const TensorId dw = n.operands[2];
+    const Tensor result = g.tensor(dw);
+    const bool rounds = result.dtype != Dtype::kF32;
+    mme::MmeOperation part = n.mme;
+    part.conv.n = static_cast<std::uint32_t>(share);
+    part.out = Dtype::kF32;
+    const double sums_ns = (3.0 * static_cast<double>(engines - 1) + (rounds ? 2.0 : 0.0)) *
+                           static_cast<double>(result.elements()) * 4.0 / target.hbm_gb_per_s;
+    if (ns(part, 1) + sums_ns >= ns(n.mme, engines)) {
+      out.append(n);
+      continue;
+    }
+    const std::uint64_t a_image = std::uint64_t{d.p()} * d.q() * d.k;  // dy: N P Q K
+    const std::uint64_t b_image = std::uint64_t{d.h} * d.w * d.c;      // x: N H W C
+    std::vector<TensorId> partials;
+    for (std::uint64_t e = 0; e < engines && e * share < d.n; ++e) {
+      Node p = n;
+      p.mme.conv.n = static_cast<std::uint32_t>(std::min<std::uint64_t>(share, d.n - e * share));
+      p.mme.out = Dtype::kF32;
+      p.offsets = {e * share * a_image, e * share * b_image, 0};
+      p.engine = static_cast<std::uint32_t>(e);
+      if (e > 0) p.name = fmt::format("{}.part{}", n.name, e);
+      const TensorId t =
+          out.tensor(fmt::format("{}.partial{}", n.name, e), Dtype::kF32, result.shape);
+      p.operands[2] = t;
+      p.writes = {t};
+      partials.push_back(t);
+      out.append(std::move(p));
+    }
+    tpc::KernelRequest sum;
+    sum.kernel = "add";
+    sum.dtype = Dtype::kF32;
+    sum.shape = result.shape;
+    // Each sum a new tensor; the last (or its rounding) is dw.
+    TensorId total = partials[0];
+    for (std::size_t i = 1; i < partials.size(); ++i) {
+      const bool last = i + 1 == partials.size();
+      const TensorId t = last && !rounds ? dw
+                                         : out.tensor(fmt::format("{}.sum{}", n.name, i),
+                                                      Dtype::kF32, result.shape);
+      out.kernel(fmt::format("{}.sum{}", n.name, i), sum, {total, partials[i], t});
+      total = t;
+    }
+    if (rounds) {
+      tpc::KernelRequest cast = sum;
+      cast.kernel = "cast";
+      cast.to = result.dtype;
+      out.kernel(n.name + ".round", cast, {total, dw});
+    }
+    notes.push_back(fmt::format("split {} over the batch on {} MMEs", n.name, partials.size()));
+  }
+  return out;
+}
+
 // 2. Each MME node's geometry, then the nodes in the list schedule's order (ordering.h) on
 // estimated durations: an MME node's slowest engine by the closed form, a kernel's bytes at
 // HBM's bandwidth or its arithmetic at the TPCs' (whichever is longer), a copy's bytes read and
@@ -527,9 +640,10 @@ void Compiler::order() {
     OrderTask& t = tasks[i];
     t.engine = engine_of(n);
     if (t.engine == Engine::kMme) {
-      const mme::MmeOperation& op = mme_ops_[i] = with_geometry(array, engines, n.mme);
+      const std::uint64_t e = n.engine ? 1 : engines;
+      const mme::MmeOperation& op = mme_ops_[i] = with_geometry(array, e, n.mme);
       const mme::MmeConfig c = mme::shaped(array, op);
-      t.ns = static_cast<double>(slowest_cycles(c, engine_parts(op, c, engines))) / target_.mme_ghz;
+      t.ns = static_cast<double>(slowest_cycles(c, engine_parts(op, c, e))) / target_.mme_ghz;
     } else if (t.engine == Engine::kTpc) {
       t.ns =
           std::max(plans_[i].min_bytes / target_.hbm_gb_per_s, plans_[i].flops / tpc_flops_per_ns);
@@ -572,6 +686,7 @@ void Compiler::order() {
 std::optional<Pipe> Compiler::pipe(std::size_t producer, std::size_t consumer) const {
   const Node& m = nodes_[producer];
   const Node& k = nodes_[consumer];
+  if (m.engine) return std::nullopt;  // a part of a split common dimension, on one engine
   const mme::MmeOperation& op = mme_ops_[producer];
   const mme::GemmView view(op);
   const auto c = static_cast<std::uint32_t>(m.operands[2]);
@@ -684,7 +799,7 @@ void Compiler::encode_mme(const Pending& p, Stage& stage) {
   const Node& n = nodes_[p.node];
   const auto k = static_cast<std::uint32_t>(&stage - recipe_.stages.data());
   const mme::MmeConfig array = array_of(target_);
-  const std::uint64_t engines = static_cast<std::uint64_t>(target_.mmes);
+  const std::uint64_t engines = n.engine ? 1 : static_cast<std::uint64_t>(target_.mmes);
   const mme::MmeOperation& op = mme_ops_[p.node];
   const mme::MmeConfig tile = mme::shaped(array, op);
   const mme::GemmView view(op);
@@ -692,6 +807,7 @@ void Compiler::encode_mme(const Pending& p, Stage& stage) {
   const std::vector<mme::MmeOperation> parts =
       sliced ? row_parts(op, static_cast<std::uint64_t>(tile.rows), engines, p.lo, p.hi)
              : engine_parts(op, tile, engines);
+  const std::uint32_t first_engine = n.engine.value_or(0);
   stage.flops = op.flops() *
                 (sliced ? static_cast<double>(p.hi - p.lo) / static_cast<double>(view.m()) : 1.0);
   for (std::size_t e = 0; e < parts.size(); ++e) {
@@ -710,9 +826,9 @@ void Compiler::encode_mme(const Pending& p, Stage& stage) {
       regs.sync_message = chip::spec::encode_sob_write({1, true, false});
       image[static_cast<std::size_t>(v)] = mme::register_image(regs);
     }
-    stage.jobs.push_back(relocate(queue_of(target_, driver::EngineKind::kMme, static_cast<int>(e)),
-                                  std::move(image[0]), image[1],
-                                  PODSIM_GAUDI1_MME_DESC_EXECUTE_OFFSET));
+    stage.jobs.push_back(
+        relocate(queue_of(target_, driver::EngineKind::kMme, static_cast<int>(first_engine + e)),
+                 std::move(image[0]), image[1], PODSIM_GAUDI1_MME_DESC_EXECUTE_OFFSET));
   }
 }
 
@@ -751,7 +867,6 @@ Recipe Compiler::run() {
   if (graph_.nodes().empty()) throw std::invalid_argument("the graph has no nodes");
   if (target_.tpcs < 1 || target_.mmes < 1 || target_.mme_rows < 1 || target_.mme_cols < 1)
     throw std::invalid_argument("the target needs at least one TPC and one MME");
-  recipe_.signature = graph_.signature();
   recipe_.device_id = target_.device_id;
   recipe_.first_sob = target_.first_sob;
   recipe_.first_monitor = target_.first_monitor;
@@ -788,6 +903,10 @@ Target Target::of(std::uint32_t device_id) {
   return t;
 }
 
-Recipe compile(const Graph& graph, const Target& target) { return Compiler(graph, target).run(); }
+Recipe compile(const Graph& graph, const Target& target) {
+  std::vector<std::string> notes;
+  const Graph split = split_common_dimensions(graph, target, notes);
+  return Compiler(split, target, graph.signature(), std::move(notes)).run();
+}
 
 }  // namespace podsim::synapse

@@ -14,16 +14,19 @@
 //     when a two-stage schedule of the slices ends sooner than the two nodes one after the other;
 //  4. scheduling: one stage per launch, in that order; a stage waits for the last stage that
 //     wrote what it reads, the stages that read or wrote what it writes, and the previous stage
-//     of its engine class (an engine runs one job at a time); waits are pruned to the latest
-//     stage of each class, so the TPCs, the MMEs and the DMA run side by side where the data
-//     lets them;
+//     of its engine class (an engine runs one job at a time; a part of a split weight gradient,
+//     below, only its own engine's); waits are pruned to the latest stage of each class, so the
+//     TPCs, the MMEs and the DMA run side by side where the data lets them;
 //  5. memory planning: workspace tensors placed first-fit by lifetime: two tensors may share
 //     bytes only when every stage using one ends before the first stage using the other starts
 //     (by the stage graph, not just program order, since engines run in parallel);
 //  6. encoding: each job's registers with addresses relative to their sections, found by
 //     building the image at two placements and keeping the words that move (so the register
 //     layouts stay written once, in hw/).
-// Before them, fusion (fusion.h): chains of element-wise kernels on one shape become one TPC
+// Before them, a convolution's weight gradient that would leave MMEs idle (its filters fill
+// fewer array tiles than there are MMEs) is split over the batch, one share per MME, each into
+// f32 partial sums that TPC passes add and round to the gradient's type; and fusion (fusion.h):
+// chains of element-wise kernels on one shape become one TPC
 // launch of a kernel the compiler writes, the intermediates kept in registers; a residual
 // addition and a ReLU after a batch norm become the norm's own variants.
 // Ignores: tiling a node across engine classes, and ops without a device kernel (the graph API

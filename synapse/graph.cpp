@@ -69,7 +69,7 @@ void Graph::gemm(const std::string& name, TensorId a, TensorId b, TensorId c, mm
                  bool accumulate, std::array<std::uint64_t, 3> offsets) {
   check_id(name, a);
   check_id(name, c);
-  Node n{name, NodeKind::kMme, {}, offsets, {}, {a, b, c}, {a, b}, {c}};
+  Node n{name, NodeKind::kMme, {}, offsets, {}, {a, b, c}, {a, b}, {c}, {}};
   n.mme.op = mme::MmeOp::kGemm;
   n.mme.gemm = gemm;
   n.mme.in = tensors_[static_cast<std::size_t>(a)].dtype;
@@ -84,22 +84,24 @@ void Graph::gemm(const std::string& name, TensorId a, TensorId b, TensorId c, mm
   add(std::move(n));
 }
 
+void Graph::append(Node node) { add(std::move(node)); }
+
 void Graph::convolution(const std::string& name, mme::MmeOp op, const mme::ConvDesc& conv,
-                        TensorId a, TensorId b, TensorId c) {
+                        TensorId a, TensorId b, TensorId c, std::array<std::uint64_t, 3> offsets) {
   if (op == mme::MmeOp::kGemm)
     throw std::invalid_argument(fmt::format("node {}: a GEMM is not a convolution", name));
   check_id(name, a);
   check_id(name, c);
-  Node n{name, NodeKind::kMme, {}, {}, {}, {a, b, c}, {a, b}, {c}};
+  Node n{name, NodeKind::kMme, {}, offsets, {}, {a, b, c}, {a, b}, {c}, {}};
   n.mme.op = op;
   n.mme.conv = conv;
   n.mme.in = tensors_[static_cast<std::size_t>(a)].dtype;
   n.mme.out = tensors_[static_cast<std::size_t>(c)].dtype;
   if (auto problem = n.mme.problem())
     throw std::invalid_argument(fmt::format("node {}: {}", name, *problem));
-  check_span(name, "a", a, n.mme.in, mme::a_elements(n.mme));
-  check_span(name, "b", b, n.mme.in, mme::b_elements(n.mme));
-  check_span(name, "c", c, n.mme.out, mme::c_elements(n.mme));
+  check_span(name, "a", a, n.mme.in, mme::a_elements(n.mme), offsets[0]);
+  check_span(name, "b", b, n.mme.in, mme::b_elements(n.mme), offsets[1]);
+  check_span(name, "c", c, n.mme.out, mme::c_elements(n.mme), offsets[2]);
   add(std::move(n));
 }
 
@@ -111,7 +113,7 @@ void Graph::kernel(const std::string& name, const tpc::KernelRequest& request,
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(fmt::format("node {}: {}", name, e.what()));
   }
-  Node n{name, NodeKind::kKernel, {}, {}, request, {}, {}, {}};
+  Node n{name, NodeKind::kKernel, {}, {}, request, {}, {}, {}, {}};
   std::size_t next = 0;
   for (const tpc::BufferSpec& buffer : plan.buffers) {
     using Role = tpc::BufferSpec::Role;
@@ -148,7 +150,7 @@ void Graph::copy(const std::string& name, TensorId src, TensorId dst) {
                                             tensor(src).name, tensor(src).bytes(), tensor(dst).name,
                                             tensor(dst).bytes()));
   }
-  add(Node{name, NodeKind::kCopy, {}, {}, {}, {src, dst}, {src}, {dst}});
+  add(Node{name, NodeKind::kCopy, {}, {}, {}, {src, dst}, {src}, {dst}, {}});
 }
 
 std::string Graph::signature() const {
@@ -171,6 +173,7 @@ std::string Graph::signature() const {
           g.stride_c, c.n, c.c, c.h, c.w, c.k, c.r, c.s, c.stride_h, c.stride_w, c.pad_h, c.pad_w,
           c.dil_h, c.dil_w);
       s += fmt::format(" @{},{},{}", n.offsets[0], n.offsets[1], n.offsets[2]);
+      if (n.engine) s += fmt::format(" e{}", *n.engine);
     } else if (n.kind == NodeKind::kKernel) {
       const tpc::KernelRequest& r = n.kernel;
       s += fmt::format("{} {} {} [{}]", r.kernel, static_cast<int>(r.dtype),

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,8 @@ struct Node {
   tpc::KernelRequest kernel;               // kKernel
   std::vector<TensorId> operands;  // in the operation's order: MME a, b, c; a plan's buffers
   std::vector<TensorId> reads, writes;
+  // kMme: the one engine it runs on (a part of a split common dimension); none: all of them.
+  std::optional<std::uint32_t> engine;
 };
 
 class Graph {
@@ -62,13 +65,16 @@ class Graph {
   // A convolution as the MME runs it (operation.h's layouts): forward reads x and w and writes
   // y; data gradient reads dy and w and writes dx; weight gradient reads x and dy, writes dw.
   void convolution(const std::string& name, mme::MmeOp op, const mme::ConvDesc& conv, TensorId a,
-                   TensorId b, TensorId c);
+                   TensorId b, TensorId c, std::array<std::uint64_t, 3> offsets = {});
   // A kernel of the TPC kernel library: `tensors` are the plan's buffers other than scratch, in
   // the plan's order (docs/tpc/kernels.md), each of the buffer's type and size.
   void kernel(const std::string& name, const tpc::KernelRequest& request,
               const std::vector<TensorId>& tensors);
   // dst = src, both of the same size in bytes.
   void copy(const std::string& name, TensorId src, TensorId dst);
+  // A node of a graph over the same first tensors, as it was checked there (a compiler pass
+  // rewriting a graph). Throws std::invalid_argument for a name already used.
+  void append(Node node);
 
   const std::vector<Tensor>& tensors() const { return tensors_; }
   const std::vector<Node>& nodes() const { return nodes_; }

@@ -2,6 +2,7 @@
 #include "synapse/recipe.h"
 
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -323,6 +324,50 @@ TEST(SynapseCompiler, ANarrowGemmTakesATallTileOnGaudi2) {
   EXPECT_EQ(square.tall + square.wide, 0u);
   const mme::MmeOperation gaudi = mme_job(compile_gemm(Target::gaudi1(), 64).stages[0].jobs[0]);
   EXPECT_EQ(gaudi.tall + gaudi.wide, 0u);
+}
+
+// A weight gradient of 64 filters fills one tile, so one MME would stream the whole batch while
+// the other idled: the compiler gives each MME half the batch (its operands' offsets a half
+// batch apart), each into f32 partial sums; a TPC launch that adds them waits for both, and a
+// cast rounds the sum to bf16. The two MME stages do not wait for each other.
+TEST(SynapseCompiler, SplitsANarrowWeightGradientOverTheBatchOnBothMmes) {
+  Graph g;
+  mme::ConvDesc d;
+  d.n = 32, d.c = 64, d.h = d.w = 28, d.k = 64, d.r = d.s = 1;
+  const TensorId dy = g.tensor("dy", Dtype::kBf16, {64, 28, 28, 32}, TensorKind::kPersistent);
+  const TensorId x = g.tensor("x", Dtype::kBf16, {64, 28, 28, 32}, TensorKind::kPersistent);
+  const TensorId dw = g.tensor("dw", Dtype::kBf16, {64, 1, 1, 64}, TensorKind::kPersistent);
+  g.convolution("wgrad", mme::MmeOp::kConvWeightGrad, d, dy, x, dw);
+  Target gaudi2 = Target::of(driver::kGaudi2DeviceId);
+  gaudi2.tpcs = 24;
+  const Recipe r = compile(g, gaudi2);
+  ASSERT_EQ(r.stages.size(), 4u);
+  EXPECT_THAT(r.notes, ::testing::Contains("split wgrad over the batch on 2 MMEs"));
+  const mme::MmeOperation first = mme_job(r.stages[0].jobs.at(0));
+  const mme::MmeOperation second = mme_job(r.stages[1].jobs.at(0));
+  EXPECT_EQ(r.stages[0].jobs.size(), 1u);
+  EXPECT_EQ(r.stages[1].jobs.size(), 1u);
+  EXPECT_NE(r.stages[0].jobs[0].queue, r.stages[1].jobs[0].queue);
+  EXPECT_TRUE(r.stages[1].waits.empty());
+  EXPECT_EQ(first.conv.n, 16u);
+  EXPECT_EQ(second.conv.n, 16u);
+  EXPECT_EQ(first.out, Dtype::kF32);
+  // dy's and x's images are both 28 x 28 x 64 bf16: the second share starts 16 of them later.
+  EXPECT_EQ(second.a - first.a, std::uint64_t{16} * 28 * 28 * 64 * 2);
+  EXPECT_EQ(second.b - first.b, std::uint64_t{16} * 28 * 28 * 64 * 2);
+  EXPECT_EQ(r.stages[2].engine, Engine::kTpc);
+  EXPECT_EQ(r.stages[2].waits, (std::vector<std::uint32_t>{0, 1}));
+  EXPECT_EQ(r.stages[3].node, "wgrad.round");
+  // A gradient that already fills both MMEs stays whole.
+  Graph wide;
+  d.k = 1024;
+  const TensorId dy2 = wide.tensor("dy", Dtype::kBf16, {1024, 28, 28, 32}, TensorKind::kPersistent);
+  const TensorId x2 = wide.tensor("x", Dtype::kBf16, {64, 28, 28, 32}, TensorKind::kPersistent);
+  const TensorId dw2 = wide.tensor("dw", Dtype::kBf16, {64, 1, 1, 1024}, TensorKind::kPersistent);
+  wide.convolution("wgrad", mme::MmeOp::kConvWeightGrad, d, dy2, x2, dw2);
+  const Recipe whole = compile(wide, gaudi2);
+  ASSERT_EQ(whole.stages.size(), 1u);
+  EXPECT_EQ(whole.stages[0].jobs.size(), 2u);
 }
 
 // y = relu(x w): the GEMM's result rows in slices, the ReLU's slice s waiting for the GEMM's
