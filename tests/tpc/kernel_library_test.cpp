@@ -64,8 +64,11 @@ const Shapes kStemPoolShapes = {{64, 16, 16, 2}, {1, 1, 1, 1},   {65, 5, 6, 3}, 
                                 {3, 2, 9, 5},    {256, 4, 4, 2}, {300, 3, 5, 1}};
 const Shapes kMnistPoolShapes = {{32, 26, 26, 2}, {20, 11, 11, 3}, {1, 2, 2, 1},  {70, 3, 5, 4},
                                  {64, 26, 11, 1}, {129, 4, 7, 2},  {7, 11, 26, 5}};
-const Shapes kGlobalPoolShapes = {{2048, 7, 7, 2}, {64, 7, 7, 3},  {1, 7, 7, 1}, {100, 7, 7, 5},
-                                  {257, 7, 7, 4},  {512, 7, 7, 1}, {3, 7, 7, 9}};
+// Global pools take a kernel of 8, 16 or 32 running vectors by C (global_pool.tpcs); past 2048
+// channels, the point per window position.
+const Shapes kGlobalPoolShapes = {{2048, 7, 7, 2}, {64, 7, 7, 3},   {1, 7, 7, 1},
+                                  {100, 7, 7, 5},  {257, 7, 7, 4},  {512, 7, 7, 1},
+                                  {3, 7, 7, 9},    {1000, 7, 7, 3}, {2100, 7, 7, 1}};
 const Shapes kOddPoolShapes = {{5, 7, 6, 2},   {64, 4, 3, 1}, {66, 9, 5, 3}, {1, 2, 2, 1},
                                {200, 8, 8, 2}, {2, 5, 1, 6},  {130, 3, 4, 4}};
 using Params = std::map<std::string, double>;

@@ -173,6 +173,13 @@ void set_arguments(LaunchSpec& l, const Pooling& g, Units u, double scale, std::
 // vectors a window step lie side by side along C.
 bool walks_rows(const Pooling& g) { return g.kh == g.kw && (g.kh == 2 || g.kh == 3) && g.c <= 128; }
 
+// A window that covers the whole input without padding (one output a channel and image) of at
+// most 32 vectors of channels: global_pool.tpcs.
+bool is_global(const Pooling& g) {
+  return g.kh == g.h && g.kw == g.w && g.ph == 0 && g.pw == 0 && g.p == 1 && g.q == 1 &&
+         g.c <= 32 * 64;
+}
+
 std::string rows_kernel(const std::string& name, const Pooling& g) {
   return fmt::format("{}_rows{}x{}", name, g.kh, g.kw);
 }
@@ -228,7 +235,17 @@ KernelDef forward_kernel(bool is_max) {
     const int y = b.buffer("y", r.dtype, g.y_dims(), Role::kOutput);
     const TensorView padded_x = b.view(x, {}, is_max ? minus_infinity(r.dtype) : 0);
     const double scale = is_max ? 1.0 : 1.0 / g.area();
-    if (walks_rows(g)) {
+    if (is_global(g)) {
+      // One image a point, read as one stream (global_pool.tpcs).
+      const std::uint32_t vectors = ceil_div(g.c, 64);
+      const std::uint32_t slots = vectors <= 8 ? 8 : vectors <= 16 ? 16 : 32;
+      LaunchSpec& l = b.launch(key(fmt::format("{}_global{}", name, slots), r.dtype), {});
+      l.tensors[0] = b.view(x, {g.c, g.h * g.w * g.n}, is_max ? minus_infinity(r.dtype) : 0);
+      l.tensors[1] = b.view(y, {g.c, g.n});
+      l.srf[0] = g.h * g.w;
+      l.srf[2] = f32_bits(scale);
+      l.index_space = {1, points(g.n), 1, 1, 1};
+    } else if (walks_rows(g)) {
       set_row_walk(b.launch(key(rows_kernel(name, g), r.dtype), {}), g, padded_x, {b.view(y)},
                    scale);
     } else {
