@@ -562,13 +562,14 @@ Graph split_common_dimensions(const Graph& g, const Target& target,
   for (const Tensor& t : g.tensors()) out.tensor(t.name, t.dtype, t.shape, t.kind);
   for (const Node& n : g.nodes()) {
     const mme::ConvDesc& d = n.mme.conv;
-    const std::uint64_t share = engines > 0 ? (d.n + engines - 1) / engines : 0;
-    bool split = n.kind == NodeKind::kMme && n.mme.op == mme::MmeOp::kConvWeightGrad && !n.engine &&
-                 engines > 1 && d.n >= engines && n.offsets == std::array<std::uint64_t, 3>{};
-    if (!split) {
+    const bool candidate = n.kind == NodeKind::kMme && n.mme.op == mme::MmeOp::kConvWeightGrad &&
+                           !n.engine && engines > 1 && d.n >= engines &&
+                           n.offsets == std::array<std::uint64_t, 3>{};
+    if (!candidate) {
       out.append(n);
       continue;
     }
+    const std::uint64_t share = (d.n + engines - 1) / engines;
     const TensorId dw = n.operands[2];
     const Tensor result = g.tensor(dw);
     const bool rounds = result.dtype != Dtype::kF32;

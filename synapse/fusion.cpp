@@ -258,15 +258,10 @@ Fusion Writer::build(std::size_t first) {
   p.request = tpc::KernelRequest{key, t, {}, shape, {}};
   std::vector<std::string> names;
   for (const Step& s : steps_) names.push_back(s.node->name);
-  f.node = Node{fmt::format("{}", fmt::join(names, "+")),
-                NodeKind::kKernel,
-                {},
-                {},
-                p.request,
-                {},
-                {},
-                {},
-                {}};
+  f.node = Node{};
+  f.node.name = fmt::format("{}", fmt::join(names, "+"));
+  f.node.kind = NodeKind::kKernel;
+  f.node.kernel = p.request;
   tpc::LaunchSpec launch;
   launch.binary = key;
   const std::uint64_t per_point = std::uint64_t{kFlatSlots} * static_cast<std::uint64_t>(lanes_);

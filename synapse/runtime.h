@@ -152,7 +152,8 @@ class Runtime {
   std::uint64_t program(const Recipe& recipe, bool& uploaded);
   const Uploaded& command_buffers(const Recipe& recipe, const std::vector<std::uint64_t>& bases,
                                   bool& uploaded);
-  // The program and the command buffers of a launch, uploaded when not cached.
+  // The program and the command buffers of a launch, the recipe checked against the device and
+  // its arguments, uploaded when not cached.
   const Uploaded& uploaded(const Recipe& recipe, const std::vector<std::uint64_t>& tensors,
                            std::uint64_t workspace, LaunchInfo& info);
   std::vector<std::uint8_t> completion(const Recipe& recipe, std::uint32_t monitor,

@@ -234,11 +234,8 @@ void Session::warm_up() {
   std::vector<Value> v{persistent("warm_up.x", Dtype::kBf16, shape)};  // read, so it has a home
   for (const char* name : {"warm_up.y", "warm_up.z", "warm_up.c"})
     v.push_back(temporary(name, Dtype::kBf16, shape));
-  tpc::KernelRequest relu;
-  relu.kernel = "relu";
-  relu.dtype = Dtype::kBf16;
-  relu.shape = shape;
-  kernel("warm_up.relu", relu, {v[0], v[1]});
+  kernel("warm_up.relu", tpc::KernelRequest{"relu", Dtype::kBf16, std::nullopt, shape, {}},
+         {v[0], v[1]});
   copy("warm_up.copy", v[1], v[2]);
   mme::GemmDesc g;
   g.m = g.n = g.k = n;

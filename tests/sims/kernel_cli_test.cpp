@@ -55,9 +55,10 @@ TEST_F(KernelCli, GemmsAndConvolutionsRunOnTheMmes) {
 }
 
 // A weight gradient of 64 filters runs on both MMEs, each over half the batch into f32 partial
-// sums that a TPC pass adds and rounds once (synapse/compiler.h): its result still matches the
+// sums that TPC passes add and round once (synapse/compiler.h): its result still matches the
 // reference (an odd batch: shares of 3 and 2), and a larger one takes about half the time it
-// takes on one MME (by the closed form, 50,176 array cycles whole and 25,088 a share).
+// takes on one MME (its common dimension N P Q = 64 x 28 x 28 = 50,176 streamed whole, 25,088 a
+// share).
 TEST_F(KernelCli, AWeightGradientOfFewFiltersRunsOnBothMmesAndMatchesTheReference) {
   const auto small = kernel({"conv_wgrad", "--shape", "5,16,6,6,64,3,3", "--param", "pad=1"});
   EXPECT_TRUE(small["checked"].get<bool>());

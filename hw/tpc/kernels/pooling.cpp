@@ -173,11 +173,10 @@ void set_arguments(LaunchSpec& l, const Pooling& g, Units u, double scale, std::
 // vectors a window step lie side by side along C.
 bool walks_rows(const Pooling& g) { return g.kh == g.kw && (g.kh == 2 || g.kh == 3) && g.c <= 128; }
 
-// A window that covers the whole input without padding (one output a channel and image) of at
-// most 32 vectors of channels: global_pool.tpcs.
+// A window that covers the whole input without padding (so one output a channel and image) of
+// at most 32 vectors of channels: global_pool.tpcs.
 bool is_global(const Pooling& g) {
-  return g.kh == g.h && g.kw == g.w && g.ph == 0 && g.pw == 0 && g.p == 1 && g.q == 1 &&
-         g.c <= 32 * 64;
+  return g.kh == g.h && g.kw == g.w && g.ph == 0 && g.pw == 0 && g.c <= 32 * 64;
 }
 
 std::string rows_kernel(const std::string& name, const Pooling& g) {
@@ -233,14 +232,15 @@ KernelDef forward_kernel(bool is_max) {
     PlanBuilder b(r);
     const int x = b.buffer("x", r.dtype, g.x_dims(), Role::kInput);
     const int y = b.buffer("y", r.dtype, g.y_dims(), Role::kOutput);
-    const TensorView padded_x = b.view(x, {}, is_max ? minus_infinity(r.dtype) : 0);
+    const std::uint32_t identity = is_max ? minus_infinity(r.dtype) : 0;
+    const TensorView padded_x = b.view(x, {}, identity);
     const double scale = is_max ? 1.0 : 1.0 / g.area();
     if (is_global(g)) {
       // One image a point, read as one stream (global_pool.tpcs).
       const std::uint32_t vectors = ceil_div(g.c, 64);
       const std::uint32_t slots = vectors <= 8 ? 8 : vectors <= 16 ? 16 : 32;
       LaunchSpec& l = b.launch(key(fmt::format("{}_global{}", name, slots), r.dtype), {});
-      l.tensors[0] = b.view(x, {g.c, g.h * g.w * g.n}, is_max ? minus_infinity(r.dtype) : 0);
+      l.tensors[0] = b.view(x, {g.c, g.h * g.w * g.n}, identity);
       l.tensors[1] = b.view(y, {g.c, g.n});
       l.srf[0] = g.h * g.w;
       l.srf[2] = f32_bits(scale);
