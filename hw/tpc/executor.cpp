@@ -37,18 +37,6 @@ struct Program::Decoded {
   std::uint32_t immediate = 0;
 };
 
-// A write on its way to a register.
-struct Executor::Pending {
-  File file = kFileV;
-  std::uint8_t reg = 0;
-  std::uint8_t lane_bytes = 0;  // vectors: 0 for a whole write, else the lane width of `mask`
-  int phys = 0;
-  std::uint32_t scalar = 0;
-  Coord index{};
-  VMask mask{};  // vp: the value; vectors: the lanes written
-  bool flag = false;
-};
-
 // ---------------------------------------------------------------- tensors
 
 TensorDescriptor TensorDescriptor::dense(std::uint64_t base, Dtype dtype,
@@ -101,7 +89,7 @@ Executor::Executor(const ExecutorConfig& config, GlobalAccess& access)
   vphys_.resize(kPhysicalVectors);
   vlm_.resize(config_.vlm_bytes);
   slm_.resize(config_.slm_bytes);
-  for (auto& slot : pending_) slot.reserve(8);
+  for (auto& slot : pending_) slot.writes.reserve(8);
 }
 
 Executor::~Executor() = default;
@@ -248,34 +236,36 @@ void Executor::drain() {
 }
 
 void Executor::commit_due() {
-  std::vector<Pending>& due = pending_[issued_ % (kMaxLatency + 1)];
-  for (const Pending& p : due) {
+  DueSlot& due = pending_[issued_ % (kMaxLatency + 1)];
+  for (const Pending& p : due.writes) {
     switch (p.file) {
       case kFileV: {
         int& mapped = vmap_[p.reg];
         if (p.lane_bytes == 0) {
           vfree_.push_back(mapped);
-          mapped = p.phys;
+          mapped = static_cast<int>(p.value);
           break;
         }
+        // A masked write: the mask waits in the payloads, the new value in its own register.
+        const VMask& mask = due.masks[p.payload];
         Vector& dst = vphys_[static_cast<std::size_t>(mapped)];
-        const Vector& src = vphys_[static_cast<std::size_t>(p.phys)];
+        const Vector& src = vphys_[p.value];
         for (int lane = 0; lane < 256 / p.lane_bytes; ++lane) {
-          if (p.mask.test(lane)) {
+          if (mask.test(lane)) {
             std::memcpy(dst.u8 + lane * p.lane_bytes, src.u8 + lane * p.lane_bytes, p.lane_bytes);
           }
         }
-        vfree_.push_back(p.phys);
+        vfree_.push_back(static_cast<int>(p.value));
         break;
       }
       case kFileS:
-        sregs_[p.reg] = p.scalar;
+        sregs_[p.reg] = p.value;
         break;
       case kFileI:
-        iregs_[p.reg] = p.index;
+        iregs_[p.reg] = due.indices[p.payload];
         break;
       case kFileVp:
-        vpreds_[p.reg] = p.mask;
+        vpreds_[p.reg] = due.masks[p.payload];
         break;
       case kFileSp:
         spreds_[p.reg] = p.flag;
@@ -285,13 +275,13 @@ void Executor::commit_due() {
   due.clear();
 }
 
-void Executor::schedule_write(Pending p, int latency) {
+Executor::DueSlot& Executor::schedule_write(int file, std::uint8_t reg, int latency) {
   const std::uint64_t due = issued_ + static_cast<std::uint64_t>(latency);
   if (config_.check_hazards) {
-    std::uint64_t& ready = ready_at_[static_cast<std::size_t>(p.file)][p.reg];
+    std::uint64_t& ready = ready_at_[static_cast<std::size_t>(file)][reg];
     ready = std::max(ready, due);
   }
-  pending_[due % (kMaxLatency + 1)].push_back(p);
+  return pending_[due % (kMaxLatency + 1)];
 }
 
 void Executor::execute(const Decoded& op) {
@@ -360,22 +350,31 @@ bool Executor::predicate_passes(const Decoded& op, VMask& lanes) {
 
 // ---------------------------------------------------------------- writes
 
+// In a timing-only run no vector value is ever read (ExecutorConfig::vector_data), so results
+// go to a scratch register and no write is queued: renaming them would only cost time.
 Vector& Executor::new_vector(const Decoded&, int& phys) {
+  if (!config_.vector_data) {
+    phys = -1;
+    return scratch_;
+  }
   phys = vfree_.back();
   vfree_.pop_back();
   return vphys_[static_cast<std::size_t>(phys)];
 }
 
 void Executor::write_v_phys(const Decoded& op, int phys, const VMask* lanes, int lane_bytes) {
+  DueSlot& due = schedule_write(kFileV, op.dst, op.latency);
+  if (phys < 0) return;
   Pending p;
   p.file = kFileV;
   p.reg = op.dst;
-  p.phys = phys;
+  p.value = static_cast<std::uint32_t>(phys);
   if (lanes) {
     p.lane_bytes = static_cast<std::uint8_t>(lane_bytes);
-    p.mask = *lanes;
+    p.payload = static_cast<std::uint16_t>(due.masks.size());
+    due.masks.push_back(*lanes);
   }
-  schedule_write(p, op.latency);
+  due.writes.push_back(p);
 }
 
 void Executor::write_v(const Decoded& op, const Vector& value, const VMask* lanes, int lane_bytes) {
@@ -384,51 +383,56 @@ void Executor::write_v(const Decoded& op, const Vector& value, const VMask* lane
   write_v_phys(op, phys, lanes, lane_bytes);
 }
 
+void Executor::queue_scalar(int file, std::uint8_t reg, std::uint32_t value, bool flag,
+                            int latency) {
+  Pending p;
+  p.file = static_cast<std::uint8_t>(file);
+  p.reg = reg;
+  p.value = value;
+  p.flag = flag;
+  schedule_write(file, reg, latency).writes.push_back(p);
+}
+
 // An auto-incrementing access: its address register b holds `address` + 256 after the
 // increment's latency.
 void Executor::advance(const Decoded& op, std::uint32_t address) {
-  Pending p;
-  p.file = kFileS;
-  p.reg = op.b;
-  p.scalar = address + kAutoIncrement;
-  schedule_write(p, op.increment_latency);
+  queue_scalar(kFileS, op.b, address + kAutoIncrement, false, op.increment_latency);
 }
 
 void Executor::write_s(const Decoded& op, std::uint32_t value) {
-  Pending p;
-  p.file = kFileS;
-  p.reg = op.dst;
-  p.scalar = value;
-  schedule_write(p, op.latency);
+  queue_scalar(kFileS, op.dst, value, false, op.latency);
 }
 
 void Executor::write_i(const Decoded& op, const Coord& value) {
+  DueSlot& due = schedule_write(kFileI, op.dst, op.latency);
   Pending p;
   p.file = kFileI;
   p.reg = op.dst;
-  p.index = value;
-  schedule_write(p, op.latency);
+  p.payload = static_cast<std::uint16_t>(due.indices.size());
+  due.indices.push_back(value);
+  due.writes.push_back(p);
 }
 
 void Executor::write_vp(const Decoded& op, const VMask& value) {
+  DueSlot& due = schedule_write(kFileVp, op.dst, op.latency);
   Pending p;
   p.file = kFileVp;
   p.reg = op.dst;
-  p.mask = value;
-  schedule_write(p, op.latency);
+  p.payload = static_cast<std::uint16_t>(due.masks.size());
+  due.masks.push_back(value);
+  due.writes.push_back(p);
 }
 
 void Executor::write_sp(const Decoded& op, bool value) {
-  Pending p;
-  p.file = kFileSp;
-  p.reg = op.dst;
-  p.flag = value;
-  schedule_write(p, op.latency);
+  queue_scalar(kFileSp, op.dst, 0, value, op.latency);
 }
 
 // ---------------------------------------------------------------- VPU
 
 void Executor::execute_vpu(const Decoded& op) {
+  // A timing-only run computes no vector value, and a VPU operation writes nothing else (its
+  // predicate masks are vector values too), so unless reads are being checked it has no effect.
+  if (!config_.vector_data && !config_.check_hazards) return;
   VMask lanes;
   if (!predicate_passes(op, lanes)) return;
   const VMask* masked = op.pred_vector ? &lanes : nullptr;

@@ -149,7 +149,27 @@ class Executor {
 
  private:
   using Decoded = Program::Decoded;
-  struct Pending;
+  // A write on its way to a register. Kept small: most writes are scalars and whole vectors,
+  // and every bundle queues a few. An index or mask value waits beside it, in its slot's payloads.
+  struct Pending {
+    std::uint8_t file = 0;
+    std::uint8_t reg = 0;
+    std::uint8_t lane_bytes = 0;  // vectors: 0 for a whole write, else the lane width of the mask
+    bool flag = false;
+    std::uint16_t payload = 0;  // an index or mask: its place in the slot's payloads
+    std::uint32_t value = 0;    // the scalar, or a vector's physical register
+  };
+  // The writes due at one issue count, in the order they were issued.
+  struct DueSlot {
+    std::vector<Pending> writes;
+    std::vector<Coord> indices;
+    std::vector<VMask> masks;
+    void clear() {
+      writes.clear();
+      indices.clear();
+      masks.clear();
+    }
+  };
   struct Loop {
     std::uint32_t start, end;  // the body: start .. end inclusive
     std::uint8_t reg;
@@ -157,7 +177,9 @@ class Executor {
   };
 
   void commit_due();
-  void schedule_write(Pending p, int latency);
+  // The slot of writes due `latency` bundles from now (and the hazard check's record of it).
+  DueSlot& schedule_write(int file, std::uint8_t reg, int latency);
+  void queue_scalar(int file, std::uint8_t reg, std::uint32_t value, bool flag, int latency);
   void execute(const Decoded& op);
   void execute_load(const Decoded& op);
   void execute_spu(const Decoded& op);
@@ -224,7 +246,8 @@ class Executor {
   std::array<Loop, kLoopDepth> loops_{};
   int loop_depth_ = 0;
 
-  std::array<std::vector<Pending>, kMaxLatency + 1> pending_;
+  std::array<DueSlot, kMaxLatency + 1> pending_;
+  Vector scratch_;  // timing-only runs: where vector results go
   // Per register file, the issue count at which each register's newest write lands (checking).
   std::array<std::array<std::uint64_t, 64>, 5> ready_at_{};
   std::vector<Hazard> hazards_;
