@@ -27,6 +27,10 @@ const Shapes kRowShapes = {{1, 1},        {1, 9},   {7, 3},   {63, 2},  {64, 5},
                            {30, 3, 2, 2}, {700, 9}, {2049, 2}};
 // Rows past what the layer norms keep in vector local memory (4096 backward, 6656 forward).
 const Shapes kWideRowShapes = {{4097, 3}, {6657, 2}};
+// The forward's kernels by width: in registers (4 to 16 vectors, ragged or whole, a pass taking
+// two rows: odd slices leave one spare), then in vector local memory up to its 6656.
+const Shapes kLayerNormShapes = {{1024, 5}, {1024, 1}, {768, 7},  {960, 2}, {769, 3},
+                                 {256, 4},  {1025, 3}, {4096, 2}, {6656, 3}};
 // Reductions over the rows of each channel (reduce along dimension 1, batch norm): the row shapes,
 // then rows enough to split into several blocks (the last one shorter), with one to eight
 // 64-channel vectors per row (a pass then takes several rows, or leaves slots spare), wider rows
@@ -118,6 +122,7 @@ std::vector<Case> cases() {
   // local memory take the kernels that read gamma (and beta) from memory for every row.
   out.push_back({"layer_norm_bwd", &kColumnShapes, {}, "blocks"});
   out.push_back({"layer_norm", &kWideRowShapes, {}, "wide"});
+  out.push_back({"layer_norm", &kLayerNormShapes, {}, "widths"});
   out.push_back({"layer_norm_bwd", &kWideRowShapes, {}, "wide"});
   out.push_back({"reduce_sum", &kRowShapes, {{"dim", 0}}});
   out.push_back({"reduce_max", &kRowShapes, {{"dim", 0}}});

@@ -18,6 +18,8 @@ using Role = BufferSpec::Role;
 // and the block's two sums (5 regions).
 constexpr std::uint32_t kLayerNormVlmColumns = 6656;
 constexpr std::uint32_t kLayerNormBwdVlmColumns = 4096;
+// The widest rows layer_norm_short keeps in registers, two at a time: 16 vectors each.
+constexpr std::uint32_t kLayerNormShortVectors = 16;
 
 const Fill kGamma{Fill::kUniform, 0.5, 1.5};
 const Fill kMean{Fill::kUniform, -1, 1};
@@ -71,10 +73,15 @@ KernelDef layer_norm() {
     const int y = b.buffer("y", r.dtype, r.shape, Role::kOutput);
     const int mean = b.buffer("mean", Dtype::kF32, {rows.rows}, Role::kOutput);
     const int rstd = b.buffer("rstd", Dtype::kF32, {rows.rows}, Role::kOutput);
-    // Rows that fit vector local memory beside gamma and beta read those once a core.
-    const bool wide = rows.columns > kLayerNormVlmColumns;
-    LaunchSpec& l = b.launch(key(wide ? "layer_norm_wide" : "layer_norm", r.dtype),
-                             {points(rows.rows), 1, 1, 1, 1});
+    // Rows of a few vectors stay in registers, two a pass (layer_norm_short); rows that fit
+    // vector local memory beside gamma and beta read those once a core.
+    const std::uint32_t vectors = ceil_div(rows.columns, 64);
+    const std::uint32_t short_vectors = std::max(4u, (vectors + 3) / 4 * 4);
+    const std::string binary =
+        short_vectors <= kLayerNormShortVectors
+            ? fmt::format("layer_norm_short{}", short_vectors)
+            : (rows.columns > kLayerNormVlmColumns ? "layer_norm_wide" : "layer_norm");
+    LaunchSpec& l = b.launch(key(binary, r.dtype), {points(rows.rows), 1, 1, 1, 1});
     l.tensors[0] = b.view(x, {rows.columns, rows.rows});
     l.tensors[1] = b.view(gamma);
     l.tensors[2] = b.view(beta);

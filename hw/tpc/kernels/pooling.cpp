@@ -173,6 +173,12 @@ void set_arguments(LaunchSpec& l, const Pooling& g, Units u, double scale, std::
 // vectors a window step lie side by side along C.
 bool walks_rows(const Pooling& g) { return g.kh == g.kw && (g.kh == 2 || g.kh == 3) && g.c <= 128; }
 
+// 3 x 3 windows moved by 2 (ResNet's stem) on rows of at most 128 channels: two output rows a
+// point, which share an input row (pool_row_pairs.tpcs), so x streams 1.25 times, not 2.25.
+bool walks_row_pairs(const Pooling& g) {
+  return g.kh == 3 && g.kw == 3 && g.sh == 2 && g.sw == 2 && g.c <= 128;
+}
+
 // A window that covers the whole input without padding (so one output a channel and image) of
 // at most 32 vectors of channels: global_pool.tpcs.
 bool is_global(const Pooling& g) {
@@ -245,6 +251,17 @@ KernelDef forward_kernel(bool is_max) {
       l.srf[0] = g.h * g.w;
       l.srf[2] = f32_bits(scale);
       l.index_space = {1, points(g.n), 1, 1, 1};
+    } else if (walks_row_pairs(g)) {
+      LaunchSpec& l = b.launch(key(fmt::format("{}_pairs3x3", name), r.dtype), {});
+      for (std::size_t t = 0; t < 5; ++t) l.tensors[t] = padded_x;
+      l.tensors[5] = b.view(y);
+      l.srf[4] = g.ph;
+      l.srf[5] = g.pw;
+      l.srf[10] = f32_bits(scale);
+      l.srf[19] = ceil_div(g.q, 2);
+      l.srf[21] = ceil_div(g.p, 2);
+      l.index_space = {points(ceil_div(g.c, 64)), points(std::uint64_t{ceil_div(g.p, 2)} * g.n), 1,
+                       1, 1};
     } else if (walks_rows(g)) {
       set_row_walk(b.launch(key(rows_kernel(name, g), r.dtype), {}), g, padded_x, {b.view(y)},
                    scale);
