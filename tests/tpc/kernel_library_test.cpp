@@ -27,8 +27,9 @@ const Shapes kRowShapes = {{1, 1},        {1, 9},   {7, 3},   {63, 2},  {64, 5},
                            {30, 3, 2, 2}, {700, 9}, {2049, 2}};
 // Rows past what the layer norms keep in vector local memory (4096 backward, 6656 forward).
 const Shapes kWideRowShapes = {{4097, 3}, {6657, 2}};
-// The forward's kernels by width: in registers (4 to 16 vectors, ragged or whole, a pass taking
-// two rows: odd slices leave one spare), then in vector local memory up to its 6656.
+// The kernels by width: in registers (4 to 16 vectors, ragged or whole; forward, a pass taking
+// two rows: odd slices leave one spare), then in vector local memory (the forward's up to 6656,
+// the backward's 4096; past that the wide kernels).
 const Shapes kLayerNormShapes = {{1024, 5}, {1024, 1}, {768, 7},  {960, 2}, {769, 3},
                                  {256, 4},  {1025, 3}, {4096, 2}, {6656, 3}};
 // Reductions over the rows of each channel (reduce along dimension 1, batch norm): the row shapes,
@@ -123,6 +124,7 @@ std::vector<Case> cases() {
   out.push_back({"layer_norm_bwd", &kColumnShapes, {}, "blocks"});
   out.push_back({"layer_norm", &kWideRowShapes, {}, "wide"});
   out.push_back({"layer_norm", &kLayerNormShapes, {}, "widths"});
+  out.push_back({"layer_norm_bwd", &kLayerNormShapes, {}, "widths"});
   out.push_back({"layer_norm_bwd", &kWideRowShapes, {}, "wide"});
   out.push_back({"reduce_sum", &kRowShapes, {{"dim", 0}}});
   out.push_back({"reduce_max", &kRowShapes, {{"dim", 0}}});

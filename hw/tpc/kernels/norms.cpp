@@ -18,8 +18,15 @@ using Role = BufferSpec::Role;
 // and the block's two sums (5 regions).
 constexpr std::uint32_t kLayerNormVlmColumns = 6656;
 constexpr std::uint32_t kLayerNormBwdVlmColumns = 4096;
-// The widest rows layer_norm_short keeps in registers, two at a time: 16 vectors each.
+// The widest rows layer_norm_short and layer_norm_bwd_short keep in registers: 16 vectors (two
+// rows at a time forward, one row's dy and x backward).
 constexpr std::uint32_t kLayerNormShortVectors = 16;
+
+// The registers a row of `columns` takes in those kernels: its vectors, rounded up to a
+// multiple of four (their variants).
+std::uint32_t short_vectors(std::uint32_t columns) {
+  return std::max(4u, (ceil_div(columns, 64) + 3) / 4 * 4);
+}
 
 const Fill kGamma{Fill::kUniform, 0.5, 1.5};
 const Fill kMean{Fill::kUniform, -1, 1};
@@ -75,11 +82,10 @@ KernelDef layer_norm() {
     const int rstd = b.buffer("rstd", Dtype::kF32, {rows.rows}, Role::kOutput);
     // Rows of a few vectors stay in registers, two a pass (layer_norm_short); rows that fit
     // vector local memory beside gamma and beta read those once a core.
-    const std::uint32_t vectors = ceil_div(rows.columns, 64);
-    const std::uint32_t short_vectors = std::max(4u, (vectors + 3) / 4 * 4);
+    const std::uint32_t vectors = short_vectors(rows.columns);
     const std::string binary =
-        short_vectors <= kLayerNormShortVectors
-            ? fmt::format("layer_norm_short{}", short_vectors)
+        vectors <= kLayerNormShortVectors
+            ? fmt::format("layer_norm_short{}", vectors)
             : (rows.columns > kLayerNormVlmColumns ? "layer_norm_wide" : "layer_norm");
     LaunchSpec& l = b.launch(key(binary, r.dtype), {points(rows.rows), 1, 1, 1, 1});
     l.tensors[0] = b.view(x, {rows.columns, rows.rows});
@@ -152,7 +158,12 @@ KernelDef layer_norm_bwd() {
       const std::vector<std::uint32_t> cb = {rows.columns, c.blocks};
       const int part_g = b.buffer("part_g", Dtype::kF32, cb, Role::kScratch);
       const int part_b = b.buffer("part_b", Dtype::kF32, cb, Role::kScratch);
-      LaunchSpec& l = b.launch(key("layer_norm_bwd", r.dtype), {1, points(c.blocks), 1, 1, 1});
+      // Rows of a few vectors stay in registers (layer_norm_bwd_short), xhat and g with them.
+      const std::uint32_t vectors = short_vectors(rows.columns);
+      const std::string binary = vectors <= kLayerNormShortVectors
+                                     ? fmt::format("layer_norm_bwd_short{}", vectors)
+                                     : std::string("layer_norm_bwd");
+      LaunchSpec& l = b.launch(key(binary, r.dtype), {1, points(c.blocks), 1, 1, 1});
       l.tensors = {b.view(dy, cr), b.view(x, cr),  b.view(mean),   b.view(rstd),
                    b.view(gamma),  b.view(dx, cr), b.view(part_g), b.view(part_b)};
       l.srf[0] = ceil_div(rows.columns, 256);

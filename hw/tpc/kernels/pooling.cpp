@@ -185,6 +185,12 @@ bool is_global(const Pooling& g) {
   return g.kh == g.h && g.kw == g.w && g.ph == 0 && g.pw == 0 && g.c <= 32 * 64;
 }
 
+// The registers a global pool's point keeps, one a vector of channels: 8, 16 or 32.
+std::uint32_t global_slots(const Pooling& g) {
+  const std::uint32_t vectors = ceil_div(g.c, 64);
+  return vectors <= 8 ? 8 : vectors <= 16 ? 16 : 32;
+}
+
 std::string rows_kernel(const std::string& name, const Pooling& g) {
   return fmt::format("{}_rows{}x{}", name, g.kh, g.kw);
 }
@@ -243,9 +249,7 @@ KernelDef forward_kernel(bool is_max) {
     const double scale = is_max ? 1.0 : 1.0 / g.area();
     if (is_global(g)) {
       // One image a point, read as one stream (global_pool.tpcs).
-      const std::uint32_t vectors = ceil_div(g.c, 64);
-      const std::uint32_t slots = vectors <= 8 ? 8 : vectors <= 16 ? 16 : 32;
-      LaunchSpec& l = b.launch(key(fmt::format("{}_global{}", name, slots), r.dtype), {});
+      LaunchSpec& l = b.launch(key(fmt::format("{}_global{}", name, global_slots(g)), r.dtype), {});
       l.tensors[0] = b.view(x, {g.c, g.h * g.w * g.n}, identity);
       l.tensors[1] = b.view(y, {g.c, g.n});
       l.srf[0] = g.h * g.w;
@@ -392,11 +396,22 @@ KernelDef avg_pool_bwd() {
     PlanBuilder b(r);
     const int dy = b.buffer("dy", r.dtype, g.y_dims(), Role::kInput);
     const int dx = b.buffer("dx", r.dtype, g.x_dims(), Role::kOutput);
-    // Windows apart: a point per window writes its cell; else a point per element of dx gathers.
-    LaunchSpec& l = b.launch(key(g.apart() ? "avg_pool_bwd_cells" : "avg_pool_bwd", r.dtype), {});
-    l.tensors[0] = b.view(dy);
-    l.tensors[1] = b.view(dx);
-    set_arguments(l, g, units_of(g), 1.0 / g.area(), g.apart() ? g.q : g.w, g.apart() ? g.p : g.h);
+    if (is_global(g)) {
+      // One image a point, written as one stream (avg_pool_bwd_global.tpcs).
+      LaunchSpec& l = b.launch(key(fmt::format("avg_pool_bwd_global{}", global_slots(g)), r.dtype),
+                               {1, points(g.n), 1, 1, 1});
+      l.tensors[0] = b.view(dy, {g.c, g.n});
+      l.tensors[1] = b.view(dx, {g.c, g.h * g.w * g.n});
+      l.srf[0] = g.h * g.w;
+      l.srf[2] = f32_bits(1.0 / g.area());
+    } else {
+      // Windows apart: a point per window writes its cell; else a point per dx element gathers.
+      LaunchSpec& l = b.launch(key(g.apart() ? "avg_pool_bwd_cells" : "avg_pool_bwd", r.dtype), {});
+      l.tensors[0] = b.view(dy);
+      l.tensors[1] = b.view(dx);
+      set_arguments(l, g, units_of(g), 1.0 / g.area(), g.apart() ? g.q : g.w,
+                    g.apart() ? g.p : g.h);
+    }
     b.tolerate(dx, gradient_tolerance(g, r.dtype));
     const double inputs = static_cast<double>(elements(g.x_dims())),
                  outputs = static_cast<double>(elements(g.y_dims()));
