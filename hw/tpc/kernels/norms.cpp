@@ -94,12 +94,13 @@ KernelDef layer_norm() {
     l.tensors[3] = b.view(y, {rows.columns, rows.rows});
     l.tensors[4] = b.lane0_view(mean);
     l.tensors[5] = b.lane0_view(rstd);
+    if (vectors <= kLayerNormShortVectors) l.tensors[6] = l.tensors[3];  // the second rows' y
     l.srf[0] = ceil_div(rows.columns, 64);
     l.srf[1] = f32_bits(p["eps"]);
     l.srf[2] = f32_bits(1.0 / rows.columns);
     l.srf[3] = rows.columns;
-    l.access_scale = std::array<Coord, kMaxTensors>{Coord{0, 1}, Coord{},     Coord{},
-                                                    Coord{0, 1}, Coord{0, 1}, Coord{0, 1}};
+    l.access_scale = std::array<Coord, kMaxTensors>{
+        Coord{0, 1}, Coord{}, Coord{}, Coord{0, 1}, Coord{0, 1}, Coord{0, 1}, Coord{0, 1}};
     b.tolerate(y, {4e-6, 8 * epsilon(r.dtype)});
     b.tolerate(mean, {1e-6, 1e-6});
     b.tolerate(rstd, {1e-6, 1e-5});
