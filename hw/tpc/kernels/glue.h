@@ -5,6 +5,7 @@
 
 #include <array>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,14 @@ inline std::int32_t points(std::uint64_t n) { return static_cast<std::int32_t>(n
 
 inline std::uint32_t ceil_div(std::uint64_t a, std::uint64_t b) {
   return static_cast<std::uint32_t>((a + b - 1) / b);
+}
+// Kernels that keep a row in registers come in variants of so many 64-lane vectors: the first
+// of `variants` (ascending) that holds `columns`, or 0 when none does.
+inline std::uint32_t register_variant(std::uint32_t columns,
+                                      std::initializer_list<std::uint32_t> variants) {
+  for (std::uint32_t v : variants)
+    if (ceil_div(columns, 64) <= v) return v;
+  return 0;
 }
 std::uint32_t f32_bits(double v);
 // The type's machine epsilon (2^-23, 2^-8, 2^-11).

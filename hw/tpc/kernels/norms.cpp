@@ -18,14 +18,11 @@ using Role = BufferSpec::Role;
 // and the block's two sums (5 regions).
 constexpr std::uint32_t kLayerNormVlmColumns = 6656;
 constexpr std::uint32_t kLayerNormBwdVlmColumns = 4096;
-// The widest rows layer_norm_short and layer_norm_bwd_short keep in registers: 16 vectors (two
-// rows at a time forward, one row's dy and x backward).
-constexpr std::uint32_t kLayerNormShortVectors = 16;
-
-// The registers a row of `columns` takes in those kernels: its vectors, rounded up to a
-// multiple of four (their variants).
+// The variants of layer_norm_short and layer_norm_bwd_short, in vectors a row (at most 16: two
+// rows at a time forward, one row's dy and x backward, in 32 of the 40 registers); 0 when the
+// row is wider.
 std::uint32_t short_vectors(std::uint32_t columns) {
-  return std::max(4u, (ceil_div(columns, 64) + 3) / 4 * 4);
+  return register_variant(columns, {4, 8, 12, 16});
 }
 
 const Fill kGamma{Fill::kUniform, 0.5, 1.5};
@@ -84,9 +81,8 @@ KernelDef layer_norm() {
     // vector local memory beside gamma and beta read those once a core.
     const std::uint32_t vectors = short_vectors(rows.columns);
     const std::string binary =
-        vectors <= kLayerNormShortVectors
-            ? fmt::format("layer_norm_short{}", vectors)
-            : (rows.columns > kLayerNormVlmColumns ? "layer_norm_wide" : "layer_norm");
+        vectors != 0 ? fmt::format("layer_norm_short{}", vectors)
+                     : (rows.columns > kLayerNormVlmColumns ? "layer_norm_wide" : "layer_norm");
     LaunchSpec& l = b.launch(key(binary, r.dtype), {points(rows.rows), 1, 1, 1, 1});
     l.tensors[0] = b.view(x, {rows.columns, rows.rows});
     l.tensors[1] = b.view(gamma);
@@ -94,7 +90,7 @@ KernelDef layer_norm() {
     l.tensors[3] = b.view(y, {rows.columns, rows.rows});
     l.tensors[4] = b.lane0_view(mean);
     l.tensors[5] = b.lane0_view(rstd);
-    if (vectors <= kLayerNormShortVectors) l.tensors[6] = l.tensors[3];  // the second rows' y
+    if (vectors != 0) l.tensors[6] = l.tensors[3];  // the second rows' y, a stream apart
     l.srf[0] = ceil_div(rows.columns, 64);
     l.srf[1] = f32_bits(p["eps"]);
     l.srf[2] = f32_bits(1.0 / rows.columns);
@@ -161,9 +157,8 @@ KernelDef layer_norm_bwd() {
       const int part_b = b.buffer("part_b", Dtype::kF32, cb, Role::kScratch);
       // Rows of a few vectors stay in registers (layer_norm_bwd_short), xhat and g with them.
       const std::uint32_t vectors = short_vectors(rows.columns);
-      const std::string binary = vectors <= kLayerNormShortVectors
-                                     ? fmt::format("layer_norm_bwd_short{}", vectors)
-                                     : std::string("layer_norm_bwd");
+      const std::string binary =
+          vectors != 0 ? fmt::format("layer_norm_bwd_short{}", vectors) : "layer_norm_bwd";
       LaunchSpec& l = b.launch(key(binary, r.dtype), {1, points(c.blocks), 1, 1, 1});
       l.tensors = {b.view(dy, cr), b.view(x, cr),  b.view(mean),   b.view(rstd),
                    b.view(gamma),  b.view(dx, cr), b.view(part_g), b.view(part_b)};

@@ -186,10 +186,7 @@ bool is_global(const Pooling& g) {
 }
 
 // The registers a global pool's point keeps, one a vector of channels: 8, 16 or 32.
-std::uint32_t global_slots(const Pooling& g) {
-  const std::uint32_t vectors = ceil_div(g.c, 64);
-  return vectors <= 8 ? 8 : vectors <= 16 ? 16 : 32;
-}
+std::uint32_t global_slots(const Pooling& g) { return register_variant(g.c, {8, 16, 32}); }
 
 std::string rows_kernel(const std::string& name, const Pooling& g) {
   return fmt::format("{}_rows{}x{}", name, g.kh, g.kw);

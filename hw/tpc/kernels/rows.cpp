@@ -232,11 +232,10 @@ KernelDef cross_entropy_kernel(bool backward) {
                                {Fill::kIntegers, 0, static_cast<double>(rows.columns)});
     // The loss of rows of at most 32 vectors keeps the row in registers, one row a pass
     // (cross_entropy_short); wider rows, and the gradient, go through vector local memory.
-    const std::uint32_t vectors = ceil_div(rows.columns, 64);
-    const std::uint32_t slots = vectors <= 8 ? 8 : vectors <= 16 ? 16 : 32;
-    const std::string binary =
-        !backward && vectors <= 32 ? fmt::format("cross_entropy_short{}", slots) : name;
-    LaunchSpec& l = b.launch(key(binary, r.dtype), {points(rows.rows), 1, 1, 1, 1});
+    const std::uint32_t slots = backward ? 0 : register_variant(rows.columns, {8, 16, 32});
+    LaunchSpec& l =
+        b.launch(key(slots != 0 ? fmt::format("cross_entropy_short{}", slots) : name, r.dtype),
+                 {points(rows.rows), 1, 1, 1, 1});
     l.tensors[0] = b.view(x, {rows.columns, rows.rows}, minus_infinity(r.dtype));
     l.tensors[1] = b.view(label);
     l.srf[0] = ceil_div(rows.columns, 64);
@@ -252,7 +251,7 @@ KernelDef cross_entropy_kernel(bool backward) {
     } else {
       const int loss = b.buffer("loss", Dtype::kF32, {rows.rows}, Role::kOutput);
       l.tensors[2] = b.lane0_view(loss);
-      if (binary != name) l.tensors[3] = l.tensors[0];  // the label's logit, a stream apart
+      if (slots != 0) l.tensors[3] = l.tensors[0];  // the label's logit, a stream apart
       b.tolerate(loss, {4e-6, 1e-6});
     }
     const double n = static_cast<double>(elements(r.shape));
