@@ -305,10 +305,75 @@ std::vector<Run> block_runs(std::uint64_t r0, std::uint64_t r1, std::uint64_t c0
   return walk(r0, r1, c0, c1, offset, position, run_length, dense);
 }
 
+// The runs of a convolution operand walked pixel by pixel and, within a pixel, tap by tap: a
+// forward convolution's input (pixels [o0, o1) of the output, taps and channels [i0, i1)), a
+// data gradient's output gradient (pixels of the input gradient) and a weight gradient's input
+// (rows k, columns n). The same runs as block_runs gives through GemmView::a and b, which take
+// every run's coordinates apart with divisions; here a pixel's are taken apart once and each
+// tap's follow from the one before (the MME's panels of a ResNet profile spend most of their
+// set-up there).
+std::vector<Run> tap_runs(const MmeOperation& op, std::uint64_t o0, std::uint64_t o1,
+                          std::uint64_t i0, std::uint64_t i1) {
+  const ConvDesc& c = op.conv;
+  const bool data_grad = op.op == MmeOp::kConvDataGrad;
+  const std::uint64_t p_count = c.p(), q_count = c.q();
+  // Pixels are (n, y, x) of the output (forward, weight gradient) or of the input (data
+  // gradient); taps (r, s, ch) with ch over C, or over K for the data gradient.
+  const std::uint64_t rows = data_grad ? c.h : p_count, cols = data_grad ? c.w : q_count;
+  const std::uint64_t channels = data_grad ? c.k : c.c;
+  const std::uint64_t width = i1 - i0;
+  std::vector<Run> runs;
+  for (std::uint64_t o = o0; o < o1; ++o) {
+    const std::uint64_t n = o / (rows * cols), y = o / cols % rows, x = o % cols;
+    std::uint64_t r = i0 / (std::uint64_t{c.s} * channels), s = i0 / channels % c.s,
+                  ch = i0 % channels;
+    const auto row_pos = static_cast<std::uint32_t>((o - o0) * width);
+    for (std::uint64_t i = i0; i < i1;) {
+      const std::uint64_t length = std::min(channels - ch, i1 - i);
+      std::int64_t at = -1;
+      if (data_grad) {
+        const std::int64_t pn =
+            static_cast<std::int64_t>(y + c.pad_h) - static_cast<std::int64_t>(r * c.dil_h);
+        const std::int64_t qn =
+            static_cast<std::int64_t>(x + c.pad_w) - static_cast<std::int64_t>(s * c.dil_w);
+        if (pn >= 0 && qn >= 0 && pn % c.stride_h == 0 && qn % c.stride_w == 0) {
+          const std::uint64_t pp = static_cast<std::uint64_t>(pn) / c.stride_h,
+                              qq = static_cast<std::uint64_t>(qn) / c.stride_w;
+          if (pp < p_count && qq < q_count)
+            at = static_cast<std::int64_t>(((n * p_count + pp) * q_count + qq) * c.k + ch);
+        }
+      } else {
+        const std::int64_t h = static_cast<std::int64_t>(y * c.stride_h + r * c.dil_h) - c.pad_h;
+        const std::int64_t w = static_cast<std::int64_t>(x * c.stride_w + s * c.dil_w) - c.pad_w;
+        if (h >= 0 && h < c.h && w >= 0 && w < c.w) {
+          at = static_cast<std::int64_t>(
+              ((n * c.h + static_cast<std::uint64_t>(h)) * c.w + static_cast<std::uint64_t>(w)) *
+                  c.c +
+              ch);
+        }
+      }
+      if (at >= 0) {
+        append(runs, static_cast<std::uint64_t>(at), row_pos + static_cast<std::uint32_t>(i - i0),
+               1, length);
+      }
+      i += length;
+      ch = 0;
+      if (++s == c.s) {
+        s = 0;
+        ++r;
+      }
+    }
+  }
+  return runs;
+}
+
 }  // namespace
 
 std::vector<Run> a_runs(const GemmView& v, std::uint64_t batch, std::uint64_t m0, std::uint64_t m1,
                         std::uint64_t k0, std::uint64_t k1) {
+  const MmeOp op = v.operation().op;
+  if (op == MmeOp::kConvForward || op == MmeOp::kConvDataGrad)
+    return tap_runs(v.operation(), m0, m1, k0, k1);
   return block_runs(
       m0, m1, k0, k1, [&](std::uint64_t m, std::uint64_t k) { return v.a(batch, m, k); },
       [&](std::uint64_t m, std::uint64_t k) { return v.a_run(m, k); }, v.a_along_m(), v.dense());
@@ -316,6 +381,7 @@ std::vector<Run> a_runs(const GemmView& v, std::uint64_t batch, std::uint64_t m0
 
 std::vector<Run> b_runs(const GemmView& v, std::uint64_t batch, std::uint64_t k0, std::uint64_t k1,
                         std::uint64_t n0, std::uint64_t n1) {
+  if (v.operation().op == MmeOp::kConvWeightGrad) return tap_runs(v.operation(), k0, k1, n0, n1);
   return block_runs(
       k0, k1, n0, n1, [&](std::uint64_t k, std::uint64_t n) { return v.b(batch, k, n); },
       [&](std::uint64_t k, std::uint64_t n) { return v.b_run(k, n); }, v.b_along_k(), v.dense());

@@ -88,6 +88,7 @@ class GemmView {
 
   // Every element of every operand is in memory (a GEMM: no convolution padding).
   bool dense() const { return op_.op == MmeOp::kGemm; }
+  const MmeOperation& operation() const { return op_; }
   // Element offsets from the operand's address, or -1 where the operand reads as zero.
   std::int64_t a(std::uint64_t batch, std::uint64_t m, std::uint64_t k) const;
   std::int64_t b(std::uint64_t batch, std::uint64_t k, std::uint64_t n) const;

@@ -15,7 +15,8 @@ void PipelineTimer::start(core::TimePs at) {
   last_store_ = at;
   std::fill(consumed_.begin(), consumed_.end(), 0);
   std::fill(stores_.begin(), stores_.end(), 0);
-  loads_ = store_count_ = bundles_ = 0;
+  bundles_ = 0;
+  next_load_ = next_store_ = 0;
   load_stall_ = store_stall_ = 0;
 }
 
@@ -31,9 +32,9 @@ core::TimePs PipelineTimer::load_issue_time() {
     front_fixed_ = true;
   }
   // The queue holds load_queue loads between issue and use: this one waits for the oldest.
-  const core::TimePs slot = consumed_[loads_ % consumed_.size()];
+  const core::TimePs slot = consumed_[next_load_];
   bundle_front_ = std::max(bundle_front_, slot);
-  ++loads_;
+  if (++next_load_ == consumed_.size()) next_load_ = 0;
   ++bundle_loads_;
   return bundle_front_;
 }
@@ -49,15 +50,19 @@ core::TimePs PipelineTimer::vector_time() {
   const core::TimePs in_order = std::max(vector_ + timing_.cycle, front_);
   vector_ = std::max(in_order, bundle_ready_);
   load_stall_ += vector_ - in_order;
-  for (int i = 1; i <= bundle_loads_; ++i)
-    consumed_[(loads_ - static_cast<std::uint64_t>(i)) % consumed_.size()] = vector_;
+  // The bundle's loads are the ring's last bundle_loads_ entries, before next_load_.
+  std::size_t slot = next_load_;
+  for (int i = 0; i < bundle_loads_; ++i) {
+    slot = slot == 0 ? consumed_.size() - 1 : slot - 1;
+    consumed_[slot] = vector_;
+  }
   vector_fixed_ = true;
   return vector_;
 }
 
 core::TimePs PipelineTimer::store_issue_time() {
   const core::TimePs at = vector_time();
-  const core::TimePs slot = stores_[store_count_ % stores_.size()];
+  const core::TimePs slot = stores_[next_store_];
   if (slot > at) {
     store_stall_ += slot - at;
     vector_ = slot;
@@ -66,8 +71,8 @@ core::TimePs PipelineTimer::store_issue_time() {
 }
 
 void PipelineTimer::store_done(core::TimePs done) {
-  stores_[store_count_ % stores_.size()] = done;
-  ++store_count_;
+  stores_[next_store_] = done;
+  if (++next_store_ == stores_.size()) next_store_ = 0;
   last_store_ = std::max(last_store_, done);
 }
 

@@ -63,9 +63,9 @@ class PipelineTimer {
   core::TimePs bundle_front_ = 0, bundle_ready_ = 0;
   int bundle_loads_ = 0;
   std::vector<core::TimePs> consumed_;  // ring: when each of the last load_queue loads was used
-  std::uint64_t loads_ = 0;
-  std::vector<core::TimePs> stores_;  // ring: when each of the last store_queue writes completes
-  std::uint64_t store_count_ = 0;
+  std::size_t next_load_ = 0;           // the ring's slot of the next load
+  std::vector<core::TimePs> stores_;    // ring: when each of the last store_queue writes completes
+  std::size_t next_store_ = 0;          // the ring's slot of the next write
   std::uint64_t bundles_ = 0;
   core::TimePs load_stall_ = 0, store_stall_ = 0;
 };
