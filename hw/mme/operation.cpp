@@ -10,6 +10,34 @@ namespace {
 
 bool float_type(Dtype t) { return t == Dtype::kF32 || t == Dtype::kBf16 || t == Dtype::kF16; }
 
+// Where the input (NHWC) holds what output pixel (n, p, q) takes through filter tap (r, s) at
+// channel ch, or -1 in the padding: a forward convolution's A and a weight gradient's B.
+std::int64_t input_at(const ConvDesc& c, std::uint64_t n, std::uint64_t p, std::uint64_t q,
+                      std::uint64_t r, std::uint64_t s, std::uint64_t ch) {
+  const std::int64_t h = static_cast<std::int64_t>(p * c.stride_h + r * c.dil_h) - c.pad_h;
+  const std::int64_t w = static_cast<std::int64_t>(q * c.stride_w + s * c.dil_w) - c.pad_w;
+  if (h < 0 || h >= c.h || w < 0 || w >= c.w) return -1;
+  return static_cast<std::int64_t>(
+      ((n * c.h + static_cast<std::uint64_t>(h)) * c.w + static_cast<std::uint64_t>(w)) * c.c + ch);
+}
+
+// Where the output gradient (NPQK, P x Q pixels) holds what input pixel (n, h, w) takes through
+// tap (r, s) from filter ko, or -1 where no output pixel reaches it (padding, a stride's gap):
+// a data gradient's A.
+std::int64_t output_grad_at(const ConvDesc& c, std::uint64_t p_count, std::uint64_t q_count,
+                            std::uint64_t n, std::uint64_t h, std::uint64_t w, std::uint64_t r,
+                            std::uint64_t s, std::uint64_t ko) {
+  const std::int64_t pn =
+      static_cast<std::int64_t>(h + c.pad_h) - static_cast<std::int64_t>(r * c.dil_h);
+  const std::int64_t qn =
+      static_cast<std::int64_t>(w + c.pad_w) - static_cast<std::int64_t>(s * c.dil_w);
+  if (pn < 0 || qn < 0 || pn % c.stride_h || qn % c.stride_w) return -1;
+  const std::uint64_t p = static_cast<std::uint64_t>(pn) / c.stride_h,
+                      q = static_cast<std::uint64_t>(qn) / c.stride_w;
+  if (p >= p_count || q >= q_count) return -1;
+  return static_cast<std::int64_t>(((n * p_count + p) * q_count + q) * c.k + ko);
+}
+
 std::uint32_t packed(std::uint32_t given, std::uint32_t fallback) {
   return given ? given : fallback;
 }
@@ -60,13 +88,12 @@ void append(std::vector<Run>& runs, std::uint64_t at, std::uint32_t pos, std::ui
 // Runs of a panel, found by walking its elements in the order that makes them consecutive in
 // memory (`outer` then `inner`) and joining neighbours whose panel positions step evenly. When
 // the panel is `dense` (a GEMM's: every element in memory, consecutive along `inner`), each
-// outer line is one run, found from its first two elements.
-// Otherwise `run_length(o, i)` (at least 1) says how many elements from inner position i keep to
-// one pattern, consecutive in memory or all zeros, so that the walk takes them at once.
-template <class Offset, class Position, class RunLength>
+// outer line is one run, found from its first two elements. Otherwise each outer line is still
+// consecutive in memory (the operands a convolution walks tap by tap take tap_runs instead) but
+// may read as zeros (-1) and is joined to its neighbours element by element.
+template <class Offset, class Position>
 std::vector<Run> walk(std::uint64_t outer0, std::uint64_t outer1, std::uint64_t inner0,
-                      std::uint64_t inner1, Offset offset, Position position, RunLength run_length,
-                      bool dense) {
+                      std::uint64_t inner1, Offset offset, Position position, bool dense) {
   std::vector<Run> runs;
   const auto count = static_cast<std::uint32_t>(inner1 - inner0);
   for (std::uint64_t o = outer0; dense && o < outer1; ++o) {
@@ -85,17 +112,12 @@ std::vector<Run> walk(std::uint64_t outer0, std::uint64_t outer1, std::uint64_t 
     runs.push_back(Run{at, count, pos, step});
   }
   for (std::uint64_t o = outer0; !dense && o < outer1; ++o) {
-    for (std::uint64_t i = inner0; i < inner1;) {
-      const std::uint64_t length = std::min<std::uint64_t>(run_length(o, i), inner1 - i);
-      const std::int64_t at = offset(o, i);
-      if (at >= 0) {
-        const auto pos = static_cast<std::uint32_t>(position(o, i));
-        const std::uint32_t step =
-            length > 1 ? static_cast<std::uint32_t>(position(o, i + 1)) - pos : 1;
-        append(runs, static_cast<std::uint64_t>(at), pos, step, length);
-      }
-      i += length;
-    }
+    const std::int64_t at = offset(o, inner0);
+    if (at < 0) continue;
+    const auto pos = static_cast<std::uint32_t>(position(o, inner0));
+    const std::uint32_t step =
+        count > 1 ? static_cast<std::uint32_t>(position(o, inner0 + 1)) - pos : 1;
+    append(runs, static_cast<std::uint64_t>(at), pos, step, count);
   }
   return runs;
 }
@@ -209,25 +231,12 @@ std::int64_t GemmView::a(std::uint64_t batch, std::uint64_t m, std::uint64_t k) 
     case MmeOp::kConvForward: {  // m = (n, p, q), k = (r, s, c) over the input
       const std::uint64_t n = m / (std::uint64_t{p_} * q_), p = m / q_ % p_, q = m % q_;
       const std::uint64_t r = k / (std::uint64_t{c.s} * c.c), s = k / c.c % c.s, ch = k % c.c;
-      const std::int64_t h = static_cast<std::int64_t>(p * c.stride_h + r * c.dil_h) - c.pad_h;
-      const std::int64_t w = static_cast<std::int64_t>(q * c.stride_w + s * c.dil_w) - c.pad_w;
-      if (h < 0 || h >= c.h || w < 0 || w >= c.w) return -1;
-      return static_cast<std::int64_t>(
-          ((n * c.h + static_cast<std::uint64_t>(h)) * c.w + static_cast<std::uint64_t>(w)) * c.c +
-          ch);
+      return input_at(c, n, p, q, r, s, ch);
     }
     case MmeOp::kConvDataGrad: {  // m = (n, h, w), k = (r, s, ko) over the output gradient
       const std::uint64_t n = m / (std::uint64_t{c.h} * c.w), h = m / c.w % c.h, w = m % c.w;
       const std::uint64_t r = k / (std::uint64_t{c.s} * c.k), s = k / c.k % c.s, ko = k % c.k;
-      const std::int64_t pn =
-          static_cast<std::int64_t>(h + c.pad_h) - static_cast<std::int64_t>(r * c.dil_h);
-      const std::int64_t qn =
-          static_cast<std::int64_t>(w + c.pad_w) - static_cast<std::int64_t>(s * c.dil_w);
-      if (pn < 0 || qn < 0 || pn % c.stride_h || qn % c.stride_w) return -1;
-      const std::uint64_t p = static_cast<std::uint64_t>(pn) / c.stride_h,
-                          q = static_cast<std::uint64_t>(qn) / c.stride_w;
-      if (p >= p_ || q >= q_) return -1;
-      return static_cast<std::int64_t>(((n * p_ + p) * q_ + q) * c.k + ko);
+      return output_grad_at(c, p_, q_, n, h, w, r, s, ko);
     }
     case MmeOp::kConvWeightGrad:  // m = ko, k = (n, p, q) over the output gradient
       return static_cast<std::int64_t>(k * c.k + m);
@@ -252,30 +261,10 @@ std::int64_t GemmView::b(std::uint64_t batch, std::uint64_t k, std::uint64_t n) 
     case MmeOp::kConvWeightGrad: {  // k = (n, p, q), n = (r, s, c) over the input
       const std::uint64_t img = k / (std::uint64_t{p_} * q_), p = k / q_ % p_, q = k % q_;
       const std::uint64_t r = n / (std::uint64_t{c.s} * c.c), s = n / c.c % c.s, ch = n % c.c;
-      const std::int64_t h = static_cast<std::int64_t>(p * c.stride_h + r * c.dil_h) - c.pad_h;
-      const std::int64_t w = static_cast<std::int64_t>(q * c.stride_w + s * c.dil_w) - c.pad_w;
-      if (h < 0 || h >= c.h || w < 0 || w >= c.w) return -1;
-      return static_cast<std::int64_t>(
-          ((img * c.h + static_cast<std::uint64_t>(h)) * c.w + static_cast<std::uint64_t>(w)) *
-              c.c +
-          ch);
+      return input_at(c, img, p, q, r, s, ch);
     }
   }
   return -1;
-}
-
-// Along k, a forward convolution's input and a data gradient's output gradient run over one
-// filter tap's channels; a weight gradient's input over one tap's channels along n; the rest
-// are contiguous along the way they are walked.
-std::uint64_t GemmView::a_run(std::uint64_t, std::uint64_t k) const {
-  if (op_.op == MmeOp::kConvForward) return op_.conv.c - k % op_.conv.c;
-  if (op_.op == MmeOp::kConvDataGrad) return op_.conv.k - k % op_.conv.k;
-  return kWholeRun;
-}
-
-std::uint64_t GemmView::b_run(std::uint64_t, std::uint64_t n) const {
-  if (op_.op == MmeOp::kConvWeightGrad) return op_.conv.c - n % op_.conv.c;
-  return kWholeRun;
 }
 
 std::int64_t GemmView::c(std::uint64_t batch, std::uint64_t m, std::uint64_t n) const {
@@ -289,9 +278,9 @@ namespace {
 
 // Runs of the row-major panel [r0, r1) x [c0, c1) of a matrix whose element (r, c) sits at
 // `offset(r, c)`; `down_rows` says memory is consecutive down a column rather than along a row.
-template <class Offset, class RunLength>
+template <class Offset>
 std::vector<Run> block_runs(std::uint64_t r0, std::uint64_t r1, std::uint64_t c0, std::uint64_t c1,
-                            Offset offset, RunLength run_length, bool down_rows, bool dense) {
+                            Offset offset, bool down_rows, bool dense) {
   const std::uint64_t width = c1 - c0;
   const auto position = [&](std::uint64_t r, std::uint64_t c) {
     return (r - r0) * width + (c - c0);
@@ -300,18 +289,18 @@ std::vector<Run> block_runs(std::uint64_t r0, std::uint64_t r1, std::uint64_t c0
     const auto swap = [](auto f) {
       return [f](std::uint64_t c, std::uint64_t r) { return f(r, c); };
     };
-    return walk(c0, c1, r0, r1, swap(offset), swap(position), swap(run_length), dense);
+    return walk(c0, c1, r0, r1, swap(offset), swap(position), dense);
   }
-  return walk(r0, r1, c0, c1, offset, position, run_length, dense);
+  return walk(r0, r1, c0, c1, offset, position, dense);
 }
 
 // The runs of a convolution operand walked pixel by pixel and, within a pixel, tap by tap: a
 // forward convolution's input (pixels [o0, o1) of the output, taps and channels [i0, i1)), a
 // data gradient's output gradient (pixels of the input gradient) and a weight gradient's input
-// (rows k, columns n). The same runs as block_runs gives through GemmView::a and b, which take
-// every run's coordinates apart with divisions; here a pixel's are taken apart once and each
-// tap's follow from the one before (the MME's panels of a ResNet profile spend most of their
-// set-up there).
+// (rows k, columns n), in runs of one tap's channels (consecutive in memory, or all padding).
+// The elements GemmView::a and b give, but where they take every element's coordinates apart
+// with divisions, a pixel's are taken apart once here and each tap's follow from the one before
+// (the MME's panels of a ResNet profile spent most of their set-up there).
 std::vector<Run> tap_runs(const MmeOperation& op, std::uint64_t o0, std::uint64_t o1,
                           std::uint64_t i0, std::uint64_t i1) {
   const ConvDesc& c = op.conv;
@@ -322,49 +311,38 @@ std::vector<Run> tap_runs(const MmeOperation& op, std::uint64_t o0, std::uint64_
   const std::uint64_t rows = data_grad ? c.h : p_count, cols = data_grad ? c.w : q_count;
   const std::uint64_t channels = data_grad ? c.k : c.c;
   const std::uint64_t width = i1 - i0;
-  std::vector<Run> runs;
-  for (std::uint64_t o = o0; o < o1; ++o) {
-    const std::uint64_t n = o / (rows * cols), y = o / cols % rows, x = o % cols;
-    std::uint64_t r = i0 / (std::uint64_t{c.s} * channels), s = i0 / channels % c.s,
-                  ch = i0 % channels;
-    const auto row_pos = static_cast<std::uint32_t>((o - o0) * width);
-    for (std::uint64_t i = i0; i < i1;) {
-      const std::uint64_t length = std::min(channels - ch, i1 - i);
-      std::int64_t at = -1;
-      if (data_grad) {
-        const std::int64_t pn =
-            static_cast<std::int64_t>(y + c.pad_h) - static_cast<std::int64_t>(r * c.dil_h);
-        const std::int64_t qn =
-            static_cast<std::int64_t>(x + c.pad_w) - static_cast<std::int64_t>(s * c.dil_w);
-        if (pn >= 0 && qn >= 0 && pn % c.stride_h == 0 && qn % c.stride_w == 0) {
-          const std::uint64_t pp = static_cast<std::uint64_t>(pn) / c.stride_h,
-                              qq = static_cast<std::uint64_t>(qn) / c.stride_w;
-          if (pp < p_count && qq < q_count)
-            at = static_cast<std::int64_t>(((n * p_count + pp) * q_count + qq) * c.k + ch);
+  // The walk, given where a pixel's tap reads (chosen once, not per tap).
+  const auto walk_taps = [&](auto at_of) {
+    std::vector<Run> runs;
+    for (std::uint64_t o = o0; o < o1; ++o) {
+      const std::uint64_t n = o / (rows * cols), y = o / cols % rows, x = o % cols;
+      std::uint64_t r = i0 / (std::uint64_t{c.s} * channels), s = i0 / channels % c.s,
+                    ch = i0 % channels;
+      const auto row_pos = static_cast<std::uint32_t>((o - o0) * width);
+      for (std::uint64_t i = i0; i < i1;) {
+        const std::uint64_t length = std::min(channels - ch, i1 - i);
+        const std::int64_t at = at_of(n, y, x, r, s, ch);
+        if (at >= 0) {
+          append(runs, static_cast<std::uint64_t>(at), row_pos + static_cast<std::uint32_t>(i - i0),
+                 1, length);
         }
-      } else {
-        const std::int64_t h = static_cast<std::int64_t>(y * c.stride_h + r * c.dil_h) - c.pad_h;
-        const std::int64_t w = static_cast<std::int64_t>(x * c.stride_w + s * c.dil_w) - c.pad_w;
-        if (h >= 0 && h < c.h && w >= 0 && w < c.w) {
-          at = static_cast<std::int64_t>(
-              ((n * c.h + static_cast<std::uint64_t>(h)) * c.w + static_cast<std::uint64_t>(w)) *
-                  c.c +
-              ch);
+        i += length;
+        ch = 0;
+        if (++s == c.s) {
+          s = 0;
+          ++r;
         }
-      }
-      if (at >= 0) {
-        append(runs, static_cast<std::uint64_t>(at), row_pos + static_cast<std::uint32_t>(i - i0),
-               1, length);
-      }
-      i += length;
-      ch = 0;
-      if (++s == c.s) {
-        s = 0;
-        ++r;
       }
     }
+    return runs;
+  };
+  using U = std::uint64_t;
+  if (data_grad) {
+    return walk_taps([&](U n, U y, U x, U r, U s, U ch) {
+      return output_grad_at(c, p_count, q_count, n, y, x, r, s, ch);
+    });
   }
-  return runs;
+  return walk_taps([&](U n, U y, U x, U r, U s, U ch) { return input_at(c, n, y, x, r, s, ch); });
 }
 
 }  // namespace
@@ -376,7 +354,7 @@ std::vector<Run> a_runs(const GemmView& v, std::uint64_t batch, std::uint64_t m0
     return tap_runs(v.operation(), m0, m1, k0, k1);
   return block_runs(
       m0, m1, k0, k1, [&](std::uint64_t m, std::uint64_t k) { return v.a(batch, m, k); },
-      [&](std::uint64_t m, std::uint64_t k) { return v.a_run(m, k); }, v.a_along_m(), v.dense());
+      v.a_along_m(), v.dense());
 }
 
 std::vector<Run> b_runs(const GemmView& v, std::uint64_t batch, std::uint64_t k0, std::uint64_t k1,
@@ -384,14 +362,14 @@ std::vector<Run> b_runs(const GemmView& v, std::uint64_t batch, std::uint64_t k0
   if (v.operation().op == MmeOp::kConvWeightGrad) return tap_runs(v.operation(), k0, k1, n0, n1);
   return block_runs(
       k0, k1, n0, n1, [&](std::uint64_t k, std::uint64_t n) { return v.b(batch, k, n); },
-      [&](std::uint64_t k, std::uint64_t n) { return v.b_run(k, n); }, v.b_along_k(), v.dense());
+      v.b_along_k(), v.dense());
 }
 
 std::vector<Run> c_runs(const GemmView& v, std::uint64_t batch, std::uint64_t m0, std::uint64_t m1,
                         std::uint64_t n0, std::uint64_t n1) {
   return block_runs(
-      m0, m1, n0, n1, [&](std::uint64_t m, std::uint64_t n) { return v.c(batch, m, n); },
-      [](std::uint64_t, std::uint64_t) { return kWholeRun; }, false, v.dense());
+      m0, m1, n0, n1, [&](std::uint64_t m, std::uint64_t n) { return v.c(batch, m, n); }, false,
+      v.dense());
 }
 
 namespace {

@@ -93,10 +93,6 @@ class GemmView {
   std::int64_t a(std::uint64_t batch, std::uint64_t m, std::uint64_t k) const;
   std::int64_t b(std::uint64_t batch, std::uint64_t k, std::uint64_t n) const;
   std::int64_t c(std::uint64_t batch, std::uint64_t m, std::uint64_t n) const;
-  // From (m, k) of A and (k, n) of B: how many elements, along the way the operand is walked
-  // (m if a_along_m, else k; k if b_along_k, else n), are consecutive in memory or all zeros.
-  std::uint64_t a_run(std::uint64_t m, std::uint64_t k) const;
-  std::uint64_t b_run(std::uint64_t k, std::uint64_t n) const;
 
  private:
   MmeOperation op_;
@@ -104,9 +100,6 @@ class GemmView {
                 n_end_ = 0;
   std::uint32_t p_ = 0, q_ = 0;
 };
-
-// A run length no panel reaches.
-inline constexpr std::uint64_t kWholeRun = ~std::uint64_t{0};
 
 // A contiguous run of operand elements in memory and where they go in a panel: element i of the
 // run is panel position first + i * step.
