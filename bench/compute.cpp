@@ -97,9 +97,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   // Shapes from the shipped models at their public runs' batches: BERT-Large's 28 rows of 512
-  // tokens (14336 tokens, attention rows of 512 over 28 x 16 heads x 512 queries), ResNet-50's 256
-  // images (its stem's 64 channels over 256 x 56 x 56 or 112 x 112 positions), the LM head's
-  // vocabulary of 30522, the optimizers' 335 million BERT-Large parameters in slices.
+  // tokens (14336 tokens, attention rows of 512 over 28 x 16 heads x 512 queries; its phase 1's
+  // rows of 128 over 64 sequences x 16 heads x 128 queries), ResNet-50's 256 images (its stem's
+  // 64 channels over 256 x 56 x 56 or 112 x 112 positions), the LM head's vocabulary of 30522,
+  // the optimizers' 335 million BERT-Large parameters in slices.
   const std::vector<KernelCase> kernels = {
       {"add", "67108864", "bf16", {}},
       {"sub", "67108864", "bf16", {}},
@@ -125,6 +126,9 @@ int main(int argc, char** argv) {
       {"reduce_sum", "1024,14336", "bf16", {"--param", "dim=1"}},
       {"reduce_max", "1024,14336", "bf16", {"--param", "dim=0"}},
       {"softmax", "512,229376", "bf16", {}},
+      {"softmax_bwd", "512,229376", "bf16", {}},
+      {"softmax", "128,131072", "bf16", {}},
+      {"softmax_bwd", "128,131072", "bf16", {}},
       {"log_softmax", "20480,2048", "bf16", {}},
       {"cross_entropy", "20480,2048", "bf16", {}},
       {"cross_entropy_bwd", "20480,2048", "bf16", {}},

@@ -25,6 +25,12 @@ const Shapes kRowShapes = {{1, 1},        {1, 9},   {7, 3},   {63, 2},  {64, 5},
                            {100, 1},      {127, 3}, {128, 2}, {129, 7}, {200, 5},  {255, 2},
                            {256, 3},      {257, 6}, {511, 1}, {513, 2}, {1000, 3}, {64, 2, 3},
                            {30, 3, 2, 2}, {700, 9}, {2049, 2}};
+// Rows the softmax kernels keep in registers (up to 128, 256 and 512 elements), enough of them
+// that a core's slice takes several loop passes, the last one partial, and rows whose end is
+// left to the next pass and after the last one (softmax_rows.tpcs).
+const Shapes kManyShortRowShapes = {{128, 100}, {100, 61}, {64, 50},  {1, 30},
+                                    {129, 47},  {256, 45}, {200, 37}, {65, 26},
+                                    {512, 29},  {300, 23}, {128, 8},  {128, 3, 11}};
 // Rows past what the layer norms keep in vector local memory (4096 backward, 6656 forward).
 const Shapes kWideRowShapes = {{4097, 3}, {6657, 2}};
 // The kernels by width: in registers (4 to 16 vectors, ragged or whole; forward, a pass taking
@@ -114,6 +120,8 @@ std::vector<Case> cases() {
                         "cross_entropy_bwd", "layer_norm", "layer_norm_bwd"}) {
     out.push_back({k, &kRowShapes, {}});
   }
+  out.push_back({"softmax", &kManyShortRowShapes, {}, "passes"});
+  out.push_back({"softmax_bwd", &kManyShortRowShapes, {}, "passes"});
   out.push_back({"batch_norm", &kColumnShapes, {}});
   out.push_back({"batch_norm", &kEpilogueShapes, {{"relu", 1}}});      // a ReLU folded in
   out.push_back({"batch_norm", &kEpilogueShapes, {{"residual", 1}}});  // and a residual

@@ -136,10 +136,14 @@ KernelDef softmax_kernel(bool log) {
     PlanBuilder b(r);
     const int x = b.buffer("x", r.dtype, r.shape, Role::kInput, {Fill::kUniform, -8, 8});
     const int y = b.buffer("y", r.dtype, r.shape, Role::kOutput);
-    // Rows of one octet stay in registers, two a pass (softmax_short.tpcs).
-    const bool short_rows = !log && rows.columns <= kShortRow;
-    LaunchSpec& l = b.launch(key(short_rows ? "softmax_short" : name, r.dtype),
-                             {points(rows.rows), 1, 1, 1, 1});
+    // Short rows stay in registers, as many vectors as the row needs (softmax_rows.tpcs) or an
+    // octet (softmax_short.tpcs).
+    const std::string kernel = log                         ? name
+                               : rows.columns <= 128       ? "softmax_rows2"
+                               : rows.columns <= 256       ? "softmax_rows4"
+                               : rows.columns <= kShortRow ? "softmax_short"
+                                                           : name;
+    LaunchSpec& l = b.launch(key(kernel, r.dtype), {points(rows.rows), 1, 1, 1, 1});
     l.tensors[0] = b.view(x, {rows.columns, rows.rows}, minus_infinity(r.dtype));
     l.tensors[1] = b.view(y, {rows.columns, rows.rows});
     l.srf[0] = ceil_div(rows.columns, 64);
@@ -183,9 +187,13 @@ KernelDef softmax_bwd_kernel() {
     const int dy = b.buffer("dy", r.dtype, r.shape, Role::kInput, {Fill::kUniform, -1, 1});
     const int y = b.buffer("y", r.dtype, r.shape, Role::kInput, {Fill::kUniform, 0, 1});
     const int dx = b.buffer("dx", r.dtype, r.shape, Role::kOutput);
-    const bool short_rows = rows.columns <= kShortRow;  // in registers, two a pass
-    LaunchSpec& l = b.launch(key(short_rows ? "softmax_bwd_short" : "softmax_bwd", r.dtype),
-                             {points(rows.rows), 1, 1, 1, 1});
+    // Short rows stay in registers, as many vectors as the row needs (softmax_bwd_rows.tpcs) or
+    // an octet (softmax_bwd_short.tpcs).
+    const std::string kernel = rows.columns <= 128         ? "softmax_bwd_rows2"
+                               : rows.columns <= 256       ? "softmax_bwd_rows4"
+                               : rows.columns <= kShortRow ? "softmax_bwd_short"
+                                                           : "softmax_bwd";
+    LaunchSpec& l = b.launch(key(kernel, r.dtype), {points(rows.rows), 1, 1, 1, 1});
     l.tensors[0] = b.view(dy, {rows.columns, rows.rows});
     l.tensors[1] = b.view(y, {rows.columns, rows.rows});
     l.tensors[2] = b.view(dx, {rows.columns, rows.rows});
