@@ -153,20 +153,20 @@ void Writer::header() {
       }
       code_ += "bias_done:\n";
     }
-    std::string head = R"(        get_i s10, i0, 1
-        get_i s11, i1, 1
-        get_i s12, i0, 0
-        get_i s13, i1, 0
-        loop s10, s11, rows_done
-        mov.i32 s14, s12
-        loop s14, s13, cols_done
-        mul.i32 s15, s14, {LANES}
-        set_i i2, 0b00001, s15
-        set_i i2, 0b00010, s10
-)";
-    code_ += head.replace(head.find("{LANES}"), 7, std::to_string(kFlatSlots * lanes_));
-    for (int j = 1; j < kFlatSlots; ++j)
-      code_ += fmt::format("        add_i i{}, i2, 0b00001, {}\n", 2 + j, j * lanes_);
+    // A row's coordinates are set once, where its points start; a point's step them on to the
+    // next point's after its stores (build), so that its loads need no set-up.
+    code_ += fmt::format(
+        "        get_i s10, i0, 1\n        get_i s11, i1, 1\n        get_i s12, i0, 0\n"
+        "        get_i s13, i1, 0\n        mul.i32 s15, s12, {}\n"
+        "        loop s10, s11, rows_done\n        mov.i32 s14, s12\n",
+        kFlatSlots * lanes_);
+    for (int j = 0; j < kFlatSlots; ++j) {
+      code_ += fmt::format(
+          "        set_i i{0}, 0b00001, s15\n        add_i i{0}, i{0}, 0b00001, {1}\n"
+          "        set_i i{0}, 0b00010, s10\n",
+          2 + j, j * lanes_);
+    }
+    code_ += "        loop s14, s13, cols_done\n";
   }
   for (int r = 0; r < kFlatSlots; ++r)
     code_ += fmt::format("        {} v{}, i{}, 0\n", load_, r, 2 + r);
@@ -204,16 +204,18 @@ void Writer::step(const Step& s) {
     for (int r = 0; r < kFlatSlots; ++r)
       code_ += fmt::format("        max.{1} v{0}, v{0}, {2}\n", r, compute_, zero_);
     key_ += "+relu";
-  } else {  // gelu, the tanh form as the library's kernel computes it
-    for (int r = 0; r < kFlatSlots; ++r) {
-      const int t = 2 * kFlatSlots + 2 * r, h = t + 1;
-      code_ += fmt::format(
-          "        mul.f32 v{1}, v{0}, v{0}\n        mul.f32 v{1}, v{1}, 0.044715\n"
-          "        mul.f32 v{1}, v{1}, v{0}\n        add.f32 v{1}, v{1}, v{0}\n"
-          "        mul.f32 v{1}, v{1}, 0.7978845608\n        tanh.f32 v{1}, v{1}\n"
-          "        add.f32 v{1}, v{1}, 1.0\n        mul.f32 v{2}, v{0}, 0.5\n"
-          "        mul.f32 v{0}, v{1}, v{2}\n",
-          r, t, h);
+  } else {  // gelu, the tanh form in the library kernel's seven steps (gelu.tpcs)
+    // u = x (c + c 0.044715 x^2) in v(t), then h = x / 2 in the value's own register, and
+    // h + tanh(u) h as one multiply-add; each step for every vector in turn, so that each
+    // result has the other vectors' steps to hide its latency behind.
+    static constexpr const char* kSteps[] = {
+        "mul.f32 v{1}, v{0}, v{0}",         "mul.f32 v{1}, v{1}, 0.03567740814",
+        "add.f32 v{1}, v{1}, 0.7978845608", "mul.f32 v{1}, v{1}, v{0}",
+        "mul.f32 v{0}, v{0}, 0.5",          "tanh.f32 v{1}, v{1}",
+        "mac.f32 v{0}, v{1}, v{0}"};
+    for (const char* step : kSteps) {
+      for (int r = 0; r < kFlatSlots; ++r)
+        code_ += "        " + fmt::format(fmt::runtime(step), r, 2 * kFlatSlots + 2 * r) + "\n";
     }
     key_ += "+gelu";
   }
@@ -237,14 +239,11 @@ Fusion Writer::build(std::size_t first) {
   tensor_index(head.operands[0], false);
   header();
   for (const Step& s : steps_) step(s);
-  if (flat_) {
-    // The point's coordinates move on to the next one's (after every store).
-    for (int j = 0; j < kFlatSlots; ++j)
-      code_ += fmt::format("        add_i i{0}, i{0}, 0b00001, {1}\n", 2 + j, kFlatSlots * lanes_);
-    code_ += "points_done:\n        halt\n.endsched\n";
-  } else {
-    code_ += "cols_done:\nrows_done:\n        halt\n.endsched\n";
-  }
+  // The point's coordinates move on to the next one's (after every store).
+  for (int j = 0; j < kFlatSlots; ++j)
+    code_ += fmt::format("        add_i i{0}, i{0}, 0b00001, {1}\n", 2 + j, kFlatSlots * lanes_);
+  code_ += flat_ ? "points_done:\n        halt\n.endsched\n"
+                 : "cols_done:\nrows_done:\n        halt\n.endsched\n";
 
   Fusion f;
   f.first = first;
