@@ -116,6 +116,7 @@ class Compiler {
 
 std::uint32_t Compiler::section(std::uint32_t tensor) const {
   const RecipeTensor& t = recipe_.tensors[tensor];
+  if (t.sram) return kSramSection;
   if (!t.persistent) return kWorkspaceSection;
   const auto it = std::find(recipe_.persistent.begin(), recipe_.persistent.end(), tensor);
   return kFirstTensorSection + static_cast<std::uint32_t>(it - recipe_.persistent.begin());
@@ -151,7 +152,8 @@ void Compiler::fuse() {
 void Compiler::lower() {
   for (const Tensor& t : graph_.tensors()) {
     const bool persistent = t.kind == TensorKind::kPersistent;
-    recipe_.tensors.push_back(RecipeTensor{t.name, t.dtype, t.shape, persistent, 0, t.bytes()});
+    recipe_.tensors.push_back(RecipeTensor{t.name, t.dtype, t.shape, persistent,
+                                           t.kind == TensorKind::kSram, 0, t.bytes()});
     if (persistent)
       recipe_.persistent.push_back(static_cast<std::uint32_t>(recipe_.tensors.size() - 1));
   }
@@ -173,7 +175,7 @@ void Compiler::lower() {
         continue;
       }
       recipe_.tensors.push_back(
-          RecipeTensor{n.name + "." + b.name, b.dtype, b.dims, false, 0, b.bytes()});
+          RecipeTensor{n.name + "." + b.name, b.dtype, b.dims, false, false, 0, b.bytes()});
       buffers_[i].push_back(static_cast<std::uint32_t>(recipe_.tensors.size() - 1));
       touched_[i].push_back(buffers_[i].back());
     }
@@ -318,7 +320,7 @@ void Compiler::place() {
     std::uint64_t offset, bytes;
     std::uint32_t tensor;
   };
-  std::vector<Block> blocks;
+  std::vector<Block> blocks, sram_blocks;  // the workspace's and the SRAM's
   std::vector<std::uint32_t> order;
   for (std::uint32_t id = 0; id < recipe_.tensors.size(); ++id) {
     RecipeTensor& t = recipe_.tensors[id];
@@ -334,7 +336,9 @@ void Compiler::place() {
   for (std::uint32_t id : order) {
     const std::size_t first = users[id][0];
     std::vector<std::pair<std::uint64_t, std::uint64_t>> taken;
-    for (const Block& b : blocks) {
+    const bool sram = recipe_.tensors[id].sram;
+    std::vector<Block>& placed = sram ? sram_blocks : blocks;
+    for (const Block& b : placed) {
       const bool dead = std::all_of(users[b.tensor].begin(), users[b.tensor].end(),
                                     [&](std::size_t u) { return before[first].test(u); });
       if (!dead) taken.emplace_back(b.offset, b.offset + b.bytes);
@@ -346,10 +350,15 @@ void Compiler::place() {
       if (at + bytes <= begin) break;
       at = std::max(at, end);
     }
-    blocks.push_back(Block{at, bytes, id});
+    placed.push_back(Block{at, bytes, id});
     recipe_.tensors[id].offset = at;
-    recipe_.workspace_bytes = std::max(recipe_.workspace_bytes, at + bytes);
+    std::uint64_t& end = sram ? recipe_.sram_bytes : recipe_.workspace_bytes;
+    end = std::max(end, at + bytes);
   }
+  if (recipe_.sram_bytes > target_.sram_bytes)
+    throw std::invalid_argument(
+        fmt::format("the staging buffers need {} bytes of SRAM, the target has {}",
+                    recipe_.sram_bytes, target_.sram_bytes));
   if (recipe_.workspace_bytes >= (1ull << kSectionShift))
     throw std::invalid_argument(
         fmt::format("the workspace needs {} bytes, beyond 1 TiB", recipe_.workspace_bytes));
@@ -621,6 +630,77 @@ Graph split_common_dimensions(const Graph& g, const Target& target,
     }
     notes.push_back(fmt::format("split {} over the batch on {} MMEs", n.name, partials.size()));
   }
+  return out;
+}
+
+// Before the passes, after the split: an MME node's right operand (B: a GEMM's weights, a
+// convolution's filters), which the engine fetches again for every block of result rows it
+// walks, is first copied into the runtime's part of the on-die SRAM by an internal DMA engine,
+// and the MME reads it there: HBM then serves it once, not once a block, as the real stack's
+// SRAM management keeps a bundle's narrow operand resident in SRAM while it slices the wide one
+// [C16]. Two buffers of half the SRAM each take the staged operands in turn, so that one is
+// filled while the MME reads the other (the copy waits for the MME that read its buffer last).
+// Chosen when the operand fits a buffer, the engine would fetch it at least three times, and its
+// copy takes no longer than the node (so that it can run behind the node before). Not staged:
+// the wide operand (slicing it to fit is not modeled), parts of a split common dimension, views
+// at offsets, and an operand the node also reads or writes as another.
+Graph stage_in_sram(const Graph& g, const Target& target, std::vector<std::string>& notes) {
+  if (target.sram_bytes < 512) return g;
+  const std::uint64_t buffer = target.sram_bytes / 2 / 256 * 256;
+  const mme::MmeConfig array = array_of(target);
+  const auto engines = static_cast<std::uint64_t>(target.mmes);
+  std::vector<bool> staged(g.nodes().size());
+  std::map<Dtype, std::uint64_t> largest;  // bytes of the largest staged operand of each type
+  for (std::size_t i = 0; i < g.nodes().size(); ++i) {
+    const Node& n = g.nodes()[i];
+    if (n.kind != NodeKind::kMme || n.engine || n.offsets != std::array<std::uint64_t, 3>{})
+      continue;
+    const TensorId b = n.operands[1];
+    if (b == n.operands[0] || b == n.operands[2]) continue;
+    const Tensor& t = g.tensor(b);
+    if (t.kind == TensorKind::kSram || t.bytes() > buffer) continue;
+    const mme::MmeOperation op = with_geometry(array, engines, n.mme);
+    const mme::MmeConfig tile = mme::shaped(array, op);
+    const mme::GemmView view(op);
+    const std::uint64_t rows = static_cast<std::uint64_t>(tile.rows) * tile.block_rows;
+    const std::uint64_t fetches = view.batch() * ((view.m() + rows - 1) / rows);
+    const double node_ns =
+        static_cast<double>(slowest_cycles(tile, engine_parts(op, tile, engines))) / target.mme_ghz;
+    const double copy_ns = static_cast<double>(t.bytes()) / target.dma_gb_per_s;
+    if (fetches < 3 || copy_ns > node_ns) continue;
+    staged[i] = true;
+    largest[t.dtype] = std::max(largest[t.dtype], t.bytes());
+  }
+  if (largest.empty()) return g;
+  Graph out;
+  for (const Tensor& t : g.tensors()) out.tensor(t.name, t.dtype, t.shape, t.kind);
+  std::map<Dtype, std::array<TensorId, 2>> buffers;
+  for (const auto& [dtype, bytes] : largest) {
+    const auto elements =
+        static_cast<std::uint32_t>(bytes / static_cast<std::uint64_t>(tpc::info(dtype).bytes));
+    for (int k = 0; k < 2; ++k) {
+      buffers[dtype][static_cast<std::size_t>(k)] =
+          out.tensor(fmt::format("sram.{}.{}", tpc::info(dtype).name, k), dtype, {elements},
+                     TensorKind::kSram);
+    }
+  }
+  std::map<Dtype, std::size_t> turns;
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < g.nodes().size(); ++i) {
+    Node n = g.nodes()[i];
+    if (staged[i]) {
+      const TensorId b = n.operands[1];
+      const Dtype dtype = g.tensor(b).dtype;
+      const TensorId into = buffers[dtype][turns[dtype]++ % 2];
+      out.copy(n.name + ".stage", b, into);
+      n.operands[1] = into;
+      std::replace(n.reads.begin(), n.reads.end(), b, into);
+      ++count;
+    }
+    out.append(std::move(n));
+  }
+  notes.push_back(fmt::format("staged the right operand of {} MME node{} in SRAM", count,
+                              count == 1 ? "" : "s"));
   return out;
 }
 
@@ -907,7 +987,8 @@ Target Target::of(std::uint32_t device_id) {
 Recipe compile(const Graph& graph, const Target& target) {
   std::vector<std::string> notes;
   const Graph split = split_common_dimensions(graph, target, notes);
-  return Compiler(split, target, graph.signature(), std::move(notes)).run();
+  const Graph staged = stage_in_sram(split, target, notes);
+  return Compiler(staged, target, graph.signature(), std::move(notes)).run();
 }
 
 }  // namespace podsim::synapse

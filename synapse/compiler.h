@@ -72,6 +72,10 @@ struct Target {
   // bandwidth (GB/s: bytes per ns); each TPC does 128 f32 flops a cycle (2048-bit vectors of
   // fused multiply-adds [S7]).
   double mme_ghz = 1.465, tpc_ghz = 1.465, hbm_gb_per_s = 1000;
+  // The runtime's part of the on-die SRAM (0: the compiler stages nothing there) and what one
+  // internal DMA engine copies into it (GB/s).
+  std::uint64_t sram_bytes = 0;
+  double dma_gb_per_s = 125;
 
   // The device with PCI id `device_id` (Gaudi1 or Gaudi2) as Linux's driver leaves it to user
   // space [C1], with its MME array's shape (Gaudi1 128 x 128; Gaudi2 256 x 256, whose two cores'

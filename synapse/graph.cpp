@@ -145,7 +145,9 @@ void Graph::kernel(const std::string& name, const tpc::KernelRequest& request,
 void Graph::copy(const std::string& name, TensorId src, TensorId dst) {
   check_id(name, src);
   check_id(name, dst);
-  if (tensor(src).bytes() != tensor(dst).bytes()) {
+  const bool into_buffer = tensor(dst).kind == TensorKind::kSram;
+  if (into_buffer ? tensor(src).bytes() > tensor(dst).bytes()
+                  : tensor(src).bytes() != tensor(dst).bytes()) {
     throw std::invalid_argument(fmt::format("node {}: copies {} ({} bytes) to {} ({} bytes)", name,
                                             tensor(src).name, tensor(src).bytes(), tensor(dst).name,
                                             tensor(dst).bytes()));
@@ -157,7 +159,9 @@ std::string Graph::signature() const {
   std::string s;
   for (const Tensor& t : tensors_) {
     s += fmt::format("t {} [{}] {};", tpc::info(t.dtype).name, fmt::join(t.shape, ","),
-                     t.kind == TensorKind::kPersistent ? 'p' : 'w');
+                     t.kind == TensorKind::kPersistent ? 'p'
+                     : t.kind == TensorKind::kSram     ? 's'
+                                                       : 'w');
   }
   for (const Node& n : nodes_) {
     s += fmt::format("n{} ", static_cast<int>(n.kind));

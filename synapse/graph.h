@@ -24,7 +24,8 @@ using tpc::Dtype;
 
 // Persistent tensors live where the user says at each launch; workspace tensors in the
 // recipe's workspace, placed by the compiler.
-enum class TensorKind : std::uint8_t { kPersistent, kWorkspace };
+// kSram: a buffer the compiler stages an operand in, in the runtime's part of the on-die SRAM.
+enum class TensorKind : std::uint8_t { kPersistent, kWorkspace, kSram };
 
 struct Tensor {
   std::string name;
@@ -70,7 +71,8 @@ class Graph {
   // the plan's order (docs/tpc/kernels.md), each of the buffer's type and size.
   void kernel(const std::string& name, const tpc::KernelRequest& request,
               const std::vector<TensorId>& tensors);
-  // dst = src, both of the same size in bytes.
+  // dst = src, both of the same size in bytes, or src into the start of an SRAM buffer at least
+  // its size.
   void copy(const std::string& name, TensorId src, TensorId dst);
   // A node of a graph over the same first tensors, as it was checked there (a compiler pass
   // rewriting a graph). Throws std::invalid_argument for a name already used.

@@ -168,12 +168,13 @@ std::vector<std::uint8_t> payload(const Recipe& recipe) {
     w.str(t.name);
     w.u8(static_cast<std::uint8_t>(t.dtype));
     w.list(t.shape, [&](std::uint32_t s) { w.u32(s); });
-    w.u8(t.persistent);
+    w.u8(t.persistent ? 1 : t.sram ? 2 : 0);
     w.u64(t.offset);
     w.u64(t.bytes);
   });
   w.list(recipe.persistent, [&](std::uint32_t i) { w.u32(i); });
   w.u64(recipe.workspace_bytes);
+  w.u64(recipe.sram_bytes);
   w.u64(recipe.program_bytes);
   w.list(recipe.program, [&](const KernelBinary& b) {
     w.str(b.key);
@@ -205,8 +206,8 @@ void check(const Recipe& r) {
   for (const RecipeTensor& t : r.tensors) {
     if (static_cast<int>(t.dtype) >= tpc::kDtypeCount)
       bad(fmt::format("tensor {} has an unknown type", t.name));
-    if (!t.persistent && t.offset + t.bytes > r.workspace_bytes)
-      bad(fmt::format("tensor {} lies outside the workspace", t.name));
+    if (!t.persistent && t.offset + t.bytes > (t.sram ? r.sram_bytes : r.workspace_bytes))
+      bad(fmt::format("tensor {} lies outside the {}", t.name, t.sram ? "SRAM" : "workspace"));
   }
   for (const KernelBinary& b : r.program) {
     if (b.offset + b.code.size() > r.program_bytes)
@@ -299,13 +300,17 @@ Recipe deserialize(const std::vector<std::uint8_t>& bytes) {
     t.name = r.str("a tensor name");
     t.dtype = static_cast<Dtype>(r.u8("a tensor type"));
     t.shape = r.list<std::uint32_t>("a shape", 4, [&](std::uint32_t& s) { s = r.u32("a size"); });
-    t.persistent = r.u8("a tensor kind") != 0;
+    const std::uint8_t kind = r.u8("a tensor kind");
+    if (kind > 2) throw RecipeError(fmt::format("recipe: tensor {} has an unknown kind", t.name));
+    t.persistent = kind == 1;
+    t.sram = kind == 2;
     t.offset = r.u64("a tensor offset");
     t.bytes = r.u64("a tensor size");
   });
   recipe.persistent = r.list<std::uint32_t>("persistent tensors", 4,
                                             [&](std::uint32_t& i) { i = r.u32("an index"); });
   recipe.workspace_bytes = r.u64("the workspace size");
+  recipe.sram_bytes = r.u64("the SRAM size");
   recipe.program_bytes = r.u64("the program size");
   recipe.program = r.list<KernelBinary>("kernels", 24, [&](KernelBinary& b) {
     b.key = r.str("a kernel key");

@@ -2,11 +2,11 @@
 // (runtime.h). Its stages are engine work in program order: each stage runs on one engine class
 // (the TPCs, the MMEs or an internal DMA), signals its own sync object once per engine, and
 // waits for the stages it depends on; the TPC kernels it runs are in its program.
-// Addresses inside engine registers are relative to a section (the program, the workspace or a
-// persistent tensor) and listed as relocations, which the runtime adds the section's address
-// to at launch (the patching SynapseAI's runtime does).
-// The serialized form is versioned and checksummed: bytes that are not a recipe of this version
-// are refused with a message saying why, before anything is used.
+// Addresses inside engine registers are relative to a section (the program, the workspace, the
+// runtime's part of the on-die SRAM or a persistent tensor) and listed as relocations, which the
+// runtime adds the section's address to at launch (the patching SynapseAI's runtime does). The
+// serialized form is versioned and checksummed: bytes that are not a recipe of this version are
+// refused with a message saying why, before anything is used.
 #pragma once
 
 #include <cstdint>
@@ -24,8 +24,10 @@ struct SectionAddress {
   std::uint32_t section = 0;
   std::uint64_t offset = 0;
 };
-// Sections: the program (kernel binaries), the workspace, then persistent tensor i.
-inline constexpr std::uint32_t kProgramSection = 0, kWorkspaceSection = 1, kFirstTensorSection = 2;
+// Sections: the program (kernel binaries), the workspace, the SRAM (the runtime's part of it:
+// the compiler's staging buffers), then persistent tensor i.
+inline constexpr std::uint32_t kProgramSection = 0, kWorkspaceSection = 1, kSramSection = 2,
+                               kFirstTensorSection = 3;
 
 // A 64-bit address in registers `index` (low half) and `index + 1` (high half) of run `run`,
 // relative to `section`.
@@ -61,7 +63,8 @@ struct RecipeTensor {
   Dtype dtype = Dtype::kF32;
   std::vector<std::uint32_t> shape;
   bool persistent = false;
-  std::uint64_t offset = 0;  // workspace tensors: where in the workspace
+  bool sram = false;         // a staging buffer in the SRAM section (TensorKind::kSram)
+  std::uint64_t offset = 0;  // workspace and SRAM tensors: where in their section
   std::uint64_t bytes = 0;
 };
 
@@ -72,12 +75,13 @@ struct KernelBinary {
 };
 
 struct Recipe {
-  static constexpr std::uint32_t kVersion = 2;  // 2: the device id
+  static constexpr std::uint32_t kVersion = 3;  // 2: the device id; 3: the SRAM section
   std::string signature;                        // the graph's (Graph::signature)
   std::uint32_t device_id = 0;  // the PCI device id of the family whose queue ids it names
   std::vector<RecipeTensor> tensors;
-  std::vector<std::uint32_t> persistent;  // tensor indices in launch order (section 2 + i)
+  std::vector<std::uint32_t> persistent;  // tensor indices in launch order (section 3 + i)
   std::uint64_t workspace_bytes = 0;
+  std::uint64_t sram_bytes = 0;  // of the runtime's part of the SRAM
   std::uint64_t program_bytes = 0;
   std::vector<KernelBinary> program;
   std::vector<Stage> stages;

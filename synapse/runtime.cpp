@@ -138,6 +138,12 @@ void Runtime::set_up(const chip::ResourceShare& share) {
   target_.sobs = sob_end - target_.first_sob;
   target_.monitors = share.first_monitor + share.monitors - target_.first_monitor;
   target_.stream = share.stream(0);
+  // The share's part of the SRAM, in whole 256-byte lines, for the compiler's staging buffers.
+  const auto line = [&](double fraction) {
+    return static_cast<std::uint64_t>(fraction * static_cast<double>(ip.sram_size)) / 256 * 256;
+  };
+  sram_base_ = ip.sram_base_address + line(share.sram_from);
+  target_.sram_bytes = line(share.sram_to) - line(share.sram_from);
   dram_ = core::RangeAllocator(ip.dram_base_address, ip.dram_size);
   staging_ = host_malloc(kStagingBytes);
   staging_bytes_ = kStagingBytes;
@@ -526,7 +532,12 @@ const Runtime::Uploaded& Runtime::uploaded(const Recipe& recipe,
       recipe.first_sob + recipe.stages.size() > target_.first_sob + target_.sobs) {
     throw RuntimeError("synapse: the recipe was compiled for another device's sync objects");
   }
-  std::vector<std::uint64_t> bases{program(recipe, info.uploaded_program), workspace};
+  if (recipe.sram_bytes > target_.sram_bytes) {
+    throw RuntimeError(
+        fmt::format("synapse: the recipe stages {} bytes in SRAM, the runtime's part holds {}",
+                    recipe.sram_bytes, target_.sram_bytes));
+  }
+  std::vector<std::uint64_t> bases{program(recipe, info.uploaded_program), workspace, sram_base_};
   bases.insert(bases.end(), tensors.begin(), tensors.end());
   return command_buffers(recipe, bases, info.uploaded_command_buffers);
 }

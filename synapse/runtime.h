@@ -166,6 +166,7 @@ class Runtime {
   std::unique_ptr<driver::File> owned_file_;  // when the runtime opened the device itself
   driver::File* file_ = nullptr;
   Target target_;
+  std::uint64_t sram_base_ = 0;  // where the runtime's part of the SRAM starts
   core::RangeAllocator host_, dram_;
   std::map<std::uint64_t, HostBuffer> host_buffers_;       // by host address
   std::map<std::uint64_t, std::uint64_t> device_buffers_;  // address -> bytes

@@ -243,7 +243,7 @@ TEST(SynapseRecipe, RefusesBytesThatAreNotARecipeOfThisVersion) {
   EXPECT_EQ(refusal({}), "recipe: not a podsim recipe (no PODRECPE header)");
   std::vector<std::uint8_t> b = good;
   b[8] = 9;  // the version
-  EXPECT_EQ(refusal(b), "recipe: version 9, this build reads version 2: compile the graph again");
+  EXPECT_EQ(refusal(b), "recipe: version 9, this build reads version 3: compile the graph again");
   b = good;
   b.resize(b.size() - 5);
   EXPECT_NE(refusal(b).find("truncated or extended"), std::string::npos);
@@ -265,6 +265,9 @@ TEST(SynapseRecipe, RefusesReferencesOutOfRange) {
   r = compile(chain(2), unfused());
   r.tensors[1].offset = r.workspace_bytes;
   EXPECT_EQ(refusal(serialize(r)), "recipe: tensor t0 lies outside the workspace");
+  r = compile(chain(2), unfused());
+  r.tensors[1].sram = true;  // in an SRAM section of no bytes
+  EXPECT_EQ(refusal(serialize(r)), "recipe: tensor t0 lies outside the SRAM");
   r = compile(chain(2), unfused());
   r.device_id = 0x1030;
   EXPECT_EQ(refusal(serialize(r)), "recipe: device id 0x1030 is not a Gaudi1 or Gaudi2");
@@ -324,6 +327,44 @@ TEST(SynapseCompiler, ANarrowGemmTakesATallTileOnGaudi2) {
   EXPECT_EQ(square.tall + square.wide, 0u);
   const mme::MmeOperation gaudi = mme_job(compile_gemm(Target::gaudi1(), 64).stages[0].jobs[0]);
   EXPECT_EQ(gaudi.tall + gaudi.wide, 0u);
+}
+
+// A GEMM of many rows fetches its right operand once for every block of result rows: with SRAM
+// to stage it in, an internal DMA copies it there first (into the SRAM section) and the MME reads
+// it there; without SRAM, or when the operand is too large for half of it, the MME reads it from
+// HBM. The recipe, serialized and read back, keeps the SRAM tensor and size.
+TEST(SynapseCompiler, StagesARereadRightOperandInSram) {
+  const auto compile_gemm = [](const Target& t, std::uint32_t n) {
+    Graph g;
+    const TensorId a = g.tensor("a", Dtype::kBf16, {256, 8192}, TensorKind::kPersistent);
+    const TensorId b = g.tensor("b", Dtype::kBf16, {n, 256}, TensorKind::kPersistent);
+    const TensorId c = g.tensor("c", Dtype::kBf16, {n, 8192}, TensorKind::kPersistent);
+    mme::GemmDesc gemm;
+    gemm.m = 8192, gemm.n = n, gemm.k = 256;
+    g.gemm("mm", a, b, c, gemm);
+    return compile(g, t);
+  };
+  Target t = Target::of(driver::kGaudi2DeviceId);
+  t.tpcs = 24;
+  t.sram_bytes = 8 << 20;
+  const Recipe staged = compile_gemm(t, 1024);
+  ASSERT_EQ(staged.stages.size(), 2u);
+  EXPECT_EQ(staged.stages[0].engine, Engine::kDma);
+  EXPECT_EQ(staged.stages[0].node, "mm.stage");
+  EXPECT_EQ(staged.stages[0].jobs.at(0).dst.section, kSramSection);
+  EXPECT_EQ(staged.stages[0].jobs.at(0).bytes, 1024u * 256 * 2);
+  EXPECT_EQ(staged.stages[1].waits, std::vector<std::uint32_t>{0});
+  const auto& relocations = staged.stages[1].jobs.at(0).relocations;
+  EXPECT_TRUE(std::any_of(relocations.begin(), relocations.end(),
+                          [](const Relocation& r) { return r.section == kSramSection; }));
+  EXPECT_EQ(staged.sram_bytes, 1024u * 256 * 2);
+  EXPECT_THAT(staged.notes, ::testing::Contains("staged the right operand of 1 MME node in SRAM"));
+  const Recipe read_back = deserialize(serialize(staged));
+  EXPECT_EQ(read_back.sram_bytes, staged.sram_bytes);
+  EXPECT_EQ(read_back.fingerprint, staged.fingerprint);
+  EXPECT_EQ(compile_gemm(t, 16384).stages.size(), 1u);  // 8 MiB: more than half the SRAM
+  t.sram_bytes = 0;
+  EXPECT_EQ(compile_gemm(t, 1024).stages.size(), 1u);
 }
 
 // A weight gradient of 64 filters fills one tile, so one MME would stream the whole batch while
