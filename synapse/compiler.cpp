@@ -96,6 +96,7 @@ class Compiler {
   void encode_kernel(const Pending& p, Stage& stage);
   void encode_mme(const Pending& p, Stage& stage);
   void encode_copy(const Pending& p, Stage& stage);
+  std::uint64_t copy_bytes(std::size_t node) const;  // what a copy node moves
 
   const Graph& graph_;
   const Target& target_;
@@ -633,74 +634,173 @@ Graph split_common_dimensions(const Graph& g, const Target& target,
   return out;
 }
 
-// Before the passes, after the split: an MME node's right operand (B: a GEMM's weights, a
-// convolution's filters), which the engine fetches again for every block of result rows it
-// walks, is first copied into the runtime's part of the on-die SRAM by an internal DMA engine,
-// and the MME reads it there: HBM then serves it once, not once a block, as the real stack's
-// SRAM management keeps a bundle's narrow operand resident in SRAM while it slices the wide one
-// [C16]. Two buffers of half the SRAM each take the staged operands in turn, so that one is
-// filled while the MME reads the other (the copy waits for the MME that read its buffer last).
-// Chosen when the operand fits a buffer, the engine would fetch it at least three times, and its
-// copy takes no longer than the node (so that it can run behind the node before). Not staged:
-// the wide operand (slicing it to fit is not modeled), parts of a split common dimension, views
-// at offsets, and an operand the node also reads or writes as another.
-Graph stage_in_sram(const Graph& g, const Target& target, std::vector<std::string>& notes) {
-  if (target.sram_bytes < 512) return g;
-  const std::uint64_t buffer = target.sram_bytes / 2 / 256 * 256;
-  const mme::MmeConfig array = array_of(target);
-  const auto engines = static_cast<std::uint64_t>(target.mmes);
-  std::vector<bool> staged(g.nodes().size());
-  std::map<Dtype, std::uint64_t> largest;  // bytes of the largest staged operand of each type
-  for (std::size_t i = 0; i < g.nodes().size(); ++i) {
-    const Node& n = g.nodes()[i];
-    if (n.kind != NodeKind::kMme || n.engine || n.offsets != std::array<std::uint64_t, 3>{})
-      continue;
-    const TensorId b = n.operands[1];
-    if (b == n.operands[0] || b == n.operands[2]) continue;
-    const Tensor& t = g.tensor(b);
-    if (t.kind == TensorKind::kSram || t.bytes() > buffer) continue;
-    const mme::MmeOperation op = with_geometry(array, engines, n.mme);
+// Before the passes, after the split: operands the MME fetches more than once go through the
+// runtime's part of the on-die SRAM, as the real stack's SRAM management keeps a bundle's
+// narrow operand resident there and slices its wide one to fit [C16, sram_management/].
+// - A convolution's input (forward: x; data gradient: dy), which the engine fetches once for
+//   every filter tap, is sliced on the batch: each slice of images is copied into the SRAM and
+//   the convolution of those images reads it there and writes its share of the result, so HBM
+//   serves the input once (the batch-slicing solver's cut).
+// - An MME node's right operand (B: a GEMM's weights, a convolution's filters), which the engine
+//   fetches again for every block of result rows it walks, is copied into the SRAM whole.
+// Each kind of buffer comes in two that the copies fill in turn, so that one is filled while the
+// MME reads the other (a copy waits for the MME that read its buffer before: a write after a
+// read); with sliced inputs, the four buffers take a quarter of the SRAM each, else the two of
+// the right operands half. An operand is staged when the engine would fetch it at least three
+// times and a copy (at the DMA engines' rate) takes no longer than the work that reads it, so
+// that it can run behind the work before. Not staged: weight gradients (both operands are wide
+// and sum over the batch), parts of a split common dimension, views at offsets, and an operand
+// the node also reads or writes as another.
+struct Staging {
+  const Target& target;
+  mme::MmeConfig array = array_of(target);
+  std::uint64_t engines = static_cast<std::uint64_t>(target.mmes);
+
+  double mme_ns(const mme::MmeOperation& n) const {
+    const mme::MmeOperation op = with_geometry(array, engines, n);
+    const mme::MmeConfig tile = mme::shaped(array, op);
+    return static_cast<double>(slowest_cycles(tile, engine_parts(op, tile, engines))) /
+           target.mme_ghz;
+  }
+  double copy_ns(std::uint64_t bytes) const {
+    const double rate =
+        std::min(target.dma_gb_per_s * std::max(1, target.copy_engines), target.hbm_gb_per_s);
+    return static_cast<double>(bytes) / rate;
+  }
+  // How many times the engine fetches A (by its blocks of result columns) and B (rows).
+  std::pair<std::uint64_t, std::uint64_t> fetches(const mme::MmeOperation& n) const {
+    const mme::MmeOperation op = with_geometry(array, engines, n);
     const mme::MmeConfig tile = mme::shaped(array, op);
     const mme::GemmView view(op);
     const std::uint64_t rows = static_cast<std::uint64_t>(tile.rows) * tile.block_rows;
-    const std::uint64_t fetches = view.batch() * ((view.m() + rows - 1) / rows);
-    const double node_ns =
-        static_cast<double>(slowest_cycles(tile, engine_parts(op, tile, engines))) / target.mme_ghz;
-    const double copy_ns = static_cast<double>(t.bytes()) / target.dma_gb_per_s;
-    if (fetches < 3 || copy_ns > node_ns) continue;
-    staged[i] = true;
-    largest[t.dtype] = std::max(largest[t.dtype], t.bytes());
+    const std::uint64_t cols = static_cast<std::uint64_t>(tile.cols) * tile.block_cols;
+    return {(view.n() + cols - 1) / cols, view.batch() * ((view.m() + rows - 1) / rows)};
   }
-  if (largest.empty()) return g;
-  Graph out;
-  for (const Tensor& t : g.tensors()) out.tensor(t.name, t.dtype, t.shape, t.kind);
-  std::map<Dtype, std::array<TensorId, 2>> buffers;
-  for (const auto& [dtype, bytes] : largest) {
-    const auto elements =
-        static_cast<std::uint32_t>(bytes / static_cast<std::uint64_t>(tpc::info(dtype).bytes));
-    for (int k = 0; k < 2; ++k) {
-      buffers[dtype][static_cast<std::size_t>(k)] =
-          out.tensor(fmt::format("sram.{}.{}", tpc::info(dtype).name, k), dtype, {elements},
-                     TensorKind::kSram);
-    }
-  }
-  std::map<Dtype, std::size_t> turns;
-  std::size_t count = 0;
+};
+
+bool plain_mme(const Node& n) {
+  return n.kind == NodeKind::kMme && !n.engine && n.operands[1] != n.operands[0] &&
+         n.operands[1] != n.operands[2] && n.operands[0] != n.operands[2];
+}
+
+// Elements of one image of a convolution's input (a) and result (c).
+std::pair<std::uint64_t, std::uint64_t> conv_images(const mme::MmeOperation& op) {
+  const mme::ConvDesc& d = op.conv;
+  const std::uint64_t x = std::uint64_t{d.h} * d.w * d.c, y = std::uint64_t{d.p()} * d.q() * d.k;
+  return op.op == mme::MmeOp::kConvForward ? std::make_pair(x, y) : std::make_pair(y, x);
+}
+
+Graph stage_in_sram(const Graph& g, const Target& target, std::vector<std::string>& notes) {
+  if (target.sram_bytes < 1024) return g;
+  const Staging st{target};
+  const auto line = [](std::uint64_t b) { return b / 256 * 256; };
+  // Inputs to slice: images a slice at a quarter of the SRAM, 0 for a node not sliced.
+  const std::uint64_t input_buffer = line(target.sram_bytes / 4);
+  std::vector<std::uint32_t> per_slice(g.nodes().size());
+  std::map<Dtype, std::uint64_t> inputs;  // the largest slice of each type, bytes
   for (std::size_t i = 0; i < g.nodes().size(); ++i) {
-    Node n = g.nodes()[i];
+    const Node& n = g.nodes()[i];
+    const mme::MmeOp op = n.mme.op;
+    if (!plain_mme(n) || n.offsets != std::array<std::uint64_t, 3>{} ||
+        (op != mme::MmeOp::kConvForward && op != mme::MmeOp::kConvDataGrad))
+      continue;
+    const Tensor& a = g.tensor(n.operands[0]);
+    const std::uint64_t image = conv_images(n.mme).first * tpc::info(a.dtype).bytes;
+    const std::uint64_t taps = std::uint64_t{n.mme.conv.r} * n.mme.conv.s;
+    if (image == 0 || image > input_buffer || taps * st.fetches(n.mme).first < 3) continue;
+    const std::uint64_t most = input_buffer / image;
+    const std::uint64_t slices = (n.mme.conv.n + most - 1) / most;
+    const auto each = static_cast<std::uint32_t>((n.mme.conv.n + slices - 1) / slices);
+    if (st.copy_ns(each * image) > st.mme_ns(n.mme) / static_cast<double>(slices)) continue;
+    per_slice[i] = each;
+    inputs[a.dtype] = std::max(inputs[a.dtype], each * image);
+  }
+  const std::uint64_t weight_buffer = line(target.sram_bytes / (inputs.empty() ? 2 : 4));
+  Graph sliced;
+  for (const Tensor& t : g.tensors()) sliced.tensor(t.name, t.dtype, t.shape, t.kind);
+  const auto buffers = [&](Graph& out, const std::map<Dtype, std::uint64_t>& sizes,
+                           const char* what) {
+    std::map<Dtype, std::array<TensorId, 2>> b;
+    for (const auto& [dtype, bytes] : sizes) {
+      const auto elements =
+          static_cast<std::uint32_t>(bytes / static_cast<std::uint64_t>(tpc::info(dtype).bytes));
+      for (std::size_t k = 0; k < 2; ++k) {
+        b[dtype][k] = out.tensor(fmt::format("sram.{}.{}.{}", what, tpc::info(dtype).name, k),
+                                 dtype, {elements}, TensorKind::kSram);
+      }
+    }
+    return b;
+  };
+  const auto input_buffers = buffers(sliced, inputs, "input");
+  std::map<Dtype, std::size_t> turns;
+  std::size_t convs = 0;
+  for (std::size_t i = 0; i < g.nodes().size(); ++i) {
+    const Node& n = g.nodes()[i];
+    if (per_slice[i] == 0) {
+      sliced.append(n);
+      continue;
+    }
+    const TensorId a = n.operands[0];
+    const Dtype dtype = g.tensor(a).dtype;
+    const auto [a_image, c_image] = conv_images(n.mme);
+    for (std::uint32_t first = 0, s = 0; first < n.mme.conv.n; first += per_slice[i], ++s) {
+      Node p = n;
+      p.name = fmt::format("{}.slice{}", n.name, s);
+      p.mme.conv.n = std::min(per_slice[i], n.mme.conv.n - first);
+      const TensorId into = input_buffers.at(dtype)[turns[dtype]++ % 2];
+      sliced.copy(p.name + ".stage", a, into, first * a_image, p.mme.conv.n * a_image);
+      p.operands[0] = into;
+      std::replace(p.reads.begin(), p.reads.end(), a, into);
+      p.offsets = {0, 0, first * c_image};
+      sliced.append(std::move(p));
+    }
+    ++convs;
+  }
+  // Right operands, over the sliced graph.
+  std::vector<bool> staged(sliced.nodes().size());
+  std::map<Dtype, std::uint64_t> weights;
+  for (std::size_t i = 0; i < sliced.nodes().size(); ++i) {
+    const Node& n = sliced.nodes()[i];
+    if (!plain_mme(n) || n.offsets[1] != 0) continue;
+    const Tensor& b = sliced.tensor(n.operands[1]);
+    if (b.kind == TensorKind::kSram || b.bytes() > weight_buffer) continue;
+    if (st.fetches(n.mme).second < 3 || st.copy_ns(b.bytes()) > st.mme_ns(n.mme)) continue;
+    staged[i] = true;
+    weights[b.dtype] = std::max(weights[b.dtype], b.bytes());
+  }
+  if (convs == 0 && weights.empty()) return g;
+  Graph out;
+  for (const Tensor& t : sliced.tensors()) out.tensor(t.name, t.dtype, t.shape, t.kind);
+  const auto weight_buffers = buffers(out, weights, "weights");
+  std::size_t count = 0;
+  turns.clear();
+  // The operand staged last and its buffer: the next node with the same operand (a convolution's
+  // next slice) reads it there again, without a copy.
+  TensorId last = -1, last_into = -1;
+  for (std::size_t i = 0; i < sliced.nodes().size(); ++i) {
+    Node n = sliced.nodes()[i];
     if (staged[i]) {
       const TensorId b = n.operands[1];
-      const Dtype dtype = g.tensor(b).dtype;
-      const TensorId into = buffers[dtype][turns[dtype]++ % 2];
-      out.copy(n.name + ".stage", b, into);
-      n.operands[1] = into;
-      std::replace(n.reads.begin(), n.reads.end(), b, into);
-      ++count;
+      if (b != last) {
+        const Dtype dtype = sliced.tensor(b).dtype;
+        last_into = weight_buffers.at(dtype)[turns[dtype]++ % 2];
+        last = b;
+        out.copy(n.name + ".stage_b", b, last_into);
+        ++count;
+      }
+      n.operands[1] = last_into;
+      std::replace(n.reads.begin(), n.reads.end(), b, last_into);
     }
     out.append(std::move(n));
   }
-  notes.push_back(fmt::format("staged the right operand of {} MME node{} in SRAM", count,
-                              count == 1 ? "" : "s"));
+  if (convs > 0) {
+    notes.push_back(fmt::format("sliced the input of {} convolution{} into SRAM on the batch",
+                                convs, convs == 1 ? "" : "s"));
+  }
+  if (count > 0) {
+    notes.push_back(fmt::format("staged {} right operand{} of MME nodes in SRAM", count,
+                                count == 1 ? "" : "s"));
+  }
   return out;
 }
 
@@ -729,8 +829,7 @@ void Compiler::order() {
       t.ns =
           std::max(plans_[i].min_bytes / target_.hbm_gb_per_s, plans_[i].flops / tpc_flops_per_ns);
     } else {
-      t.ns =
-          2.0 * static_cast<double>(recipe_.tensors[touched_[i][0]].bytes) / target_.hbm_gb_per_s;
+      t.ns = 2.0 * static_cast<double>(copy_bytes(i)) / target_.hbm_gb_per_s;
     }
     t.after = after[i];
     estimates_.push_back(t.ns);
@@ -913,16 +1012,35 @@ void Compiler::encode_mme(const Pending& p, Stage& stage) {
   }
 }
 
+std::uint64_t Compiler::copy_bytes(std::size_t node) const {
+  const Node& n = nodes_[node];
+  const RecipeTensor& src = recipe_.tensors[static_cast<std::size_t>(n.operands[0])];
+  return n.elements > 0 ? n.elements * static_cast<std::uint64_t>(tpc::info(src.dtype).bytes)
+                        : src.bytes;
+}
+
+// A copy into an SRAM buffer is shared out in whole 256-byte lines to the internal DMA engines
+// (`Target::copy_engines` of them, each its part), as Synapse spreads a bundle's memcpys over
+// the engines [C16, bundle_memcpy_scheduler]; any other copy is one job on the first.
 void Compiler::encode_copy(const Pending& p, Stage& stage) {
   const Node& n = nodes_[p.node];
   const auto src = static_cast<std::uint32_t>(n.operands[0]);
   const auto dst = static_cast<std::uint32_t>(n.operands[1]);
-  EngineJob job;
-  job.queue = queue_of(target_, driver::EngineKind::kDma, 2);
-  job.src = SectionAddress{section(src), recipe_.tensors[src].offset};
-  job.dst = SectionAddress{section(dst), recipe_.tensors[dst].offset};
-  job.bytes = recipe_.tensors[src].bytes;
-  stage.jobs.push_back(std::move(job));
+  const std::uint64_t bytes = copy_bytes(p.node);
+  const std::uint64_t from =
+      recipe_.tensors[src].offset +
+      n.offsets[0] * static_cast<std::uint64_t>(tpc::info(recipe_.tensors[src].dtype).bytes);
+  const std::uint64_t engines =
+      recipe_.tensors[dst].sram ? static_cast<std::uint64_t>(std::max(1, target_.copy_engines)) : 1;
+  const std::uint64_t share = (bytes / engines + 255) / 256 * 256;
+  for (std::uint64_t e = 0, at = 0; e < engines && at < bytes; ++e, at += share) {
+    EngineJob job;
+    job.queue = queue_of(target_, driver::EngineKind::kDma, 2 + static_cast<int>(e));
+    job.src = SectionAddress{section(src), from + at};
+    job.dst = SectionAddress{section(dst), recipe_.tensors[dst].offset + at};
+    job.bytes = std::min(share, bytes - at);
+    stage.jobs.push_back(std::move(job));
+  }
 }
 
 void Compiler::encode() {

@@ -73,9 +73,13 @@ struct Target {
   // fused multiply-adds [S7]).
   double mme_ghz = 1.465, tpc_ghz = 1.465, hbm_gb_per_s = 1000;
   // The runtime's part of the on-die SRAM (0: the compiler stages nothing there) and what one
-  // internal DMA engine copies into it (GB/s).
+  // internal DMA engine copies into it (GB/s: the DMA model's default rate, not a published
+  // figure).
   std::uint64_t sram_bytes = 0;
   double dma_gb_per_s = 125;
+  // The internal DMA engines a copy into the SRAM is shared out to: DMA 2 to 7, the internal
+  // ones of the chip model's eight (Gaudi1's; Gaudi2's eight EDMAs are modeled as those six).
+  int copy_engines = 6;
 
   // The device with PCI id `device_id` (Gaudi1 or Gaudi2) as Linux's driver leaves it to user
   // space [C1], with its MME array's shape (Gaudi1 128 x 128; Gaudi2 256 x 256, whose two cores'

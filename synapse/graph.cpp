@@ -142,10 +142,26 @@ void Graph::kernel(const std::string& name, const tpc::KernelRequest& request,
   add(std::move(n));
 }
 
-void Graph::copy(const std::string& name, TensorId src, TensorId dst) {
+void Graph::copy(const std::string& name, TensorId src, TensorId dst, std::uint64_t src_offset,
+                 std::uint64_t elements) {
   check_id(name, src);
   check_id(name, dst);
   const bool into_buffer = tensor(dst).kind == TensorKind::kSram;
+  if (elements > 0 || src_offset > 0) {
+    const Tensor& s = tensor(src);
+    const Tensor& d = tensor(dst);
+    if (!into_buffer || s.dtype != d.dtype || elements == 0 ||
+        src_offset + elements > s.elements() || elements > d.elements()) {
+      throw std::invalid_argument(fmt::format(
+          "node {}: copies elements [{}, +{}) of {} ({} elements) to {} ({} elements): a part "
+          "goes into an SRAM buffer of its type that holds it",
+          name, src_offset, elements, s.name, s.elements(), d.name, d.elements()));
+    }
+    Node n{name, NodeKind::kCopy, {}, {src_offset, 0, 0}, {}, {src, dst}, {src}, {dst}, {}};
+    n.elements = elements;
+    add(std::move(n));
+    return;
+  }
   if (into_buffer ? tensor(src).bytes() > tensor(dst).bytes()
                   : tensor(src).bytes() != tensor(dst).bytes()) {
     throw std::invalid_argument(fmt::format("node {}: copies {} ({} bytes) to {} ({} bytes)", name,
@@ -183,6 +199,8 @@ std::string Graph::signature() const {
       s += fmt::format("{} {} {} [{}]", r.kernel, static_cast<int>(r.dtype),
                        r.to ? static_cast<int>(*r.to) : -1, fmt::join(r.shape, ","));
       for (const auto& [key, value] : r.params) s += fmt::format(" {}={}", key, value);
+    } else if (n.elements > 0) {
+      s += fmt::format("@{}+{}", n.offsets[0], n.elements);
     }
     s += fmt::format(" ({});", fmt::join(n.operands, ","));
   }

@@ -43,13 +43,16 @@ enum class NodeKind : std::uint8_t { kMme, kKernel, kCopy };
 struct Node {
   std::string name;
   NodeKind kind = NodeKind::kKernel;
-  mme::MmeOperation mme;                   // kMme: the operation (its addresses unset)
-  std::array<std::uint64_t, 3> offsets{};  // kMme: elements from each operand tensor's start
-  tpc::KernelRequest kernel;               // kKernel
+  mme::MmeOperation mme;  // kMme: the operation (its addresses unset)
+  // kMme: elements from each operand tensor's start; kCopy: offsets[0], where in the source
+  // the copy starts.
+  std::array<std::uint64_t, 3> offsets{};
+  tpc::KernelRequest kernel;       // kKernel
   std::vector<TensorId> operands;  // in the operation's order: MME a, b, c; a plan's buffers
   std::vector<TensorId> reads, writes;
   // kMme: the one engine it runs on (a part of a split common dimension); none: all of them.
   std::optional<std::uint32_t> engine;
+  std::uint64_t elements = 0;  // kCopy: how many it copies (0: the whole source)
 };
 
 class Graph {
@@ -72,8 +75,10 @@ class Graph {
   void kernel(const std::string& name, const tpc::KernelRequest& request,
               const std::vector<TensorId>& tensors);
   // dst = src, both of the same size in bytes, or src into the start of an SRAM buffer at least
-  // its size.
-  void copy(const std::string& name, TensorId src, TensorId dst);
+  // its size; with `elements`, the source's elements [src_offset, src_offset + elements) into
+  // the start of an SRAM buffer of its type.
+  void copy(const std::string& name, TensorId src, TensorId dst, std::uint64_t src_offset = 0,
+            std::uint64_t elements = 0);
   // A node of a graph over the same first tensors, as it was checked there (a compiler pass
   // rewriting a graph). Throws std::invalid_argument for a name already used.
   void append(Node node);

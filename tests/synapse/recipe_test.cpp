@@ -330,9 +330,10 @@ TEST(SynapseCompiler, ANarrowGemmTakesATallTileOnGaudi2) {
 }
 
 // A GEMM of many rows fetches its right operand once for every block of result rows: with SRAM
-// to stage it in, an internal DMA copies it there first (into the SRAM section) and the MME reads
-// it there; without SRAM, or when the operand is too large for half of it, the MME reads it from
-// HBM. The recipe, serialized and read back, keeps the SRAM tensor and size.
+// to stage it in, the internal DMA engines copy it there first (into the SRAM section, each a
+// share of whole lines) and the MME reads it there; without SRAM, or when the operand is too
+// large for half of it, the MME reads it from HBM. The recipe, serialized and read back, keeps
+// the SRAM tensor and size.
 TEST(SynapseCompiler, StagesARereadRightOperandInSram) {
   const auto compile_gemm = [](const Target& t, std::uint32_t n) {
     Graph g;
@@ -350,21 +351,82 @@ TEST(SynapseCompiler, StagesARereadRightOperandInSram) {
   const Recipe staged = compile_gemm(t, 1024);
   ASSERT_EQ(staged.stages.size(), 2u);
   EXPECT_EQ(staged.stages[0].engine, Engine::kDma);
-  EXPECT_EQ(staged.stages[0].node, "mm.stage");
-  EXPECT_EQ(staged.stages[0].jobs.at(0).dst.section, kSramSection);
-  EXPECT_EQ(staged.stages[0].jobs.at(0).bytes, 1024u * 256 * 2);
+  EXPECT_EQ(staged.stages[0].node, "mm.stage_b");
+  ASSERT_EQ(staged.stages[0].jobs.size(), static_cast<std::size_t>(t.copy_engines));
+  std::uint64_t copied = 0;
+  for (const EngineJob& job : staged.stages[0].jobs) {
+    EXPECT_EQ(job.dst.section, kSramSection);
+    EXPECT_EQ(job.dst.offset, copied);
+    EXPECT_EQ(job.src.offset - staged.stages[0].jobs[0].src.offset, copied);
+    EXPECT_EQ(job.dst.offset % 256, 0u);
+    copied += job.bytes;
+  }
+  EXPECT_EQ(copied, 1024u * 256 * 2);
   EXPECT_EQ(staged.stages[1].waits, std::vector<std::uint32_t>{0});
   const auto& relocations = staged.stages[1].jobs.at(0).relocations;
   EXPECT_TRUE(std::any_of(relocations.begin(), relocations.end(),
                           [](const Relocation& r) { return r.section == kSramSection; }));
   EXPECT_EQ(staged.sram_bytes, 1024u * 256 * 2);
-  EXPECT_THAT(staged.notes, ::testing::Contains("staged the right operand of 1 MME node in SRAM"));
+  EXPECT_THAT(staged.notes, ::testing::Contains("staged 1 right operand of MME nodes in SRAM"));
   const Recipe read_back = deserialize(serialize(staged));
   EXPECT_EQ(read_back.sram_bytes, staged.sram_bytes);
   EXPECT_EQ(read_back.fingerprint, staged.fingerprint);
   EXPECT_EQ(compile_gemm(t, 16384).stages.size(), 1u);  // 8 MiB: more than half the SRAM
   t.sram_bytes = 0;
   EXPECT_EQ(compile_gemm(t, 1024).stages.size(), 1u);
+}
+
+// A 3x3 convolution fetches its input once for every filter tap: with SRAM, its batch is sliced
+// so that a slice's images fit a quarter of the SRAM, each slice's input copied there and its
+// convolution reading it there and writing its images' share of the result (the copies filling
+// two buffers in turn, so a copy waits for the convolution two slices before it). Its data
+// gradient is sliced alike; its weight gradient is not.
+TEST(SynapseCompiler, SlicesAConvolutionsInputIntoSramOnTheBatch) {
+  mme::ConvDesc d;
+  d.n = 64, d.c = 64, d.h = 56, d.w = 56, d.k = 64, d.r = 3, d.s = 3, d.pad_h = 1, d.pad_w = 1;
+  const auto compile_conv = [&](mme::MmeOp op, std::uint64_t sram) {
+    Graph g;
+    const std::uint32_t image = 56 * 56 * 64;
+    const TensorId x = g.tensor("x", Dtype::kBf16, {image, 64}, TensorKind::kPersistent);
+    const TensorId w = g.tensor("w", Dtype::kBf16, {64 * 9, 64}, TensorKind::kPersistent);
+    const TensorId y = g.tensor("y", Dtype::kBf16, {image, 64}, TensorKind::kPersistent);
+    if (op == mme::MmeOp::kConvForward) g.convolution("conv", op, d, x, w, y);
+    if (op == mme::MmeOp::kConvDataGrad) g.convolution("conv", op, d, y, w, x);
+    if (op == mme::MmeOp::kConvWeightGrad) g.convolution("conv", op, d, y, x, w);
+    Target t = Target::of(driver::kGaudi2DeviceId);
+    t.tpcs = 24;
+    t.sram_bytes = sram;
+    return compile(g, t);
+  };
+  const Recipe r = compile_conv(mme::MmeOp::kConvForward, 24 << 20);
+  EXPECT_THAT(r.notes,
+              ::testing::Contains("sliced the input of 1 convolution into SRAM on the batch"));
+  // 6 MiB a quarter: 15 images of 401,408 bytes a slice, so five slices of 13 (the last 12).
+  std::vector<const Stage*> copies, convs, weights;
+  for (const Stage& s : r.stages) {
+    const bool of_weights = s.node.size() > 8 && s.node.substr(s.node.size() - 8) == ".stage_b";
+    (s.engine == Engine::kMme ? convs : of_weights ? weights : copies).push_back(&s);
+  }
+  EXPECT_EQ(weights.size(), 1u);  // the filters once, read there by every slice
+  ASSERT_EQ(copies.size(), 5u);
+  ASSERT_EQ(convs.size(), 5u);
+  std::uint64_t copied = 0;
+  for (std::size_t s = 0; s < 5; ++s) {
+    EXPECT_EQ(copies[s]->node, fmt::format("conv.slice{}.stage", s));
+    std::uint64_t bytes = 0;
+    for (const EngineJob& j : copies[s]->jobs) bytes += j.bytes;
+    EXPECT_EQ(bytes, (s < 4 ? 13u : 12u) * 56 * 56 * 64 * 2);
+    EXPECT_EQ(copies[s]->jobs.at(0).src.offset, copied);
+    copied += bytes;
+    EXPECT_EQ(mme_job(convs[s]->jobs.at(0)).conv.n, s < 4 ? 13u : 12u);
+  }
+  EXPECT_EQ(copied, 64u * 56 * 56 * 64 * 2);
+  EXPECT_LE(r.sram_bytes, 24u << 20);
+  EXPECT_THAT(compile_conv(mme::MmeOp::kConvDataGrad, 24 << 20).notes,
+              ::testing::Contains("sliced the input of 1 convolution into SRAM on the batch"));
+  for (const std::string& note : compile_conv(mme::MmeOp::kConvWeightGrad, 24 << 20).notes)
+    EXPECT_THAT(note, ::testing::Not(::testing::HasSubstr("sliced")));
+  EXPECT_EQ(compile_conv(mme::MmeOp::kConvForward, 0).stages.size(), 1u);
 }
 
 // A weight gradient of 64 filters fills one tile, so one MME would stream the whole batch while
