@@ -17,7 +17,8 @@
 //     of its engine class (an engine runs one job at a time; a part of a split weight gradient,
 //     below, only its own engine's); waits are pruned to the latest stage of each class, so the
 //     TPCs, the MMEs and the DMA run side by side where the data lets them;
-//  5. memory planning: workspace tensors placed first-fit by lifetime: two tensors may share
+//  5. memory planning: workspace tensors (and, apart, the SRAM's staging buffers, which must
+//     fit the runtime's part of it) placed first-fit by lifetime: two tensors may share
 //     bytes only when every stage using one ends before the first stage using the other starts
 //     (by the stage graph, not just program order, since engines run in parallel);
 //  6. encoding: each job's registers with addresses relative to their sections, found by
@@ -25,12 +26,15 @@
 //     layouts stay written once, in hw/).
 // Before them, a convolution's weight gradient that would leave MMEs idle (its filters fill
 // fewer array tiles than there are MMEs) is split over the batch, one share per MME, each into
-// f32 partial sums that TPC passes add and round to the gradient's type; and fusion (fusion.h):
+// f32 partial sums that TPC passes add and round to the gradient's type; operands the MME fetches
+// again and again go through the on-die SRAM (a convolution's input sliced on the batch, an
+// operation's right operand whole), copied there by the internal DMA engines into buffers that
+// take them in turn; and fusion (fusion.h):
 // chains of element-wise kernels on one shape become one TPC
 // launch of a kernel the compiler writes, the intermediates kept in registers; a residual
 // addition and a ReLU after a batch norm become the norm's own variants.
-// Ignores: tiling a node across engine classes, and ops without a device kernel (the graph API
-// only takes nodes the device runs).
+// Ignores: tiling a node across engine classes, keeping results in the SRAM for the next node,
+// and ops without a device kernel (the graph API only takes nodes the device runs).
 #pragma once
 
 #include <cstdint>

@@ -290,6 +290,18 @@ TEST(SynapseCompiler, AGaudi2TargetNamesGaudi2sQueues) {
   EXPECT_NE(r.fingerprint, compile(chain(2), unfused()).fingerprint);
 }
 
+// c = a b of persistent bf16 tensors, M x N x K, as one MME node "mm".
+Graph gemm_graph(std::uint32_t m, std::uint32_t n, std::uint32_t k) {
+  Graph g;
+  const TensorId a = g.tensor("a", Dtype::kBf16, {k, m}, TensorKind::kPersistent);
+  const TensorId b = g.tensor("b", Dtype::kBf16, {n, k}, TensorKind::kPersistent);
+  const TensorId c = g.tensor("c", Dtype::kBf16, {n, m}, TensorKind::kPersistent);
+  mme::GemmDesc gemm;
+  gemm.m = m, gemm.n = n, gemm.k = k;
+  g.gemm("mm", a, b, c, gemm);
+  return g;
+}
+
 // The operation an MME job of a recipe runs, latched from its registers.
 mme::MmeOperation mme_job(const EngineJob& job) {
   std::vector<std::uint32_t> words(0x1000 / 4, 0);
@@ -304,14 +316,7 @@ mme::MmeOperation mme_job(const EngineJob& job) {
 // own shape; Gaudi's arrays form no other tile.
 TEST(SynapseCompiler, ANarrowGemmTakesATallTileOnGaudi2) {
   const auto compile_gemm = [](const Target& t, std::uint32_t n) {
-    Graph g;
-    const TensorId a = g.tensor("a", Dtype::kBf16, {512, 4096}, TensorKind::kPersistent);
-    const TensorId b = g.tensor("b", Dtype::kBf16, {n, 512}, TensorKind::kPersistent);
-    const TensorId c = g.tensor("c", Dtype::kBf16, {n, 4096}, TensorKind::kPersistent);
-    mme::GemmDesc gemm;
-    gemm.m = 4096, gemm.n = n, gemm.k = 512;
-    g.gemm("mm", a, b, c, gemm);
-    return compile(g, t);
+    return compile(gemm_graph(4096, n, 512), t);
   };
   Target gaudi2 = Target::of(driver::kGaudi2DeviceId);
   gaudi2.tpcs = 24;
@@ -336,14 +341,7 @@ TEST(SynapseCompiler, ANarrowGemmTakesATallTileOnGaudi2) {
 // the SRAM tensor and size.
 TEST(SynapseCompiler, StagesARereadRightOperandInSram) {
   const auto compile_gemm = [](const Target& t, std::uint32_t n) {
-    Graph g;
-    const TensorId a = g.tensor("a", Dtype::kBf16, {256, 8192}, TensorKind::kPersistent);
-    const TensorId b = g.tensor("b", Dtype::kBf16, {n, 256}, TensorKind::kPersistent);
-    const TensorId c = g.tensor("c", Dtype::kBf16, {n, 8192}, TensorKind::kPersistent);
-    mme::GemmDesc gemm;
-    gemm.m = 8192, gemm.n = n, gemm.k = 256;
-    g.gemm("mm", a, b, c, gemm);
-    return compile(g, t);
+    return compile(gemm_graph(8192, n, 256), t);
   };
   Target t = Target::of(driver::kGaudi2DeviceId);
   t.tpcs = 24;
