@@ -70,6 +70,11 @@ class TrainCommand : public Command {
                   "the transformer layers; 0: no dropout (default: the model's, 0.1 for BERT "
                   "and GPT-2)")
         ->check(CLI::Range(0.0, 0.999));
+    c->add_option("--packed", model_.packed,
+                  "transformers: sequences of equal length packed into each row, attention "
+                  "masked between them (BERT's packed pretraining data: 2 for MLPerf's); 0: "
+                  "none")
+        ->check(CLI::Range(0u, 64u));
     c->add_option("--optimizer", model_.optimizer,
                   "adamw, lamb, lars or sgd (momentum), run on fp32 master weights (default: "
                   "the model's: lamb for BERT, lars for ResNet-50, adamw otherwise)")
@@ -581,8 +586,9 @@ class TrainCommand : public Command {
   void add_model_args(std::vector<std::string>& args) const {
     args.insert(args.end(), {"--model", model_.name});
     const std::pair<const char*, std::uint32_t> shape[] = {
-        {"--batch", model_.batch}, {"--layers", model_.layers},     {"--hidden", model_.hidden},
-        {"--heads", model_.heads}, {"--sequence", model_.sequence}, {"--vocab", model_.vocab}};
+        {"--batch", model_.batch},  {"--layers", model_.layers},     {"--hidden", model_.hidden},
+        {"--heads", model_.heads},  {"--sequence", model_.sequence}, {"--vocab", model_.vocab},
+        {"--packed", model_.packed}};
     for (const auto& [flag, value] : shape) {
       if (value != 0) args.insert(args.end(), {flag, std::to_string(value)});
     }

@@ -24,9 +24,10 @@ std::string LayerShape::key() const {
                        head.vocab);
   }
   const auto& t = transformer;
-  return fmt::format("transformer batch {} sequence {} hidden {} heads {} ffn {}{}", t.batch,
+  return fmt::format("transformer batch {} sequence {} hidden {} heads {} ffn {}{}{}", t.batch,
                      t.sequence, t.hidden, t.heads, t.ffn,
-                     t.dropout > 0 ? fmt::format(" dropout {}", t.dropout) : std::string());
+                     t.dropout > 0 ? fmt::format(" dropout {}", t.dropout) : std::string(),
+                     t.packed > 1 ? fmt::format(" packed {}", t.packed) : std::string());
 }
 
 std::uint64_t Model::parameters() const {
@@ -119,7 +120,8 @@ Model conv_model(const ModelRequest& r) {
                                       {"hidden", r.hidden},
                                       {"heads", r.heads},
                                       {"sequence", r.sequence},
-                                      {"vocab", r.vocab}}) {
+                                      {"vocab", r.vocab},
+                                      {"packed", r.packed}}) {
     if (value != 0) {
       throw std::invalid_argument(
           fmt::format("model {}: --{} is for the transformer models; a convolutional network "
@@ -191,6 +193,7 @@ Model make_model(const ModelRequest& r) {
   layer.transformer.heads = d.heads;
   layer.transformer.ffn = 4 * d.hidden;
   layer.transformer.dropout = d.dropout;
+  layer.transformer.packed = r.packed;
   const std::string problem = layer.transformer.problem();
   if (!problem.empty()) throw std::invalid_argument(fmt::format("model {}: {}", d.name, problem));
   LayerShape first = layer;  // the position (and token type) tables' gradients come with it
@@ -212,10 +215,11 @@ Model make_model(const ModelRequest& r) {
   for (std::uint32_t i = 1; i < d.layers; ++i) m.layers.push_back(1);
   m.layers.push_back(2);
   m.description = fmt::format(
-      "{}: {} layers, hidden {}, {} heads, sequence {}, vocabulary {}, dropout {}, {}, {} per "
+      "{}: {} layers, hidden {}, {} heads, sequence {}{}, vocabulary {}, dropout {}, {}, {} per "
       "worker, {:.1f} M parameters",
-      d.description, d.layers, d.hidden, d.heads, d.sequence, d.vocab, d.dropout,
-      to_string(m.optimizer), d.batch, static_cast<double>(m.parameters()) * 1e-6);
+      d.description, d.layers, d.hidden, d.heads, d.sequence,
+      r.packed > 1 ? fmt::format(" ({} sequences packed a row, masked)", r.packed) : "", d.vocab,
+      d.dropout, to_string(m.optimizer), d.batch, static_cast<double>(m.parameters()) * 1e-6);
   return m;
 }
 

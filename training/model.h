@@ -7,7 +7,8 @@
 // Captures: the layers' shapes and order, the parameters of each (the embedding tables tied to
 // the head, the position table with the first layer), the per-worker batch.
 // Captures also dropout in the transformer layers (attention probabilities and residual branches)
-// at the preset's probability, and BERT's masked-LM head over the masked tokens' slots alone.
+// at the preset's probability, BERT's masked-LM head over the masked tokens' slots alone, and
+// packed rows' attention masks when asked (`packed`).
 // Ignores: BERT's pooler, its masked-LM transform (a dense layer and a norm over those slots) and
 // the gather of their hidden states, the embeddings' dropout and norm, the embedding lookup's
 // compute.
@@ -64,8 +65,9 @@ struct Model {
 struct ModelRequest {
   std::string name = "bert-large";
   std::uint32_t batch = 0, layers = 0, hidden = 0, heads = 0, sequence = 0, vocab = 0;
-  double dropout = -1;    // the probability of dropping (0: none); negative: the preset's
-  std::string optimizer;  // adamw, lamb, lars or sgd; empty: the preset's
+  double dropout = -1;       // the probability of dropping (0: none); negative: the preset's
+  std::uint32_t packed = 0;  // transformers: sequences packed into a row, attention masked
+  std::string optimizer;     // adamw, lamb, lars or sgd; empty: the preset's
 };
 
 // The preset names, for help texts and errors.

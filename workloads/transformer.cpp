@@ -142,6 +142,9 @@ std::string TransformerConfig::problem() const {
     return fmt::format("dropout {} is not in [0, 1) (the probability of dropping)", dropout);
   if (dropout > 0 && dtype == Dtype::kF32)
     return "dropout takes bf16 or f16 (the dropout kernels' types), not f32";
+  if (packed > 1 && sequence % packed != 0)
+    return fmt::format("sequence {} is not a multiple of packed {} (sequences a row)", sequence,
+                       packed);
   return {};
 }
 
@@ -182,6 +185,16 @@ Tensors transformer_inputs(const TransformerConfig& c) {
   in["fc1.b"] = fill(f, -0.1, 0.1);
   in["fc2.w"] = fill(f * h, -wf, wf);
   in["fc2.b"] = fill(h, -0.1, 0.1);
+  if (c.packed > 1) {  // [batch][head][query][key], as the scores are laid out
+    const std::size_t s = c.sequence, length = s / c.packed;
+    const double across = rounded(-10000, c.dtype);
+    std::vector<double> mask(s * s * c.heads * c.batch);
+    for (std::size_t i = 0; i < mask.size(); ++i) {
+      const std::size_t k = i % s, q = i / s % s;
+      mask[i] = q / length == k / length ? 0.0 : across;
+    }
+    in["mask"] = mask;
+  }
   return in;
 }
 
@@ -216,6 +229,10 @@ Tensors transformer_reference(const TransformerConfig& c, const Tensors& p) {
       const std::size_t base = n * s * 3 * h, pb = (n * a + head) * s * s;
       matmul({&qkv, base + head * d, 3 * h, false}, {&qkv, base + h + head * d, 3 * h, true}, probs,
              pb, s, s, s, d);
+      if (c.packed > 1) {
+        const std::vector<double>& mask = p.at("mask");
+        for (std::size_t i = 0; i < s * s; ++i) probs[pb + i] += mask[pb + i];
+      }
       for (std::size_t q = 0; q < s; ++q) {
         double m = -1e300, sum = 0;
         for (std::size_t k = 0; k < s; ++k) m = std::max(m, probs[pb + q * s + k]);
@@ -303,6 +320,10 @@ TransformerBlock::TransformerBlock(Session& session, const TransformerConfig& co
   }
   v_["out"] = s_.persistent("out", c_.dtype, {h, t});
   v_["dx"] = s_.persistent("dx", c_.dtype, {h, t});
+  if (c_.packed > 1) {
+    v_["mask"] = s_.persistent("mask", c_.dtype, {c_.sequence, c_.sequence * c_.heads * c_.batch});
+    s_.write(v_["mask"], inputs.at("mask"));
+  }
 }
 
 // y = in w + b: a GEMM on the MME, the bias on the TPCs.
@@ -390,7 +411,12 @@ void TransformerBlock::attention(Value qkv, Value ctx, Value probs, Saved& saved
     head_gemm(fmt::format("scores{}", n), qkv, qkv, raw, {s, s, d},
               {qkv_part(n, 0), qkv_part(n, 1, true), probs_block(n)});
   }
-  s_.kernel("softmax", request("softmax", c_.dtype, shape), {raw, probs});
+  Value scores = raw;
+  if (c_.packed > 1) {
+    scores = s_.temporary("masked", c_.dtype, shape);
+    s_.kernel("mask", request("add", c_.dtype, shape), {raw, v_.at("mask"), scores});
+  }
+  s_.kernel("softmax", request("softmax", c_.dtype, shape), {scores, probs});
   saved.dropped_probs =
       c_.dropout > 0 ? dropout("probs.dropout", probs, 0, saved.probs_mask) : probs;
   for (std::uint32_t n = 0; n < c_.batch; ++n) {  // p v

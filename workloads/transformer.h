@@ -5,7 +5,12 @@
 // and residual; then every parameter's gradient and the input's. The step's objective is
 // L = sum(out * r) for a fixed random r, so dL/dout = r and L is the "loss" printed.
 // Conventions: the query projection carries the attention's 1/sqrt(head size) scale (its
-// weights are drawn scaled), as some implementations fold it; no masking. Dropout (`dropout`
+// weights are drawn scaled), as some implementations fold it. With `packed` > 1 each row holds
+// that many sequences of equal length (BERT's packed pretraining data), and an additive mask (0
+// within a sequence, -10000 across) keeps attention inside each: one TPC addition over the
+// scores before the softmax, its mask read for every head as a mask broadcast over the heads is
+// (podsim holds it at the scores' size; the real [B, 1, S, S] one is read the same bytes).
+// The mask passes the gradient through unchanged. Dropout (`dropout`
 // > 0, as BERT trains [T5]) drops attention probabilities and both residual branches (the
 // output projection's and the MLP's) with one probability, each with its own seed, on the TPC
 // (dropout and dropout_bwd, their masks kept for the backward pass).
@@ -27,7 +32,8 @@ struct TransformerConfig {
   std::uint32_t batch = 2, sequence = 64, hidden = 128, heads = 4, ffn = 512;
   tpc::Dtype dtype = tpc::Dtype::kBf16;
   double eps = 1e-5;
-  double dropout = 0;  // the probability of dropping an element; 0: no dropout nodes
+  double dropout = 0;        // the probability of dropping an element; 0: no dropout nodes
+  std::uint32_t packed = 0;  // sequences in each row, attention masked between them; 0, 1: none
   std::uint64_t seed = 1;
   // The seed of dropout node `which` (0 attention probabilities, 1 the projection's output, 2
   // the MLP's) and its keep threshold (tpc::dropout_threshold).

@@ -590,9 +590,11 @@ workloads::TransformerConfig small_transformer(Dtype dtype) {
   return config;
 }
 
-void expect_transformer_matches_cpu(Mode mode, Dtype dtype, double tolerance, double dropout = 0) {
+void expect_transformer_matches_cpu(Mode mode, Dtype dtype, double tolerance, double dropout = 0,
+                                    std::uint32_t packed = 0) {
   workloads::TransformerConfig config = small_transformer(dtype);
   config.dropout = dropout;
+  config.packed = packed;
   const workloads::Tensors want =
       workloads::transformer_reference(config, workloads::transformer_inputs(config));
   workloads::TransformerConfig plain = config;
@@ -608,6 +610,18 @@ void expect_transformer_matches_cpu(Mode mode, Dtype dtype, double tolerance, do
     const workloads::Tensors got = block.results();
     EXPECT_EQ(got.size(), 14u);  // out, dx and twelve parameter gradients
     test::expect_results_match(got, want, tolerance);
+    if (packed > 1) {  // the mask matters: the unmasked layer's output is further off
+      workloads::TransformerConfig open = config;
+      open.packed = 0;
+      const auto unmasked =
+          workloads::transformer_reference(open, workloads::transformer_inputs(open));
+      double apart = 0, off = 0;
+      for (std::size_t i = 0; i < got.at("out").size(); ++i) {
+        apart = std::max(apart, std::abs(unmasked.at("out")[i] - want.at("out")[i]));
+        off = std::max(off, std::abs(got.at("out")[i] - want.at("out")[i]));
+      }
+      EXPECT_GT(apart, 4 * off);
+    }
     if (dropout > 0) {  // the layer dropped: the undropped layer's output is much further off
       const auto furthest = [&](const std::vector<double>& a) {
         double d = 0;
@@ -636,6 +650,10 @@ TEST(Synapse, TransformerBlockMatchesTheCpuInEagerModeBf16) {
 // reference draws them.
 TEST(Synapse, TransformerBlockWithDropoutMatchesTheCpuInLazyModeBf16) {
   expect_transformer_matches_cpu(Mode::kLazy, Dtype::kBf16, 5e-2, 0.1);
+}
+// Two sequences packed into each row, attention masked between them (BERT's packed data).
+TEST(Synapse, APackedTransformerBlockMatchesTheCpuInLazyModeF32) {
+  expect_transformer_matches_cpu(Mode::kLazy, Dtype::kF32, 1e-4, 0, 2);
 }
 
 }  // namespace
