@@ -350,6 +350,10 @@ TEST_F(TrainCli, BadArgumentsAreUsageErrors) {
   fails({"train", "--model", "resnet"}, "model 'resnet': not one of");
   fails(args({"--ranks", "9"}), "--ranks 9: hls2 has 8 chips");
   fails(args({"--bucket", "lots"}), "--bucket");
+  fails({"train", "--model", "bert-large", "--sequence", "512", "--packed", "3"},
+        "sequence 512 is not a multiple of packed 3");
+  fails({"train", "--model", "resnet50", "--packed", "2"},
+        "--packed is for the transformer models");
   fails({"--system", "hls2", "train", "--model", "gpt", "--profile", profile_.string()},
         "the profile was measured for other layer shapes");
   fails({"--system", "hls2", "train", "--profile", (dir_ / "none.json").string()}, "no such file");
