@@ -552,6 +552,21 @@ mme::MmeConfig array_of(const Target& target) {
   return array;
 }
 
+// An MME node as the compiler will lower it: its geometry (with_geometry) and the array's tile
+// for it; and the slowest engine's time by the closed form, at the target's MME clock.
+struct Shaped {
+  mme::MmeOperation op;
+  mme::MmeConfig tile;
+};
+Shaped shaped_for(const mme::MmeConfig& array, std::uint64_t engines, const mme::MmeOperation& o) {
+  const mme::MmeOperation best = with_geometry(array, engines, o);
+  return {best, mme::shaped(array, best)};
+}
+double closed_form_ns(const Shaped& s, std::uint64_t engines, const Target& target) {
+  return static_cast<double>(slowest_cycles(s.tile, engine_parts(s.op, s.tile, engines))) /
+         target.mme_ghz;
+}
+
 // Before the passes: a convolution's weight gradient whose result leaves MMEs idle (its filters
 // fill fewer array tiles than there are engines) takes every engine at once, each over a share
 // of the batch, as the MME stack's weight-gradient concurrency in the common dimension does
@@ -564,9 +579,7 @@ Graph split_common_dimensions(const Graph& g, const Target& target,
   const auto engines = static_cast<std::uint64_t>(target.mmes);
   const mme::MmeConfig array = array_of(target);
   const auto ns = [&](const mme::MmeOperation& o, std::uint64_t e) {
-    const mme::MmeOperation best = with_geometry(array, e, o);
-    const mme::MmeConfig c = mme::shaped(array, best);
-    return static_cast<double>(slowest_cycles(c, engine_parts(best, c, e))) / target.mme_ghz;
+    return closed_form_ns(shaped_for(array, e, o), e, target);
   };
   Graph out;
   for (const Tensor& t : g.tensors()) out.tensor(t.name, t.dtype, t.shape, t.kind);
@@ -648,35 +661,32 @@ Graph split_common_dimensions(const Graph& g, const Target& target,
 // read); with sliced inputs, the four buffers take a quarter of the SRAM each, else the two of
 // the right operands half. An operand is staged when the engine would fetch it at least three
 // times and a copy (at the DMA engines' rate) takes no longer than the work that reads it, so
-// that it can run behind the work before. Not staged: weight gradients (both operands are wide
+// that it can run behind the work before (podsim's own rule: Synapse's solvers' costs are not
+// published). Not staged: weight gradients (both operands are wide
 // and sum over the batch), parts of a split common dimension, views at offsets, and an operand
 // the node also reads or writes as another.
-struct Staging {
-  const Target& target;
-  mme::MmeConfig array = array_of(target);
-  std::uint64_t engines = static_cast<std::uint64_t>(target.mmes);
-
-  double mme_ns(const mme::MmeOperation& n) const {
-    const mme::MmeOperation op = with_geometry(array, engines, n);
-    const mme::MmeConfig tile = mme::shaped(array, op);
-    return static_cast<double>(slowest_cycles(tile, engine_parts(op, tile, engines))) /
-           target.mme_ghz;
-  }
-  double copy_ns(std::uint64_t bytes) const {
-    const double rate =
-        std::min(target.dma_gb_per_s * std::max(1, target.copy_engines), target.hbm_gb_per_s);
-    return static_cast<double>(bytes) / rate;
-  }
-  // How many times the engine fetches A (by its blocks of result columns) and B (rows).
-  std::pair<std::uint64_t, std::uint64_t> fetches(const mme::MmeOperation& n) const {
-    const mme::MmeOperation op = with_geometry(array, engines, n);
-    const mme::MmeConfig tile = mme::shaped(array, op);
-    const mme::GemmView view(op);
-    const std::uint64_t rows = static_cast<std::uint64_t>(tile.rows) * tile.block_rows;
-    const std::uint64_t cols = static_cast<std::uint64_t>(tile.cols) * tile.block_cols;
-    return {(view.n() + cols - 1) / cols, view.batch() * ((view.m() + rows - 1) / rows)};
-  }
+// The node's closed-form time, and how many times the engine fetches A (once for every block
+// of result columns) and B (once for every block of result rows).
+struct MmeCost {
+  double ns;
+  std::uint64_t a_fetches, b_fetches;
 };
+MmeCost mme_cost(const Target& target, const mme::MmeOperation& n) {
+  const auto engines = static_cast<std::uint64_t>(target.mmes);
+  const Shaped s = shaped_for(array_of(target), engines, n);
+  const mme::GemmView view(s.op);
+  const std::uint64_t rows = static_cast<std::uint64_t>(s.tile.rows) * s.tile.block_rows;
+  const std::uint64_t cols = static_cast<std::uint64_t>(s.tile.cols) * s.tile.block_cols;
+  return {closed_form_ns(s, engines, target), (view.n() + cols - 1) / cols,
+          view.batch() * ((view.m() + rows - 1) / rows)};
+}
+
+// A copy into the SRAM at the DMA engines' rate (or HBM's, if lower).
+double copy_ns(const Target& target, std::uint64_t bytes) {
+  const double rate =
+      std::min(target.dma_gb_per_s * std::max(1, target.copy_engines), target.hbm_gb_per_s);
+  return static_cast<double>(bytes) / rate;
+}
 
 bool plain_mme(const Node& n) {
   return n.kind == NodeKind::kMme && !n.engine && n.operands[1] != n.operands[0] &&
@@ -692,7 +702,6 @@ std::pair<std::uint64_t, std::uint64_t> conv_images(const mme::MmeOperation& op)
 
 Graph stage_in_sram(const Graph& g, const Target& target, std::vector<std::string>& notes) {
   if (target.sram_bytes < 1024) return g;
-  const Staging st{target};
   const auto line = [](std::uint64_t b) { return b / 256 * 256; };
   // Inputs to slice: images a slice at a quarter of the SRAM, 0 for a node not sliced.
   const std::uint64_t input_buffer = line(target.sram_bytes / 4);
@@ -707,11 +716,13 @@ Graph stage_in_sram(const Graph& g, const Target& target, std::vector<std::strin
     const Tensor& a = g.tensor(n.operands[0]);
     const std::uint64_t image = conv_images(n.mme).first * tpc::info(a.dtype).bytes;
     const std::uint64_t taps = std::uint64_t{n.mme.conv.r} * n.mme.conv.s;
-    if (image == 0 || image > input_buffer || taps * st.fetches(n.mme).first < 3) continue;
+    if (image == 0 || image > input_buffer) continue;
+    const MmeCost cost = mme_cost(target, n.mme);
+    if (taps * cost.a_fetches < 3) continue;
     const std::uint64_t most = input_buffer / image;
     const std::uint64_t slices = (n.mme.conv.n + most - 1) / most;
     const auto each = static_cast<std::uint32_t>((n.mme.conv.n + slices - 1) / slices);
-    if (st.copy_ns(each * image) > st.mme_ns(n.mme) / static_cast<double>(slices)) continue;
+    if (copy_ns(target, each * image) > cost.ns / static_cast<double>(slices)) continue;
     per_slice[i] = each;
     inputs[a.dtype] = std::max(inputs[a.dtype], each * image);
   }
@@ -764,7 +775,8 @@ Graph stage_in_sram(const Graph& g, const Target& target, std::vector<std::strin
     if (!plain_mme(n) || n.offsets[1] != 0) continue;
     const Tensor& b = sliced.tensor(n.operands[1]);
     if (b.kind == TensorKind::kSram || b.bytes() > weight_buffer) continue;
-    if (st.fetches(n.mme).second < 3 || st.copy_ns(b.bytes()) > st.mme_ns(n.mme)) continue;
+    const MmeCost cost = mme_cost(target, n.mme);
+    if (cost.b_fetches < 3 || copy_ns(target, b.bytes()) > cost.ns) continue;
     staged[i] = true;
     weights[b.dtype] = std::max(weights[b.dtype], b.bytes());
   }
