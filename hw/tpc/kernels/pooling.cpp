@@ -188,6 +188,17 @@ bool is_global(const Pooling& g) {
 // The registers a global pool's point keeps, one a vector of channels: 8, 16 or 32.
 std::uint32_t global_slots(const Pooling& g) { return register_variant(g.c, {8, 16, 32}); }
 
+// A launch walking output rows two at a time (pool_row_pairs.tpcs, max_pool_index_pairs.tpcs):
+// its arguments and index space [ceil(C / 64), ceil(P / 2) N].
+void set_row_pairs(LaunchSpec& l, const Pooling& g) {
+  l.srf[4] = g.ph;
+  l.srf[5] = g.pw;
+  l.srf[19] = ceil_div(g.q, 2);
+  l.srf[21] = ceil_div(g.p, 2);
+  l.index_space = {points(ceil_div(g.c, 64)), points(std::uint64_t{ceil_div(g.p, 2)} * g.n), 1, 1,
+                   1};
+}
+
 std::string rows_kernel(const std::string& name, const Pooling& g) {
   return fmt::format("{}_rows{}x{}", name, g.kh, g.kw);
 }
@@ -256,13 +267,8 @@ KernelDef forward_kernel(bool is_max) {
       LaunchSpec& l = b.launch(key(fmt::format("{}_pairs3x3", name), r.dtype), {});
       for (std::size_t t = 0; t < 5; ++t) l.tensors[t] = padded_x;
       l.tensors[5] = b.view(y);
-      l.srf[4] = g.ph;
-      l.srf[5] = g.pw;
       l.srf[10] = f32_bits(scale);
-      l.srf[19] = ceil_div(g.q, 2);
-      l.srf[21] = ceil_div(g.p, 2);
-      l.index_space = {points(ceil_div(g.c, 64)), points(std::uint64_t{ceil_div(g.p, 2)} * g.n), 1,
-                       1, 1};
+      set_row_pairs(l, g);
     } else if (walks_rows(g)) {
       set_row_walk(b.launch(key(rows_kernel(name, g), r.dtype), {}), g, padded_x, {b.view(y)},
                    scale);
@@ -319,13 +325,30 @@ void max_pool_bwd_launches(PlanBuilder& b, const Pooling& g, Dtype t, std::array
     return;
   }
   const int index = b.buffer("index", Dtype::kI32, g.y_dims(), Role::kScratch);
+  const TensorView no_window = b.view(index, {}, 0xFFFFFFFF);  // never a place
+  if (walks_row_pairs(g) && g.ph == 1 && g.pw == 1) {
+    // The stem's windows: the places two rows of windows at a time, as the forward walks them,
+    // then the gather two rows and two columns of dx at a time.
+    LaunchSpec& first = b.launch(key("max_pool_index_pairs3x3", t), {});
+    for (std::size_t i = 0; i < 5; ++i) first.tensors[i] = padded_x;
+    first.tensors[5] = first.tensors[6] = b.view(y);
+    first.tensors[7] = b.view(index);
+    set_row_pairs(first, g);
+    LaunchSpec& second = b.launch(key("max_pool_bwd_pairs3x3", t), {});
+    const TensorView d = b.view(dy);
+    second.tensors = {d, d, no_window, no_window, b.view(dx)};
+    second.srf[19] = ceil_div(g.q, 2);
+    second.srf[21] = ceil_div(g.h, 2);
+    second.index_space = {points(ceil_div(g.c, 64)), points(std::uint64_t{ceil_div(g.h, 2)} * g.n),
+                          1, 1, 1};
+    return;
+  }
   if (walks_rows(g) && ceil_div(g.kh, g.sh) <= 2 && ceil_div(g.kw, g.sw) <= 2) {
     // The places row by row, then each row of dx in memory order, its windows' rows of dy and
     // index streaming beside it (the two agree on how a place is written).
     set_row_walk(b.launch(key(rows_kernel("max_pool_index", g), t), {}), g, padded_x,
                  {b.view(y), b.view(index)}, 1.0);
     LaunchSpec& second = b.launch(key("max_pool_bwd_rows", t), {});
-    const TensorView no_window = b.view(index, {}, 0xFFFFFFFF);  // never a place
     const TensorView d = b.view(dy);
     second.tensors = {d, d, no_window, no_window, b.view(dx)};
     set_arguments(second, g, u, 1.0, g.w, g.h);
