@@ -75,6 +75,13 @@ class TrainCommand : public Command {
                   "masked between them (BERT's packed pretraining data: 2 for MLPerf's); 0: "
                   "none")
         ->check(CLI::Range(0u, 64u));
+    c->add_option("--attention", model_.attention,
+                  "transformers: unfused (each node over the whole batch, the probabilities kept "
+                  "for the backward pass) or fused (a sequence at a time, flash-attention style "
+                  "as Habana's FusedSDPA with recompute: nothing of the S x S scores kept, the "
+                  "backward computing them again) (default: the model's: unfused for BERT, "
+                  "fused for the GPT-style decoder)")
+        ->check(CLI::IsMember({"unfused", "fused"}));
     c->add_option("--optimizer", model_.optimizer,
                   "adamw, lamb, lars or sgd (momentum), run on fp32 master weights (default: "
                   "the model's: lamb for BERT, lars for ResNet-50, adamw otherwise)")
@@ -595,6 +602,7 @@ class TrainCommand : public Command {
     if (model_.dropout >= 0)
       args.insert(args.end(), {"--dropout", fmt::format("{}", model_.dropout)});
     if (!model_.optimizer.empty()) args.insert(args.end(), {"--optimizer", model_.optimizer});
+    if (!model_.attention.empty()) args.insert(args.end(), {"--attention", model_.attention});
   }
 
   // Runs `podsim ARGS` in a forked child with its output in `dir`, and waits for it.

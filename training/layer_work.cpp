@@ -13,13 +13,15 @@ double out_size(double in, double window, double stride, double pad) {
 // activations: about ten tensors of the layer's width (inputs of each matmul and norm, the
 // residuals), two of the FFN's, and the scores before and after softmax. With dropout: the
 // dropped probabilities, and a byte a element of each mask (probabilities, two residual branches).
+// Fused attention keeps none of the scores' (the backward pass computes them again).
 LayerWork transformer(const workloads::TransformerConfig& c, double element) {
   const double tokens = c.tokens(), h = c.hidden, f = c.ffn;
   const double scores = static_cast<double>(c.batch) * c.heads * c.sequence * c.sequence;
   LayerWork w;
   w.forward_flops = 2 * tokens * (4 * h * h + 2 * h * f) + 2 * 2 * scores * c.head_size();
-  w.activation_bytes = element * (10 * tokens * h + 2 * tokens * f + 2 * scores);
-  if (c.dropout > 0) w.activation_bytes += element * scores + (scores + 2 * tokens * h);
+  const double kept = c.fused_attention ? 0 : scores;
+  w.activation_bytes = element * (10 * tokens * h + 2 * tokens * f + 2 * kept);
+  if (c.dropout > 0) w.activation_bytes += element * kept + (kept + 2 * tokens * h);
   w.output_bytes = element * tokens * h;
   return w;
 }

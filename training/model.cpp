@@ -24,10 +24,11 @@ std::string LayerShape::key() const {
                        head.vocab);
   }
   const auto& t = transformer;
-  return fmt::format("transformer batch {} sequence {} hidden {} heads {} ffn {}{}{}", t.batch,
+  return fmt::format("transformer batch {} sequence {} hidden {} heads {} ffn {}{}{}{}", t.batch,
                      t.sequence, t.hidden, t.heads, t.ffn,
                      t.dropout > 0 ? fmt::format(" dropout {}", t.dropout) : std::string(),
-                     t.packed > 1 ? fmt::format(" packed {}", t.packed) : std::string());
+                     t.packed > 1 ? fmt::format(" packed {}", t.packed) : std::string(),
+                     t.fused_attention ? " fused attention" : "");
 }
 
 std::uint64_t Model::parameters() const {
@@ -86,6 +87,9 @@ struct Decoder {
   // pretraining data has; 77 at 512) [T5]; 0: every
   // token (a causal LM's head).
   double predicted;
+  // Attention as the model's public runs compute it [T17]: BERT's unfused (Habana's MLPerf
+  // BERT), the decoder's fused and recomputed (Habana's MLPerf GPT-3: FusedSDPA with recompute).
+  bool fused_attention;
 };
 
 // Sizes: BERT-Large as its paper gives it and the pretraining scripts run it (phase 1: sequence
@@ -94,15 +98,16 @@ struct Decoder {
 // attention probabilities and of the residual branches in training [T5, T6].
 Decoder preset(const std::string& name) {
   if (name == "bert-large") {
-    return {name, "BERT-Large, pretraining phase 1", 64, 24, 1024, 16, 128, 30522, 512, 2, 0.1,
-            0.15};
+    return {
+        name, "BERT-Large, pretraining phase 1", 64, 24, 1024, 16, 128, 30522, 512, 2, 0.1, 0.15,
+        false};
   }
   if (name == "bert-large-512") {
-    return {name, "BERT-Large, pretraining phase 2", 8, 24, 1024, 16, 512, 30522, 512, 2, 0.1,
-            0.15};
+    return {name, "BERT-Large, pretraining phase 2", 8, 24, 1024, 16, 512, 30522, 512, 2, 0.1, 0.15,
+            false};
   }
   if (name == "gpt") {
-    return {name, "GPT-style decoder", 8, 24, 1024, 16, 1024, 50257, 1024, 0, 0.1, 0};
+    return {name, "GPT-style decoder", 8, 24, 1024, 16, 1024, 50257, 1024, 0, 0.1, 0, true};
   }
   throw std::invalid_argument(
       fmt::format("model '{}': not one of {}", name, fmt::join(model_names(), ", ")));
@@ -128,6 +133,12 @@ Model conv_model(const ModelRequest& r) {
                       "takes only --batch",
                       r.name, option));
     }
+  }
+  if (!r.attention.empty()) {
+    throw std::invalid_argument(fmt::format(
+        "model {}: --attention is for the transformer models; a convolutional network takes "
+        "only --batch",
+        r.name));
   }
   if (r.dropout >= 0) {
     throw std::invalid_argument(fmt::format(
@@ -194,6 +205,12 @@ Model make_model(const ModelRequest& r) {
   layer.transformer.ffn = 4 * d.hidden;
   layer.transformer.dropout = d.dropout;
   layer.transformer.packed = r.packed;
+  if (!r.attention.empty() && r.attention != "unfused" && r.attention != "fused") {
+    throw std::invalid_argument(
+        fmt::format("model {}: attention '{}' is not unfused or fused", d.name, r.attention));
+  }
+  layer.transformer.fused_attention =
+      r.attention.empty() ? d.fused_attention : r.attention == "fused";
   const std::string problem = layer.transformer.problem();
   if (!problem.empty()) throw std::invalid_argument(fmt::format("model {}: {}", d.name, problem));
   LayerShape first = layer;  // the position (and token type) tables' gradients come with it
@@ -215,11 +232,12 @@ Model make_model(const ModelRequest& r) {
   for (std::uint32_t i = 1; i < d.layers; ++i) m.layers.push_back(1);
   m.layers.push_back(2);
   m.description = fmt::format(
-      "{}: {} layers, hidden {}, {} heads, sequence {}{}, vocabulary {}, dropout {}, {}, {} per "
-      "worker, {:.1f} M parameters",
+      "{}: {} layers, hidden {}, {} heads, sequence {}{}{}, vocabulary {}, dropout {}, {}, {} "
+      "per worker, {:.1f} M parameters",
       d.description, d.layers, d.hidden, d.heads, d.sequence,
-      r.packed > 1 ? fmt::format(" ({} sequences packed a row, masked)", r.packed) : "", d.vocab,
-      d.dropout, to_string(m.optimizer), d.batch, static_cast<double>(m.parameters()) * 1e-6);
+      r.packed > 1 ? fmt::format(" ({} sequences packed a row, masked)", r.packed) : "",
+      layer.transformer.fused_attention ? ", fused attention" : "", d.vocab, d.dropout,
+      to_string(m.optimizer), d.batch, static_cast<double>(m.parameters()) * 1e-6);
   return m;
 }
 

@@ -67,7 +67,10 @@ struct ModelRequest {
   std::uint32_t batch = 0, layers = 0, hidden = 0, heads = 0, sequence = 0, vocab = 0;
   double dropout = -1;       // the probability of dropping (0: none); negative: the preset's
   std::uint32_t packed = 0;  // transformers: sequences packed into a row, attention masked
-  std::string optimizer;     // adamw, lamb, lars or sgd; empty: the preset's
+  // Transformers' attention: "unfused", "fused" (a sequence at a time, recomputed in the
+  // backward pass: FusedSDPA); empty: the preset's.
+  std::string attention;
+  std::string optimizer;  // adamw, lamb, lars or sgd; empty: the preset's
 };
 
 // The preset names, for help texts and errors.

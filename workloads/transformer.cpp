@@ -142,6 +142,12 @@ std::string TransformerConfig::problem() const {
     return fmt::format("dropout {} is not in [0, 1) (the probability of dropping)", dropout);
   if (dropout > 0 && dtype == Dtype::kF32)
     return "dropout takes bf16 or f16 (the dropout kernels' types), not f32";
+  if (fused_attention && dropout > 0 && heads % 2 != 0 && sequence % 2 != 0) {
+    return fmt::format(
+        "fused attention with dropout takes an even number of scores a sequence (heads {} x "
+        "sequence {} squared is odd): each sequence's draws start at an even element",
+        heads, sequence);
+  }
   if (packed > 1 && sequence % packed != 0)
     return fmt::format("sequence {} is not a multiple of packed {} (sequences a row)", sequence,
                        packed);
@@ -321,8 +327,13 @@ TransformerBlock::TransformerBlock(Session& session, const TransformerConfig& co
   v_["out"] = s_.persistent("out", c_.dtype, {h, t});
   v_["dx"] = s_.persistent("dx", c_.dtype, {h, t});
   if (c_.packed > 1) {
-    v_["mask"] = s_.persistent("mask", c_.dtype, {c_.sequence, c_.sequence * c_.heads * c_.batch});
-    s_.write(v_["mask"], inputs.at("mask"));
+    // The fused attention masks one sequence's heads at a time: every row's block is the same.
+    const std::uint32_t rows = c_.fused_attention ? 1 : c_.batch;
+    const std::vector<double>& mask = inputs.at("mask");
+    v_["mask"] = s_.persistent("mask", c_.dtype, {c_.sequence, c_.sequence * c_.heads * rows});
+    s_.write(v_["mask"],
+             std::vector<double>(mask.begin(), mask.begin() + static_cast<std::ptrdiff_t>(
+                                                                  mask.size() / c_.batch * rows)));
   }
 }
 
@@ -447,14 +458,73 @@ void TransformerBlock::attention_backward(Value qkv, const Saved& saved, Value d
   }
 }
 
+// Sequence n's heads: scores q k^T, the mask, the softmax and the dropout, [S, S heads] apart
+// from the other sequences'. `pass` names the nodes (the forward's, or the backward's again).
+TransformerBlock::SequenceAttention TransformerBlock::sequence_attention(const std::string& pass,
+                                                                         std::uint32_t n,
+                                                                         Value qkv) {
+  const std::uint32_t s = c_.sequence, d = c_.head_size();
+  const std::vector<std::uint32_t> shape{s, s * c_.heads};
+  const std::string at = fmt::format("{}{}", pass, n);
+  const Value raw = s_.temporary(at + ".scores", c_.dtype, shape);
+  head_gemm(at + ".scores", qkv, qkv, raw, {s, s, d},
+            {qkv_part(n, 0), qkv_part(n, 1, true), probs_block(0)});
+  Value scores = raw;
+  if (c_.packed > 1) {
+    scores = s_.temporary(at + ".masked", c_.dtype, shape);
+    s_.kernel(at + ".mask", request("add", c_.dtype, shape), {raw, v_.at("mask"), scores});
+  }
+  SequenceAttention a;
+  a.probs = s_.temporary(at + ".probs", c_.dtype, shape);
+  s_.kernel(at + ".softmax", request("softmax", c_.dtype, shape), {scores, a.probs});
+  a.dropped = c_.dropout > 0 ? dropout(at + ".dropout", a.probs, 0, a.mask,
+                                       std::uint64_t{n} * c_.heads * s * s)
+                             : a.probs;
+  return a;
+}
+
+void TransformerBlock::fused_attention(Value qkv, Value ctx) {
+  const std::uint32_t s = c_.sequence, d = c_.head_size();
+  for (std::uint32_t n = 0; n < c_.batch; ++n) {
+    const SequenceAttention a = sequence_attention("sdpa", n, qkv);
+    head_gemm(fmt::format("sdpa{}.context", n), a.dropped, qkv, ctx, {s, d, s},  // p v
+              {probs_block(0), qkv_part(n, 2), ctx_part(n)});
+  }
+}
+
+void TransformerBlock::fused_attention_backward(Value qkv, Value dctx, Value dqkv) {
+  const std::uint32_t s = c_.sequence, d = c_.head_size();
+  const std::vector<std::uint32_t> shape{s, s * c_.heads};
+  for (std::uint32_t n = 0; n < c_.batch; ++n) {
+    const SequenceAttention a = sequence_attention("sdpa_bwd", n, qkv);
+    const std::string at = fmt::format("sdpa_bwd{}", n);
+    const Value dprobs = s_.temporary(at + ".dprobs", c_.dtype, shape);
+    const Value dscores = s_.temporary(at + ".dscores", c_.dtype, shape);
+    head_gemm(at + ".dprobs", dctx, qkv, dprobs, {s, s, d},  // dctx v^T
+              {ctx_part(n), qkv_part(n, 2, true), probs_block(0)});
+    head_gemm(at + ".dv", a.dropped, dctx, dqkv, {s, d, s},  // p^T dctx
+              {probs_block(0, true), ctx_part(n), qkv_part(n, 2)});
+    const Value dkept =
+        c_.dropout > 0 ? dropout_backward(at + ".dropout_bwd", dprobs, a.mask, 0) : dprobs;
+    s_.kernel(at + ".softmax_bwd", request("softmax_bwd", c_.dtype, shape),
+              {dkept, a.probs, dscores});
+    head_gemm(at + ".dq", dscores, qkv, dqkv, {s, d, s},  // dscores k
+              {probs_block(0), qkv_part(n, 1), qkv_part(n, 0)});
+    head_gemm(at + ".dk", dscores, qkv, dqkv, {s, d, s},  // dscores^T q
+              {probs_block(0, true), qkv_part(n, 0), qkv_part(n, 1)});
+  }
+}
+
 TransformerBlock::Value TransformerBlock::dropout(const std::string& name, Value x, int which,
-                                                  Value& mask) {
+                                                  Value& mask, std::uint64_t offset) {
   const std::vector<std::uint32_t> shape = s_.tensor(x).shape;
   const Value y = s_.temporary(name + ".y", c_.dtype, shape);
   mask = s_.temporary(name + ".mask", Dtype::kU8, shape);
   s_.kernel(name,
             request("dropout", c_.dtype, shape,
-                    {{"p", c_.dropout}, {"seed", static_cast<double>(c_.dropout_seed(which))}}),
+                    {{"p", c_.dropout},
+                     {"seed", static_cast<double>(c_.dropout_seed(which))},
+                     {"offset", static_cast<double>(offset)}}),
             {x, y, mask});
   return y;
 }
@@ -505,9 +575,13 @@ TransformerBlock::Saved TransformerBlock::forward() {
   Saved v;
   v.ln1 = layer_norm("ln1", v_.at("x"), v.mean1, v.rstd1);
   v.qkv = linear("qkv", v.ln1, v_.at("qkv.w"), v_.at("qkv.b"), h, 3 * h);
-  v.probs = s_.temporary("probs", t, {c_.sequence, c_.sequence * c_.heads * c_.batch});
   v.ctx = s_.temporary("ctx", t, {h, tokens});
-  attention(v.qkv, v.ctx, v.probs, v);
+  if (c_.fused_attention) {
+    fused_attention(v.qkv, v.ctx);
+  } else {
+    v.probs = s_.temporary("probs", t, {c_.sequence, c_.sequence * c_.heads * c_.batch});
+    attention(v.qkv, v.ctx, v.probs, v);
+  }
   Value attn = linear("proj", v.ctx, v_.at("proj.w"), v_.at("proj.b"), h, h);
   if (c_.dropout > 0) attn = dropout("proj.dropout", attn, 1, v.attn_mask);
   v.x1 = residual("residual1", v_.at("x"), attn);
@@ -540,7 +614,11 @@ void TransformerBlock::backward(const Saved& v) {
       c_.dropout > 0 ? dropout_backward("proj.dropout_bwd", dx1, v.attn_mask, 1) : dx1;
   linear_backward("proj", v.ctx, v_.at("proj.w"), dattn, &dctx, h, h);
   const Value dqkv = s_.temporary("dqkv", t, {3 * h, tokens});
-  attention_backward(v.qkv, v, dctx, dqkv);
+  if (c_.fused_attention) {
+    fused_attention_backward(v.qkv, dctx, dqkv);
+  } else {
+    attention_backward(v.qkv, v, dctx, dqkv);
+  }
   linear_backward("qkv", v.ln1, v_.at("qkv.w"), dqkv, &dln1, h, 3 * h);
   const Value dx_ln = s_.temporary("ln1_bwd.dx", t, {h, tokens});
   s_.kernel("ln1_bwd", request("layer_norm_bwd", t, {h, tokens}),

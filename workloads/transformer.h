@@ -10,7 +10,12 @@
 // within a sequence, -10000 across) keeps attention inside each: one TPC addition over the
 // scores before the softmax, its mask read for every head as a mask broadcast over the heads is
 // (podsim holds it at the scores' size; the real [B, 1, S, S] one is read the same bytes).
-// The mask passes the gradient through unchanged. Dropout (`dropout`
+// The mask passes the gradient through unchanged. With `fused_attention` the attention runs as
+// Habana's FusedSDPA does, flash-attention style: one sequence at a time (its heads' scores,
+// mask, softmax, dropout and weighted sum), nothing of the S x S scores kept for the backward
+// pass, which computes each sequence's scores, probabilities and dropout again before their
+// gradients; each sequence's dropout draws what the unfused layer's does for its elements (the
+// kernels' offset), so both give the same results. Dropout (`dropout`
 // > 0, as BERT trains [T5]) drops attention probabilities and both residual branches (the
 // output projection's and the MLP's) with one probability, each with its own seed, on the TPC
 // (dropout and dropout_bwd, their masks kept for the backward pass).
@@ -32,8 +37,9 @@ struct TransformerConfig {
   std::uint32_t batch = 2, sequence = 64, hidden = 128, heads = 4, ffn = 512;
   tpc::Dtype dtype = tpc::Dtype::kBf16;
   double eps = 1e-5;
-  double dropout = 0;        // the probability of dropping an element; 0: no dropout nodes
-  std::uint32_t packed = 0;  // sequences in each row, attention masked between them; 0, 1: none
+  double dropout = 0;            // the probability of dropping an element; 0: no dropout nodes
+  std::uint32_t packed = 0;      // sequences in each row, attention masked between them; 0, 1: none
+  bool fused_attention = false;  // attention a sequence at a time, recomputed in the backward
   std::uint64_t seed = 1;
   // The seed of dropout node `which` (0 attention probabilities, 1 the projection's output, 2
   // the MLP's) and its keep threshold (tpc::dropout_threshold).
@@ -84,8 +90,17 @@ class TransformerBlock {
   };
   void attention(Value qkv, Value ctx, Value probs, Saved& saved);
   void attention_backward(Value qkv, const Saved& saved, Value dctx, Value dqkv);
-  // y = dropout of x with node `which`'s seed, its mask into `mask`; and the gradient.
-  Value dropout(const std::string& name, Value x, int which, Value& mask);
+  // Fused attention: sequence n's scores, probabilities and dropped probabilities (and the
+  // dropout's mask), its heads' [S, S heads] on their own; the layer's pass by sequences.
+  struct SequenceAttention {
+    Value probs, dropped, mask;
+  };
+  SequenceAttention sequence_attention(const std::string& pass, std::uint32_t n, Value qkv);
+  void fused_attention(Value qkv, Value ctx);
+  void fused_attention_backward(Value qkv, Value dctx, Value dqkv);
+  // y = dropout of x with node `which`'s seed, its mask into `mask`, x's elements drawing from
+  // `offset` in the node's order; and the gradient.
+  Value dropout(const std::string& name, Value x, int which, Value& mask, std::uint64_t offset = 0);
   Value dropout_backward(const std::string& name, Value dy, Value mask, int which);
   Saved forward();
   void backward(const Saved& saved);

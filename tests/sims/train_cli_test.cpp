@@ -341,6 +341,28 @@ TEST_F(TrainCli, WithAnIdealNetworkHostStrategiesScaleLinearly) {
   }
 }
 
+// A step's passes add up: for the shipped transformers as their presets run (one layer of each
+// at its batch and sequence), the backward pass, twice the forward's GEMM work, takes 1.5 to
+// 2.5 times the forward. The GPT-style decoder's attention is fused and recomputed; BERT's is
+// unfused at 128 tokens.
+TEST(TrainProfile, AShippedTransformersBackwardTakesOneAndAHalfToTwoAndAHalfForwards) {
+  test::TempDir dir;
+  for (const char* model : {"gpt", "bert-large"}) {
+    const auto out = dir / (std::string(model) + ".json");
+    const auto r = test::run_program(
+        PODSIM_BINARY, {"--system", "hls2", "-q", "train", "--model", model, "--layers", "1",
+                        "--ranks", "1", "--profile-out", out.string()});
+    ASSERT_EQ(r.exit_status, 0) << r.out << r.err;
+    const auto j = nlohmann::json::parse(test::read_text(out));
+    const auto& layer = j["shapes"][1];  // the second layer's (the first carries the tables)
+    ASSERT_THAT(layer["shape"].get<std::string>(), HasSubstr("transformer"));
+    const double forward = layer["forward_ps"].get<double>();
+    const double backward = layer["backward_ps"].get<double>();
+    EXPECT_GE(backward, 1.5 * forward) << model;
+    EXPECT_LE(backward, 2.5 * forward) << model;
+  }
+}
+
 TEST_F(TrainCli, BadArgumentsAreUsageErrors) {
   const auto fails = [](std::vector<std::string> a, const std::string& message) {
     const auto r = test::run_program(PODSIM_BINARY, a);
@@ -354,6 +376,9 @@ TEST_F(TrainCli, BadArgumentsAreUsageErrors) {
         "sequence 512 is not a multiple of packed 3");
   fails({"train", "--model", "resnet50", "--packed", "2"},
         "--packed is for the transformer models");
+  fails({"train", "--model", "resnet50", "--attention", "fused"},
+        "--attention is for the transformer models");
+  fails({"train", "--model", "gpt", "--attention", "flash"}, "--attention");
   fails({"--system", "hls2", "train", "--model", "gpt", "--profile", profile_.string()},
         "the profile was measured for other layer shapes");
   fails({"--system", "hls2", "train", "--profile", (dir_ / "none.json").string()}, "no such file");

@@ -591,10 +591,11 @@ workloads::TransformerConfig small_transformer(Dtype dtype) {
 }
 
 void expect_transformer_matches_cpu(Mode mode, Dtype dtype, double tolerance, double dropout = 0,
-                                    std::uint32_t packed = 0) {
+                                    std::uint32_t packed = 0, bool fused_attention = false) {
   workloads::TransformerConfig config = small_transformer(dtype);
   config.dropout = dropout;
   config.packed = packed;
+  config.fused_attention = fused_attention;
   const workloads::Tensors want =
       workloads::transformer_reference(config, workloads::transformer_inputs(config));
   workloads::TransformerConfig plain = config;
@@ -654,6 +655,31 @@ TEST(Synapse, TransformerBlockWithDropoutMatchesTheCpuInLazyModeBf16) {
 // Two sequences packed into each row, attention masked between them (BERT's packed data).
 TEST(Synapse, APackedTransformerBlockMatchesTheCpuInLazyModeF32) {
   expect_transformer_matches_cpu(Mode::kLazy, Dtype::kF32, 1e-4, 0, 2);
+}
+
+// Attention a sequence at a time, recomputed in the backward pass (FusedSDPA's way), with the
+// packed rows' mask and dropout; and the same layer unfused, bit for bit (each sequence's
+// dropout draws at its place in the unfused layer's order).
+TEST(Synapse, AFusedAttentionBlockMatchesTheCpuInLazyModeBf16) {
+  expect_transformer_matches_cpu(Mode::kLazy, Dtype::kBf16, 5e-2, 0.1, 2, true);
+}
+TEST(Synapse, AFusedAttentionBlockGivesTheUnfusedBlocksResultsBitForBit) {
+  workloads::TransformerConfig config = small_transformer(Dtype::kBf16);
+  config.dropout = 0.1;
+  config.packed = 2;
+  with_runtime([&](Bench& b) {
+    const auto run = [&](bool fused) {
+      workloads::TransformerConfig c = config;
+      c.fused_attention = fused;
+      Session session(b.rt, Mode::kLazy);
+      workloads::TransformerBlock block(session, c);
+      block.step();
+      return block.results();
+    };
+    const workloads::Tensors unfused = run(false), fused = run(true);
+    ASSERT_EQ(unfused.size(), fused.size());
+    for (const auto& [name, values] : unfused) EXPECT_EQ(fused.at(name), values) << name;
+  });
 }
 
 }  // namespace

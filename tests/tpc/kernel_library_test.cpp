@@ -248,6 +248,30 @@ TEST(KernelLibrary, DropoutKeepsOneMinusPAndItsDrawsFollowTheSeedAndElementAlone
   EXPECT_NEAR(static_cast<double>(pairs) / (n / 2), 0.81, 0.01);
 }
 
+// A slice dropped on its own with its place as the offset draws what the whole tensor draws
+// there (how a layer drops its attention a sequence at a time): the masks' bytes agree.
+TEST(KernelLibrary, DropoutOfASliceAtItsOffsetDrawsAsTheWholeTensorThere) {
+  const std::uint32_t n = 3 * 4096, first = 4096 + 256;
+  const auto mask = [](std::uint32_t elements, double offset) {
+    const KernelPlan plan = plan_kernel({"dropout",
+                                         Dtype::kBf16,
+                                         std::nullopt,
+                                         {elements},
+                                         {{"p", 0.3}, {"seed", 9}, {"offset", offset}}});
+    auto buffers = make_buffers(plan, 5);
+    run_functional(plan, buffers, 3);
+    std::vector<std::uint8_t> want = buffers[2];
+    run_reference(plan, buffers);
+    EXPECT_EQ(buffers[2], want) << "the kernel and its reference disagree at offset " << offset;
+    return want;
+  };
+  const std::vector<std::uint8_t> whole = mask(n, 0), tail = mask(n - first, first);
+  EXPECT_TRUE(std::equal(tail.begin(), tail.end(), whole.begin() + first));
+  // Another offset, other draws.
+  const std::vector<std::uint8_t> moved = mask(n - first, first + 2);
+  EXPECT_NE(moved, tail);
+}
+
 TEST(KernelLibrary, BadRequestsAreRefusedWithTheReason) {
   const auto error = [](const KernelRequest& r) {
     try {
@@ -277,6 +301,8 @@ TEST(KernelLibrary, BadRequestsAreRefusedWithTheReason) {
               ::testing::HasSubstr("dropout: p = 0 is not in (0, 1)"));
   EXPECT_THAT(error({"dropout", Dtype::kBf16, std::nullopt, {4}, {{"seed", -1}}}),
               ::testing::HasSubstr("seed = -1 is not an integer"));
+  EXPECT_THAT(error({"dropout", Dtype::kBf16, std::nullopt, {4}, {{"offset", 3}}}),
+              ::testing::HasSubstr("offset = 3 is not an even integer"));
   EXPECT_EQ(error({"reduce_sum", Dtype::kF32, std::nullopt, {4, 4}, {{"dim", 2}}}),
             "kernel 'reduce_sum': dim = 2 (0 or 1)");
 }

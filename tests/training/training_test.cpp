@@ -600,6 +600,27 @@ TEST(LayerWork, ATransformerLayerIsItsMatmuls) {
   EXPECT_DOUBLE_EQ(layer_work(s).backward_flops(), 2 * layer_work(s).forward_flops);
 }
 
+// Fused attention keeps nothing of the S x S scores for the backward pass: the probabilities,
+// the dropped ones and the dropout's byte-a-score mask are what it saves.
+TEST(LayerWork, FusedAttentionKeepsNoneOfTheScores) {
+  workloads::TransformerConfig c;
+  c.batch = 4;
+  c.sequence = 512;
+  c.hidden = 256;
+  c.heads = 8;
+  c.ffn = 1024;
+  c.dropout = 0.1;
+  LayerShape s;
+  s.transformer = c;
+  const LayerWork unfused = layer_work(s);
+  s.transformer.fused_attention = true;
+  const LayerWork fused = layer_work(s);
+  // bf16: two bytes a score before and after the softmax, two dropped, one of the mask.
+  const double scores = 4.0 * 8 * 512 * 512;
+  EXPECT_DOUBLE_EQ(unfused.activation_bytes - fused.activation_bytes, 7 * scores);
+  EXPECT_EQ(fused.forward_flops, unfused.forward_flops);  // the passes' work is the layer's
+}
+
 TEST(IpuProfile, TheRooflineTimesEachShapeAndBackwardIsTheLonger) {
   ModelRequest r;
   r.name = "resnet50";

@@ -276,12 +276,13 @@ KernelDef embedding_kernel() {
 // rounded to the type, as the kernel multiplies by it.
 struct DropoutParams {
   std::uint32_t threshold = 0, seed = 0;
+  std::uint64_t offset = 0;  // the first element's place in the draws' order
   double scale = 1;
 };
 
 DropoutParams dropout_params(const KernelRequest& r) {
-  Params params(r, {{"p", 0.1}, {"seed", 0}});
-  const double p = params["p"], seed = params["seed"];
+  Params params(r, {{"p", 0.1}, {"seed", 0}, {"offset", 0}});
+  const double p = params["p"], seed = params["seed"], offset = params["offset"];
   if (!(p > 0 && p < 1)) {
     throw std::invalid_argument(fmt::format(
         "{}: p = {} is not in (0, 1) (p is the probability of dropping an element; p = 0 is no "
@@ -292,9 +293,18 @@ DropoutParams dropout_params(const KernelRequest& r) {
     throw std::invalid_argument(
         fmt::format("{}: seed = {} is not an integer in [0, 2^32)", r.kernel, seed));
   }
+  // Even: a pair of elements draws from one state word (dropout_keeps).
+  if (!(offset >= 0 && offset <= 9007199254740992.0) || offset != std::floor(offset) ||
+      std::fmod(offset, 2) != 0) {
+    throw std::invalid_argument(fmt::format(
+        "{}: offset = {} is not an even integer in [0, 2^53] (the tensor's first element's "
+        "place among the draws)",
+        r.kernel, offset));
+  }
   DropoutParams d;
   d.threshold = dropout_threshold(p);
   d.seed = static_cast<std::uint32_t>(seed);
+  d.offset = static_cast<std::uint64_t>(offset);
   std::vector<std::uint8_t> one(4);
   write_element(one, r.dtype, 0, static_cast<double>(static_cast<float>(1.0 / (1.0 - p))));
   d.scale = read_element(one, r.dtype, 0);
@@ -311,7 +321,7 @@ KernelDef dropout_kernel(bool backward) {
                        "(probability 1 - p), else 0; mask (u8) = 1 where kept",
             {Dtype::kBf16, Dtype::kF16},
             "any shape",
-            {"p=0.1", "seed=0"}};
+            {"p=0.1", "seed=0", "offset=0"}};
   d.plan = [name, backward](const KernelRequest& r) {
     check_shape(r);
     const DropoutParams dp = dropout_params(r);
@@ -339,7 +349,10 @@ KernelDef dropout_kernel(bool backward) {
     l.access_scale = scale;
     l.srf[0] = dp.threshold;
     l.srf[1] = f32_bits(dp.scale);
-    l.srf[2] = dropout_seed_word(dp.seed);
+    // Element e draws as element offset + e of the seed's order: the counter's start moves by
+    // offset / 2 state words (dropout.tpcs), which folds into the seed's word.
+    l.srf[2] = dropout_seed_word(dp.seed) +
+               static_cast<std::uint32_t>(dp.offset / 2) * kDropoutCounterStep;
     b.tolerate(out, ulps(r.dtype, 1));
     if (!backward) b.tolerate(mask, {});
     b.cost(static_cast<double>(n), static_cast<double>(n * (2 * info(r.dtype).bytes + 1)));
@@ -351,7 +364,7 @@ KernelDef dropout_kernel(bool backward) {
     std::vector<double> out(in.size()), mask(in.size());
     if (backward) mask = values(plan, buffers, 1);
     for (std::size_t e = 0; e < in.size(); ++e) {
-      if (!backward) mask[e] = dropout_keeps(dp.seed, e, dp.threshold) ? 1 : 0;
+      if (!backward) mask[e] = dropout_keeps(dp.seed, dp.offset + e, dp.threshold) ? 1 : 0;
       out[e] = mask[e] != 0 ? in[e] * dp.scale : 0.0;
     }
     if (backward) {

@@ -126,9 +126,9 @@ std::uint32_t dropout_seed_word(std::uint32_t seed) {
 }
 
 bool dropout_keeps(std::uint32_t seed, std::uint64_t element, std::uint32_t threshold) {
-  constexpr std::uint32_t kGolden = 0x9E3779B1u;  // the kernel's counter multiplier
   const auto counter = static_cast<std::uint32_t>(element / 2);
-  const std::uint32_t state = xorshift32(xorshift32(counter * kGolden + dropout_seed_word(seed)));
+  const std::uint32_t state =
+      xorshift32(xorshift32(counter * kDropoutCounterStep + dropout_seed_word(seed)));
   const std::uint32_t draw = (element % 2) != 0 ? state >> 16 : state & 0xFFFFu;
   return draw < threshold;
 }

@@ -123,8 +123,10 @@ std::vector<Slice> partition(const Coord& space, int cores, std::int32_t begin, 
 
 // Dropout's draws (dropout.tpcs), for references of layers that drop: whether element `element`
 // of a tensor of a two-byte type is kept by the draw with `seed` and a 16-bit keep threshold.
-// Element e draws half e % 2 of the 32-bit state (e / 2) * 0x9E3779B1 + dropout_seed_word(seed)
-// after two steps of the TPC's generator; it is kept when that half is below `threshold`.
+// Element e draws half e % 2 of the 32-bit state (e / 2) kDropoutCounterStep +
+// dropout_seed_word(seed) after two steps of the TPC's generator; it is kept when that half is
+// below `threshold`.
+constexpr std::uint32_t kDropoutCounterStep = 0x9E3779B1u;
 bool dropout_keeps(std::uint32_t seed, std::uint64_t element, std::uint32_t threshold);
 // The word the kernel adds to its counters for `seed` (its scalar argument s2): the seed mixed.
 std::uint32_t dropout_seed_word(std::uint32_t seed);
