@@ -82,6 +82,11 @@ class TrainCommand : public Command {
                   "backward computing them again) (default: the model's: unfused for BERT, "
                   "fused for the GPT-style decoder)")
         ->check(CLI::IsMember({"unfused", "fused"}));
+    c->add_option("--mlm-head", model_.mlm_head,
+                  "BERT: masked (the masked tokens gathered first, the head on them alone, as "
+                  "NVIDIA's BERT) or all (the head on every token and the loss's scores gathered "
+                  "after it, as Habana's MLPerf BERT) (default: masked)")
+        ->check(CLI::IsMember({"masked", "all"}));
     c->add_option("--optimizer", model_.optimizer,
                   "adamw, lamb, lars or sgd (momentum), run on fp32 master weights (default: "
                   "the model's: lamb for BERT, lars for ResNet-50, adamw otherwise)")
@@ -603,6 +608,7 @@ class TrainCommand : public Command {
       args.insert(args.end(), {"--dropout", fmt::format("{}", model_.dropout)});
     if (!model_.optimizer.empty()) args.insert(args.end(), {"--optimizer", model_.optimizer});
     if (!model_.attention.empty()) args.insert(args.end(), {"--attention", model_.attention});
+    if (!model_.mlm_head.empty()) args.insert(args.end(), {"--mlm-head", model_.mlm_head});
   }
 
   // Runs `podsim ARGS` in a forked child with its output in `dir`, and waits for it.

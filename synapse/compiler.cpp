@@ -1031,9 +1031,9 @@ std::uint64_t Compiler::copy_bytes(std::size_t node) const {
                         : src.bytes;
 }
 
-// A copy into an SRAM buffer is shared out in whole 256-byte lines to the internal DMA engines
+// A copy is shared out in whole 256-byte lines to the internal DMA engines
 // (`Target::copy_engines` of them, each its part), as Synapse spreads a bundle's memcpys over
-// the engines [C16, bundle_memcpy_scheduler]; any other copy is one job on the first.
+// the engines [C16, bundle_memcpy_scheduler].
 void Compiler::encode_copy(const Pending& p, Stage& stage) {
   const Node& n = nodes_[p.node];
   const auto src = static_cast<std::uint32_t>(n.operands[0]);
@@ -1042,8 +1042,7 @@ void Compiler::encode_copy(const Pending& p, Stage& stage) {
   const std::uint64_t from =
       recipe_.tensors[src].offset +
       n.offsets[0] * static_cast<std::uint64_t>(tpc::info(recipe_.tensors[src].dtype).bytes);
-  const std::uint64_t engines =
-      recipe_.tensors[dst].sram ? static_cast<std::uint64_t>(std::max(1, target_.copy_engines)) : 1;
+  const auto engines = static_cast<std::uint64_t>(std::max(1, target_.copy_engines));
   const std::uint64_t share = (bytes / engines + 255) / 256 * 256;
   for (std::uint64_t e = 0, at = 0; e < engines && at < bytes; ++e, at += share) {
     EngineJob job;

@@ -4,8 +4,8 @@
 //     (by columns when its rows fill fewer tiles than there are MMEs), the tile's shape (the
 //     MME's geometry) the one that takes the fewest array cycles;
 //     a kernel node to its plan's launches (hw/tpc/kernels), each split over the TPCs; a copy
-//     to a linear DMA on an internal DMA queue; a plan's scratch buffers become workspace
-//     tensors of the node;
+//     to linear DMAs shared out to the internal DMA queues; a plan's scratch buffers become
+//     workspace tensors of the node;
 //  2. ordering (ordering.h): the nodes in the order a list schedule on estimated durations
 //     issues them (the MME's closed form, a kernel's bytes at HBM's bandwidth), so that a node
 //     another engine waits for goes first and independent work fills the gaps;
@@ -81,7 +81,7 @@ struct Target {
   // figure).
   std::uint64_t sram_bytes = 0;
   double dma_gb_per_s = 125;
-  // The internal DMA engines a copy into the SRAM is shared out to: DMA 2 to 7, the internal
+  // The internal DMA engines a copy is shared out to: DMA 2 to 7, the internal
   // ones of the chip model's eight (Gaudi1's; Gaudi2's eight EDMAs are modeled as those six).
   int copy_engines = 6;
 

@@ -146,15 +146,14 @@ void Graph::copy(const std::string& name, TensorId src, TensorId dst, std::uint6
                  std::uint64_t elements) {
   check_id(name, src);
   check_id(name, dst);
-  const bool into_buffer = tensor(dst).kind == TensorKind::kSram;
   if (elements > 0 || src_offset > 0) {
     const Tensor& s = tensor(src);
     const Tensor& d = tensor(dst);
-    if (!into_buffer || s.dtype != d.dtype || elements == 0 ||
-        src_offset + elements > s.elements() || elements > d.elements()) {
+    if (s.dtype != d.dtype || elements == 0 || src_offset + elements > s.elements() ||
+        elements > d.elements()) {
       throw std::invalid_argument(fmt::format(
           "node {}: copies elements [{}, +{}) of {} ({} elements) to {} ({} elements): a part "
-          "goes into an SRAM buffer of its type that holds it",
+          "goes into the start of a tensor of its type that holds it",
           name, src_offset, elements, s.name, s.elements(), d.name, d.elements()));
     }
     Node n{name, NodeKind::kCopy, {}, {src_offset, 0, 0}, {}, {src, dst}, {src}, {dst}, {}};
@@ -162,8 +161,7 @@ void Graph::copy(const std::string& name, TensorId src, TensorId dst, std::uint6
     add(std::move(n));
     return;
   }
-  if (into_buffer ? tensor(src).bytes() > tensor(dst).bytes()
-                  : tensor(src).bytes() != tensor(dst).bytes()) {
+  if (tensor(src).bytes() > tensor(dst).bytes()) {
     throw std::invalid_argument(fmt::format("node {}: copies {} ({} bytes) to {} ({} bytes)", name,
                                             tensor(src).name, tensor(src).bytes(), tensor(dst).name,
                                             tensor(dst).bytes()));

@@ -74,9 +74,9 @@ class Graph {
   // the plan's order (docs/tpc/kernels.md), each of the buffer's type and size.
   void kernel(const std::string& name, const tpc::KernelRequest& request,
               const std::vector<TensorId>& tensors);
-  // dst = src, both of the same size in bytes, or src into the start of an SRAM buffer at least
-  // its size; with `elements`, the source's elements [src_offset, src_offset + elements) into
-  // the start of an SRAM buffer of its type.
+  // src into the start of dst, at least its size in bytes; with `elements`, the source's
+  // elements [src_offset, src_offset + elements) into the start of a tensor of its type (an SRAM
+  // buffer's slice, a gather's rows).
   void copy(const std::string& name, TensorId src, TensorId dst, std::uint64_t src_offset = 0,
             std::uint64_t elements = 0);
   // A node of a graph over the same first tensors, as it was checked there (a compiler pass

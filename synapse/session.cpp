@@ -104,10 +104,12 @@ void Session::kernel(const std::string& name, const tpc::KernelRequest& request,
   record(std::move(op));
 }
 
-void Session::copy(const std::string& name, Value src, Value dst) {
+void Session::copy(const std::string& name, Value src, Value dst, std::uint64_t src_offset,
+                   std::uint64_t elements) {
   Op op;
   op.name = name;
   op.copy = true;
+  op.offsets = {src_offset, elements, 0};
   op.operands = {src.id, dst.id};
   record(std::move(op));
 }
@@ -154,7 +156,7 @@ Graph Session::graph_of(const std::vector<Op>& ops, std::vector<std::uint64_t>* 
     std::vector<TensorId> operands;
     for (int id : op.operands) operands.push_back(tensor(id));
     if (op.copy) {
-      g.copy(op.name, operands[0], operands[1]);
+      g.copy(op.name, operands[0], operands[1], op.offsets[0], op.offsets[1]);
     } else if (op.mme && op.mme_op != mme::MmeOp::kGemm) {
       g.convolution(op.name, op.mme_op, op.conv, operands[0], operands[1], operands[2]);
     } else if (op.mme) {

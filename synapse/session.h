@@ -51,8 +51,10 @@ class Session {
                    Value b, Value c);
   void kernel(const std::string& name, const tpc::KernelRequest& request,
               const std::vector<Value>& tensors);
-  // dst = src on a DMA engine (both of one size in bytes).
-  void copy(const std::string& name, Value src, Value dst);
+  // src into the start of dst on a DMA engine (dst at least its size in bytes); with
+  // `elements`, src's elements from `src_offset` (Graph::copy).
+  void copy(const std::string& name, Value src, Value dst, std::uint64_t src_offset = 0,
+            std::uint64_t elements = 0);
 
   // What a value is: its name, type and shape.
   const Tensor& tensor(Value v) const;
@@ -93,7 +95,7 @@ class Session {
     mme::GemmDesc gemm;
     mme::ConvDesc conv;
     bool accumulate = false;
-    std::array<std::uint64_t, 3> offsets{};
+    std::array<std::uint64_t, 3> offsets{};  // a copy's: its source offset, its elements
     tpc::KernelRequest request;
     std::vector<int> operands;
   };

@@ -28,9 +28,12 @@ LayerWork transformer(const workloads::TransformerConfig& c, double element) {
 
 LayerWork head(const workloads::LmHeadConfig& c, double element) {
   const double logits = static_cast<double>(c.tokens) * c.vocab;
+  const double states = static_cast<double>(c.tokens) * c.hidden;
   LayerWork w;
-  w.forward_flops = 2 * logits * c.hidden;
-  w.activation_bytes = element * (2 * logits + static_cast<double>(c.tokens) * c.hidden);
+  w.forward_flops = 2 * logits * c.hidden + (c.transform ? 2 * states * c.hidden : 0);
+  // The logits before and after the loss's softmax, the hidden states (and the transform's
+  // three: before and after GELU, after the norm).
+  w.activation_bytes = element * (2 * logits + states + (c.transform ? 3 * states : 0));
   w.output_bytes = element * c.tokens;  // the per-token losses
   return w;
 }

@@ -10,7 +10,9 @@ namespace podsim::training {
 std::uint64_t LayerShape::parameters() const {
   if (kind == LayerKind::kConv) return conv.parameters() + extra_parameters;
   if (kind == LayerKind::kLmHead) {
-    return std::uint64_t{head.vocab} * head.hidden + extra_parameters;
+    const std::uint64_t h = head.hidden, v = head.vocab;
+    // The transform's dense layer and layer norm (h x h + 3h) and the decoder's bias (v).
+    return v * h + (head.transform ? h * h + 3 * h + v : 0) + extra_parameters;
   }
   const std::uint64_t h = transformer.hidden, f = transformer.ffn;
   // qkv (3h x h + 3h), projection (h x h + h), the MLP (2 h f + f + h), two layer norms (4h).
@@ -20,8 +22,10 @@ std::uint64_t LayerShape::parameters() const {
 std::string LayerShape::key() const {
   if (kind == LayerKind::kConv) return conv.key() + (input_gradient ? "" : " (no input gradient)");
   if (kind == LayerKind::kLmHead) {
-    return fmt::format("lm_head tokens {} hidden {} vocab {}", head.tokens, head.hidden,
-                       head.vocab);
+    return fmt::format(
+        "lm_head tokens {} hidden {} vocab {}{}{}", head.tokens, head.hidden, head.vocab,
+        head.transform ? " transform" : "",
+        head.loss_tokens ? fmt::format(" loss tokens {}", head.loss_tokens) : std::string());
   }
   const auto& t = transformer;
   return fmt::format("transformer batch {} sequence {} hidden {} heads {} ffn {}{}{}{}", t.batch,
@@ -134,6 +138,11 @@ Model conv_model(const ModelRequest& r) {
                       r.name, option));
     }
   }
+  if (!r.mlm_head.empty()) {
+    throw std::invalid_argument(fmt::format(
+        "model {}: --mlm-head is for BERT's models; a convolutional network takes only --batch",
+        r.name));
+  }
   if (!r.attention.empty()) {
     throw std::invalid_argument(fmt::format(
         "model {}: --attention is for the transformer models; a convolutional network takes "
@@ -220,7 +229,22 @@ Model make_model(const ModelRequest& r) {
   const auto slots = d.predicted > 0
                          ? static_cast<std::uint32_t>(std::ceil(d.predicted * d.sequence - 1e-9))
                          : d.sequence;
-  head.head.tokens = d.batch * slots;
+  const bool bert = d.predicted > 0;
+  if (!r.mlm_head.empty() && (!bert || (r.mlm_head != "masked" && r.mlm_head != "all"))) {
+    throw std::invalid_argument(
+        bert ? fmt::format("model {}: --mlm-head '{}' is not masked or all", d.name, r.mlm_head)
+             : fmt::format("model {}: --mlm-head is for BERT's masked-LM head; this model "
+                           "predicts every token",
+                           d.name));
+  }
+  // BERT's head transforms every hidden state first and adds the decoder's bias [T5, T17].
+  head.head.transform = bert;
+  if (r.mlm_head == "all") {  // the head on every token, the loss on the masked ones
+    head.head.tokens = d.batch * d.sequence;
+    head.head.loss_tokens = d.batch * slots;
+  } else {
+    head.head.tokens = d.batch * slots;
+  }
   head.head.hidden = d.hidden;
   head.head.vocab = d.vocab;
   const std::string head_problem = head.head.problem();

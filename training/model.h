@@ -70,6 +70,9 @@ struct ModelRequest {
   // Transformers' attention: "unfused", "fused" (a sequence at a time, recomputed in the
   // backward pass: FusedSDPA); empty: the preset's.
   std::string attention;
+  // BERT's masked-LM head: "masked" (the masked tokens gathered first, the head on them alone),
+  // "all" (the head on every token, the loss's scores gathered after it); empty: masked.
+  std::string mlm_head;
   std::string optimizer;  // adamw, lamb, lars or sgd; empty: the preset's
 };
 

@@ -379,6 +379,9 @@ TEST_F(TrainCli, BadArgumentsAreUsageErrors) {
   fails({"train", "--model", "resnet50", "--attention", "fused"},
         "--attention is for the transformer models");
   fails({"train", "--model", "gpt", "--attention", "flash"}, "--attention");
+  fails({"train", "--model", "gpt", "--mlm-head", "all"},
+        "--mlm-head is for BERT's masked-LM head");
+  fails({"train", "--model", "resnet50", "--mlm-head", "all"}, "--mlm-head is for BERT's");
   fails({"--system", "hls2", "train", "--model", "gpt", "--profile", profile_.string()},
         "the profile was measured for other layer shapes");
   fails({"--system", "hls2", "train", "--profile", (dir_ / "none.json").string()}, "no such file");

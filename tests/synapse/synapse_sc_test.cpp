@@ -12,6 +12,7 @@
 #include "synapse/runtime.h"
 #include "synapse/session.h"
 #include "tests/synapse/runtime_bench.h"
+#include "workloads/lm_head.h"
 #include "workloads/mlp.h"
 #include "workloads/transformer.h"
 
@@ -679,6 +680,31 @@ TEST(Synapse, AFusedAttentionBlockGivesTheUnfusedBlocksResultsBitForBit) {
     const workloads::Tensors unfused = run(false), fused = run(true);
     ASSERT_EQ(unfused.size(), fused.size());
     for (const auto& [name, values] : unfused) EXPECT_EQ(fused.at(name), values) << name;
+  });
+}
+
+// BERT's head as Habana's MLPerf BERT runs it: the transform and the decoder on every token, the
+// loss's rows gathered after it and their gradient copied into zeros. It runs, and it takes
+// longer than the head on the loss's tokens alone (the GEMMs on every token).
+TEST(Synapse, AHeadOnEveryTokenWithTheLossOnSomeRunsAndTakesLonger) {
+  with_runtime([&](Bench& b) {
+    const auto timed = [&](std::uint32_t tokens, std::uint32_t loss_tokens) {
+      workloads::LmHeadConfig c;
+      c.tokens = tokens;
+      c.loss_tokens = loss_tokens;
+      c.hidden = 64;
+      c.vocab = 1000;
+      c.transform = true;
+      Session session(b.rt, Mode::kLazy);
+      workloads::LmHead head(session, c);
+      head.step();  // compiles and uploads
+      const core::TimePs before = session.stats().device_time;
+      head.step();
+      return session.stats().device_time - before;
+    };
+    const core::TimePs gathered_first = timed(64, 0), on_every_token = timed(512, 64);
+    EXPECT_GT(gathered_first, 0u);
+    EXPECT_GT(on_every_token, gathered_first);
   });
 }
 

@@ -116,6 +116,8 @@ std::vector<Case> cases() {
         "sgd_momentum", "adam", "lamb",     "lars",    "dropout",     "dropout_bwd"}) {
     out.push_back({k, &kAnyShapes, {}});
   }
+  out.push_back({"fill", &kAnyShapes, {}});
+  out.push_back({"fill", &kAnyShapes, {{"value", -1.5}}, "negative"});
   for (const char* k : {"bias_add", "softmax", "softmax_bwd", "log_softmax", "cross_entropy",
                         "cross_entropy_bwd", "layer_norm", "layer_norm_bwd"}) {
     out.push_back({k, &kRowShapes, {}});
@@ -153,8 +155,9 @@ std::vector<Case> cases() {
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   std::string name = info.param.kernel;
-  for (const auto& [k, v] : info.param.params)
-    name += "_" + k + std::to_string(static_cast<int>(v));
+  for (const auto& [k, v] : info.param.params) {
+    if (v >= 0) name += "_" + k + std::to_string(static_cast<int>(v));
+  }
   if (!info.param.label.empty()) name += "_" + info.param.label;
   return name;
 }

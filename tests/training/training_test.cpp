@@ -24,15 +24,26 @@ using ::testing::HasSubstr;
 TEST(Model, BertLargeHasItsPublishedSize) {
   const Model m = make_model({});
   EXPECT_EQ(m.layers.size(), 25u);  // 24 layers and the head
-  // Devlin et al.: 340 M, of which the pooler (1 M) and the masked-LM transform (1 M) are not
-  // modeled.
-  EXPECT_NEAR(static_cast<double>(m.parameters()) * 1e-6, 334.1, 0.1);
+  // Devlin et al.: 340 M, of which the pooler (1 M) is not modeled; the masked-LM head's
+  // transform (1024 x 1024 + 3 x 1024) and the decoder's bias (30522) are.
+  EXPECT_NEAR(static_cast<double>(m.parameters()) * 1e-6, 335.2, 0.1);
   EXPECT_EQ(m.batch, 64u);
   // The masked-LM head predicts ceil(0.15 x 128) = 20 slots a sample, as BERT's data has.
   EXPECT_EQ(m.shapes[2].head.tokens, 64u * 20u);
+  EXPECT_EQ(m.shapes[2].head.loss_tokens, 0u);
+  EXPECT_TRUE(m.shapes[2].head.transform);
   ModelRequest at512;
   at512.sequence = 512;
   EXPECT_EQ(make_model(at512).shapes[2].head.tokens, 64u * 77u);
+  // Habana's MLPerf BERT: the head on every token, the loss on the masked ones gathered after it;
+  // the GEMMs' work grows with the tokens, the parameters stay.
+  at512.mlm_head = "all";
+  const Model all = make_model(at512);
+  EXPECT_EQ(all.shapes[2].head.tokens, 64u * 512u);
+  EXPECT_EQ(all.shapes[2].head.loss_tokens, 64u * 77u);
+  EXPECT_EQ(all.parameters(), make_model(ModelRequest{}).parameters());
+  EXPECT_GT(layer_work(all.shapes[2]).forward_flops,
+            6 * layer_work(make_model({}).shapes[2]).forward_flops);
   // A causal LM's head predicts every token.
   ModelRequest gpt;
   gpt.name = "gpt";

@@ -111,6 +111,27 @@ double gelu_grad(double dy, double x) {
 }
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
+// fill: every element of y set to one value (a zeroed gradient's start); y is the only buffer.
+KernelDef fill_kernel() {
+  KernelDef d;
+  d.info = {"fill", "y = value in every element", float_types(), "any shape", {"value=0"}};
+  d.plan = [](const KernelRequest& r) {
+    const double value = Params(r, {{"value", 0}})["value"];
+    if (!std::isfinite(value)) {
+      throw std::invalid_argument(fmt::format("fill: value = {} is not finite", value));
+    }
+    KernelPlan p = flat_plan(r, {}, 512, key("fill", r.dtype), {}, Tolerance{});
+    p.launches.front().srf[0] = f32_bits(value);
+    return p;
+  };
+  d.reference = [](const KernelPlan& plan, Buffers& buffers) {
+    const double value = Params(plan.request, {{"value", 0}})["value"];
+    store(plan, buffers, 0,
+          std::vector<double>(elements(plan.request.shape), static_cast<float>(value)));
+  };
+  return d;
+}
+
 KernelDef cast_kernel() {
   KernelDef d;
   d.info = {"cast",
@@ -428,6 +449,7 @@ std::vector<KernelDef> elementwise_kernels() {
   out.push_back(dropout_kernel(false));
   out.push_back(dropout_kernel(true));
   out.push_back(cast_kernel());
+  out.push_back(fill_kernel());
   out.push_back(bias_add_kernel());
   out.push_back(transpose_kernel());
   out.push_back(embedding_kernel());
