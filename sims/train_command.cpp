@@ -84,9 +84,10 @@ class TrainCommand : public Command {
         ->check(CLI::IsMember({"unfused", "fused"}));
     c->add_option("--mlm-head", model_.mlm_head,
                   "BERT: masked (the masked tokens gathered first, the head on them alone, as "
-                  "NVIDIA's BERT) or all (the head on every token and the loss's scores gathered "
-                  "after it, as Habana's MLPerf BERT) (default: masked)")
-        ->check(CLI::IsMember({"masked", "all"}));
+                  "NVIDIA's BERT), all (the head on every token and the loss's scores gathered "
+                  "after it, as Habana's MLPerf BERT) or every (the head and the loss on every "
+                  "token, as Hugging Face's BertForMaskedLM) (default: masked)")
+        ->check(CLI::IsMember({"masked", "all", "every"}));
     c->add_option("--optimizer", model_.optimizer,
                   "adamw, lamb, lars or sgd (momentum), run on fp32 master weights (default: "
                   "the model's: lamb for BERT, lars for ResNet-50, adamw otherwise)")

@@ -230,9 +230,11 @@ Model make_model(const ModelRequest& r) {
                          ? static_cast<std::uint32_t>(std::ceil(d.predicted * d.sequence - 1e-9))
                          : d.sequence;
   const bool bert = d.predicted > 0;
-  if (!r.mlm_head.empty() && (!bert || (r.mlm_head != "masked" && r.mlm_head != "all"))) {
+  if (!r.mlm_head.empty() &&
+      (!bert || (r.mlm_head != "masked" && r.mlm_head != "all" && r.mlm_head != "every"))) {
     throw std::invalid_argument(
-        bert ? fmt::format("model {}: --mlm-head '{}' is not masked or all", d.name, r.mlm_head)
+        bert ? fmt::format("model {}: --mlm-head '{}' is not masked, all or every", d.name,
+                           r.mlm_head)
              : fmt::format("model {}: --mlm-head is for BERT's masked-LM head; this model "
                            "predicts every token",
                            d.name));
@@ -242,6 +244,8 @@ Model make_model(const ModelRequest& r) {
   if (r.mlm_head == "all") {  // the head on every token, the loss on the masked ones
     head.head.tokens = d.batch * d.sequence;
     head.head.loss_tokens = d.batch * slots;
+  } else if (r.mlm_head == "every") {  // the head and the loss on every token
+    head.head.tokens = d.batch * d.sequence;
   } else {
     head.head.tokens = d.batch * slots;
   }

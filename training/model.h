@@ -71,7 +71,8 @@ struct ModelRequest {
   // backward pass: FusedSDPA); empty: the preset's.
   std::string attention;
   // BERT's masked-LM head: "masked" (the masked tokens gathered first, the head on them alone),
-  // "all" (the head on every token, the loss's scores gathered after it); empty: masked.
+  // "all" (the head on every token, the loss's scores gathered after it), "every" (the head and
+  // the loss on every token, the unmasked ones' labels ignored); empty: masked.
   std::string mlm_head;
   std::string optimizer;  // adamw, lamb, lars or sgd; empty: the preset's
 };

@@ -42,6 +42,9 @@ TEST(Model, BertLargeHasItsPublishedSize) {
   EXPECT_EQ(all.shapes[2].head.tokens, 64u * 512u);
   EXPECT_EQ(all.shapes[2].head.loss_tokens, 64u * 77u);
   EXPECT_EQ(all.parameters(), make_model(ModelRequest{}).parameters());
+  at512.mlm_head = "every";  // Hugging Face's: the loss on every token too
+  EXPECT_EQ(make_model(at512).shapes[2].head.tokens, 64u * 512u);
+  EXPECT_EQ(make_model(at512).shapes[2].head.loss_tokens, 0u);
   EXPECT_GT(layer_work(all.shapes[2]).forward_flops,
             6 * layer_work(make_model({}).shapes[2]).forward_flops);
   // A causal LM's head predicts every token.
