@@ -119,6 +119,7 @@ int main(int argc, char** argv) {
       {"tanh", "67108864", "bf16", {}},
       {"tanh_bwd", "67108864", "bf16", {}},
       {"cast", "67108864", "bf16", {"--to", "f32"}},
+      {"fill", "67108864", "bf16", {}},
       {"bias_add", "4096,14336", "bf16", {}},
       {"transpose", "4096,4096", "bf16", {}},
       {"embedding", "1024,30522", "bf16", {"--param", "indices=14336"}},
