@@ -32,7 +32,8 @@
 // take them in turn; and fusion (fusion.h):
 // chains of element-wise kernels on one shape become one TPC
 // launch of a kernel the compiler writes, the intermediates kept in registers; a residual
-// addition and a ReLU after a batch norm become the norm's own variants.
+// addition and a ReLU after a batch norm become the norm's own variants, and a ReLU's gradient
+// after a max pool's backward the pool's.
 // Ignores: tiling a node across engine classes, keeping results in the SRAM for the next node,
 // and ops without a device kernel (the graph API only takes nodes the device runs).
 #pragma once

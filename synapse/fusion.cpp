@@ -387,6 +387,36 @@ std::optional<Fusion> norm_epilogue(const Graph& g, const std::vector<Node>& nod
   return f;
 }
 
+// `nodes[at]`, a max pool's backward, followed by the gradient of the ReLU whose output the pool
+// read (relu_bwd taking the pool's dx and its x), dx read by nothing else: one node, the pool's
+// backward with relu = 1 writing the ReLU's gradient (the ReLU's zeros are where the pool's
+// windows have a maximum of 0, which pass nothing).
+std::optional<Fusion> pool_relu(const Graph& g, const std::vector<Node>& nodes, std::size_t at,
+                                const std::vector<int>& readers) {
+  const Node& pool = nodes[at];
+  if (pool.kind != NodeKind::kKernel || pool.kernel.kernel != "max_pool_bwd" ||
+      pool.kernel.params.count("relu") != 0 || at + 1 >= nodes.size()) {
+    return std::nullopt;
+  }
+  const Node& relu = nodes[at + 1];
+  const TensorId dx = pool.operands[3];
+  if (!is_plain(relu, "relu_bwd", pool.kernel.dtype) || relu.operands[0] != dx ||
+      relu.operands[1] != pool.operands[1] || readers[static_cast<std::size_t>(dx)] != 1 ||
+      g.tensor(dx).kind == TensorKind::kPersistent) {
+    return std::nullopt;
+  }
+  Fusion f;
+  f.first = at;
+  f.last = at + 1;
+  f.node = pool;
+  f.node.name = pool.name + "+" + relu.name;
+  f.node.kernel.params["relu"] = 1;
+  f.node.operands[3] = relu.operands[2];
+  f.node.writes = {relu.operands[2]};
+  f.plan = tpc::plan_kernel(f.node.kernel);
+  return f;
+}
+
 }  // namespace
 
 std::vector<Fusion> find_fusions(const Graph& graph, tpc::Generation generation) {
@@ -399,7 +429,9 @@ std::vector<Fusion> find_fusions(const Graph& graph, tpc::Generation generation)
   }
   std::vector<Fusion> out;
   for (std::size_t i = 0; i < nodes.size();) {
-    if (std::optional<Fusion> f = norm_epilogue(graph, nodes, i, readers)) {
+    std::optional<Fusion> f = norm_epilogue(graph, nodes, i, readers);
+    if (!f) f = pool_relu(graph, nodes, i, readers);
+    if (f) {
       i = f->last + 1;
       out.push_back(std::move(*f));
       continue;

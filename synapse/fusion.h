@@ -6,7 +6,9 @@
 // An addition of a residual and a ReLU (or either) right after a library kernel whose last pass
 // writes element by element (batch norm) become that kernel's residual = 1 and relu = 1
 // variants, when nothing else reads the results in between, as the real graph compiler folds a
-// residual connection and an activation into the normalisation before them.
+// residual connection and an activation into the normalisation before them. A ReLU's gradient
+// right after the backward of the max pool that read the ReLU's output becomes the pool's
+// relu = 1 variant: the ReLU's zeros are where the pool's windows have a maximum of 0.
 // Captures: what the chain computes, in f32 with one rounding to the type at each store (the
 // separate kernels round after each operation, so a fused bf16 chain differs from them by that
 // rounding). Ignores: chains across shapes or broadcasts other than a bias, reductions.

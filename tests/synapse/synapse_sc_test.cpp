@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <random>
 #include <set>
 
@@ -534,6 +536,67 @@ TEST(Synapse, BatchNormAResidualAndReluFusedMatchTheCpuAndTheUnfusedGraphFlat) {
 
 TEST(Synapse, BatchNormAResidualAndReluFusedMatchTheCpuAndTheUnfusedGraphRows) {
   expect_batch_norm_relu_fused(96, true);
+}
+
+// A max pool's backward then the gradient of the ReLU it pooled: the compiler folds the ReLU's
+// into the pool's (relu = 1), one node fewer, with the same dx bit for bit as the graph unfused.
+// The stem's geometry (3 x 3 windows moved by 2, padded by 1) on 64 channels.
+TEST(Synapse, AReluGradientAfterAMaxPoolsBackwardFoldsIntoItBitForBit) {
+  const std::vector<std::uint32_t> xs = {64, 12, 10, 2}, ys = {64, 6, 5, 2};
+  const std::size_t nx = 64 * 12 * 10 * 2, ny = 64 * 6 * 5 * 2;
+  const std::map<std::string, double> pool = {{"window_h", 3}, {"window_w", 3}, {"stride_h", 2},
+                                              {"stride_w", 2}, {"pad_h", 1},    {"pad_w", 1}};
+  Graph g;
+  const TensorId a = g.tensor("a", Dtype::kF32, xs, TensorKind::kPersistent);  // relu(...)
+  const TensorId pooled = g.tensor("pooled", Dtype::kF32, ys, TensorKind::kPersistent);
+  const TensorId dy = g.tensor("dy", Dtype::kF32, ys, TensorKind::kPersistent);
+  const TensorId da = g.tensor("da", Dtype::kF32, xs);
+  const TensorId db = g.tensor("db", Dtype::kF32, xs, TensorKind::kPersistent);
+  g.kernel("pool.bwd", tpc::KernelRequest{"max_pool_bwd", Dtype::kF32, {}, xs, pool},
+           {dy, a, pooled, da});
+  g.kernel("relu.bwd", tpc::KernelRequest{"relu_bwd", Dtype::kF32, {}, xs, {}}, {da, a, db});
+  Target unfused = Target::gaudi1();
+  unfused.fuse = false;
+  const Recipe fused = compile(g, Target::gaudi1()), plain = compile(g, unfused);
+  EXPECT_EQ(fused.notes, std::vector<std::string>{"fused pool.bwd+relu.bwd into one TPC launch"});
+  EXPECT_EQ(plain.stages.size(), fused.stages.size() + 1);
+  // a: a ReLU's output, with zeros; pooled: its pool, so some windows hold maxima of 0.
+  std::vector<float> av = random_values(nx, 21);
+  for (float& v : av) v = std::max(0.0f, v - 0.3f);
+  std::vector<float> pv(ny, 0.0f);
+  for (int n = 0; n < 2; ++n)
+    for (int p = 0; p < 5; ++p)
+      for (int q = 0; q < 6; ++q)
+        for (int c = 0; c < 64; ++c) {
+          float m = -INFINITY;
+          for (int r = 0; r < 3; ++r)
+            for (int s = 0; s < 3; ++s) {
+              const int h = 2 * p - 1 + r, w = 2 * q - 1 + s;
+              if (h >= 0 && w >= 0 && h < 10 && w < 12)
+                m = std::max(m, av[static_cast<std::size_t>(c + 64 * (w + 12 * (h + 10 * n)))]);
+            }
+          pv[static_cast<std::size_t>(c + 64 * (q + 6 * (p + 5 * n)))] = m;
+        }
+  const std::vector<float> dyv = random_values(ny, 22);
+  std::vector<std::vector<float>> results;
+  with_runtime([&](Bench& s) {
+    Runtime& rt = s.rt;
+    const std::uint64_t d_a = to_device(rt, s.h2d, av), d_p = to_device(rt, s.h2d, pv),
+                        d_dy = to_device(rt, s.h2d, dyv), out = rt.device_malloc(nx * 4);
+    for (const Recipe* r : {&fused, &plain}) {
+      const std::uint64_t workspace =
+          rt.device_malloc(std::max<std::uint64_t>(256, r->workspace_bytes));
+      rt.launch(s.compute, *r, {d_a, d_p, d_dy, out}, workspace);
+      rt.synchronize(s.compute);
+      results.push_back(to_host(rt, s.d2h, out, nx));
+    }
+  });
+  EXPECT_EQ(results[0], results[1]);
+  // Some elements took a window's gradient; windows whose maximum is 0 passed none.
+  EXPECT_GT(std::count_if(results[0].begin(), results[0].end(), [](float v) { return v != 0; }), 0);
+  int zero_windows = 0;
+  for (float m : pv) zero_windows += m == 0;
+  EXPECT_GT(zero_windows, 0);
 }
 
 // The MLP's mean loss over five steps against the CPU's double-precision training of the same

@@ -150,6 +150,17 @@ std::vector<Case> cases() {
     out.push_back({k, &kOddPoolShapes, kGappedPool});
     out.push_back({k, &kMnistPoolShapes, kOverlapPool});
   }
+  // The gradient through a ReLU before the pool folded in, on each of the backward's paths (the
+  // stem's row pairs, the row walks, windows apart, the point per position).
+  const auto with_relu = [](Params p) {
+    p["relu"] = 1;
+    return p;
+  };
+  out.push_back({"max_pool_bwd", &kStemPoolShapes, with_relu(kStemPool)});
+  out.push_back({"max_pool_bwd", &kMnistPoolShapes, with_relu(kMnistPool)});
+  out.push_back({"max_pool_bwd", &kGlobalPoolShapes, with_relu(kGlobalPool)});
+  out.push_back({"max_pool_bwd", &kOddPoolShapes, with_relu(kOddPool)});
+  out.push_back({"max_pool_bwd", &kMnistPoolShapes, with_relu(kOverlapPool)});
   return out;
 }
 

@@ -95,12 +95,14 @@ Pooling pooling_of(const KernelRequest& r) {
     const auto it = r.params.find(name);
     return it == r.params.end() ? fallback : it->second;
   };
-  const Params params(r, {{"window_h", 2},
-                          {"window_w", 2},
-                          {"stride_h", given("window_h", 2)},
-                          {"stride_w", given("window_w", 2)},
-                          {"pad_h", 0},
-                          {"pad_w", 0}});
+  std::vector<std::pair<std::string, double>> allowed = {{"window_h", 2},
+                                                         {"window_w", 2},
+                                                         {"stride_h", given("window_h", 2)},
+                                                         {"stride_w", given("window_w", 2)},
+                                                         {"pad_h", 0},
+                                                         {"pad_w", 0}};
+  if (r.kernel == "max_pool_bwd") allowed.emplace_back("relu", 0);  // through a ReLU before it
+  const Params params(r, allowed);
   if (r.shape.size() != 4) {
     throw std::invalid_argument(
         fmt::format("kernel '{}' takes x's shape [C, W, H, N] (4 dimensions), not {}", r.kernel,
@@ -312,14 +314,35 @@ Tolerance gradient_tolerance(const Pooling& g, Dtype t) {
   return {2e-7 * n * n, 2 * epsilon(t)};
 }
 
+// max_pool_bwd's parameters: the pool's, and relu (0 or 1).
+std::vector<std::string> pool_bwd_param_names() {
+  std::vector<std::string> names = kParamNames;
+  names.push_back("relu");
+  return names;
+}
+
+bool folds_relu(const KernelRequest& r) {
+  const auto it = r.params.find("relu");
+  const double relu = it == r.params.end() ? 0 : it->second;
+  if (relu != 0 && relu != 1) {
+    throw std::invalid_argument(
+        fmt::format("kernel '{}': relu = {} (must be 0 or 1)", r.kernel, relu));
+  }
+  return relu == 1;
+}
+
 // Windows apart: one pass, a point per window writing its cell of dx. Overlapping: the places
 // of the windows' first maxima, then a point per element of dx gathering from its windows.
-void max_pool_bwd_launches(PlanBuilder& b, const Pooling& g, Dtype t, std::array<int, 4> buffers) {
+// With `relu` (x a ReLU's output), a window whose maximum is not above 0 passes nothing: the
+// ReLU's gradient folded in, its zeros being where x is (the `_relu` variants).
+void max_pool_bwd_launches(PlanBuilder& b, const Pooling& g, Dtype t, std::array<int, 4> buffers,
+                           bool relu) {
   const auto [dy, x, y, dx] = buffers;
+  const std::string folded = relu ? "_relu" : "";
   const Units u = units_of(g);
   const TensorView padded_x = b.view(x, {}, quiet_nan(t));
   if (g.apart()) {
-    LaunchSpec& l = b.launch(key("max_pool_bwd_cells", t), {});
+    LaunchSpec& l = b.launch(key("max_pool_bwd_cells" + folded, t), {});
     l.tensors = {b.view(dy), padded_x, b.view(y), b.view(dx)};
     set_arguments(l, g, u, 1.0, g.q, g.p);
     return;
@@ -329,7 +352,7 @@ void max_pool_bwd_launches(PlanBuilder& b, const Pooling& g, Dtype t, std::array
   if (walks_row_pairs(g) && g.ph == 1 && g.pw == 1) {
     // The stem's windows: the places two rows of windows at a time, as the forward walks them,
     // then the gather two rows and two columns of dx at a time.
-    LaunchSpec& first = b.launch(key("max_pool_index_pairs3x3", t), {});
+    LaunchSpec& first = b.launch(key("max_pool_index_pairs3x3" + folded, t), {});
     for (std::size_t i = 0; i < 5; ++i) first.tensors[i] = padded_x;
     first.tensors[5] = first.tensors[6] = b.view(y);
     first.tensors[7] = b.view(index);
@@ -346,7 +369,7 @@ void max_pool_bwd_launches(PlanBuilder& b, const Pooling& g, Dtype t, std::array
   if (walks_rows(g) && ceil_div(g.kh, g.sh) <= 2 && ceil_div(g.kw, g.sw) <= 2) {
     // The places row by row, then each row of dx in memory order, its windows' rows of dy and
     // index streaming beside it (the two agree on how a place is written).
-    set_row_walk(b.launch(key(rows_kernel("max_pool_index", g), t), {}), g, padded_x,
+    set_row_walk(b.launch(key(rows_kernel("max_pool_index", g) + folded, t), {}), g, padded_x,
                  {b.view(y), b.view(index)}, 1.0);
     LaunchSpec& second = b.launch(key("max_pool_bwd_rows", t), {});
     const TensorView d = b.view(dy);
@@ -355,7 +378,7 @@ void max_pool_bwd_launches(PlanBuilder& b, const Pooling& g, Dtype t, std::array
     second.index_space = {points(ceil_div(g.c, 64)), points(std::uint64_t{g.h} * g.n), 1, 1, 1};
     return;
   }
-  LaunchSpec& first = b.launch(key("max_pool_index", t), {});
+  LaunchSpec& first = b.launch(key("max_pool_index" + folded, t), {});
   first.tensors = {padded_x, b.view(y), b.view(index)};
   set_arguments(first, g, u, 1.0, g.q, g.p);
   LaunchSpec& second = b.launch(key("max_pool_bwd", t), {});
@@ -368,8 +391,9 @@ KernelDef max_pool_bwd() {
   d.info = {"max_pool_bwd",
             "dx from dy, x and y = max_pool(x): each window's dy goes to its first element (row "
             "major) equal to its max; elements in several windows sum (overlapping windows: "
-            "two launches)",
-            float_types(), kShapeHelp, kParamNames};
+            "two launches); with relu = 1 (x a ReLU's output) the ReLU's gradient too: 0 "
+            "where x is not above 0",
+            float_types(), kShapeHelp, pool_bwd_param_names()};
   d.plan = [](const KernelRequest& r) {
     const Pooling g = pooling_of(r);
     PlanBuilder b(r);
@@ -379,7 +403,7 @@ KernelDef max_pool_bwd() {
     const int x = b.buffer("x", r.dtype, g.x_dims(), Role::kInput, ties);
     const int y = b.buffer("y", r.dtype, g.y_dims(), Role::kInput, ties);
     const int dx = b.buffer("dx", r.dtype, g.x_dims(), Role::kOutput);
-    max_pool_bwd_launches(b, g, r.dtype, {dy, x, y, dx});
+    max_pool_bwd_launches(b, g, r.dtype, {dy, x, y, dx}, folds_relu(r));
     b.tolerate(dx, gradient_tolerance(g, r.dtype));
     const double inputs = static_cast<double>(elements(g.x_dims())),
                  outputs = static_cast<double>(elements(g.y_dims()));
@@ -400,6 +424,9 @@ KernelDef max_pool_bwd() {
         }
       }
     });
+    if (folds_relu(plan.request)) {
+      for (std::size_t i = 0; i < dx.size(); ++i) dx[i] = x[i] > 0 ? dx[i] : 0.0;
+    }
     store(plan, buffers, 3, dx);
   };
   return d;
