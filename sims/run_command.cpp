@@ -175,12 +175,13 @@ class RunCommand : public Command {
     subcommand->add_option("--ffn", transformer_.ffn, "transformer-block: MLP width")
         ->capture_default_str();
     subcommand
-        ->add_option("--attention", attention_,
-                     "transformer-block: unfused, or fused (a sequence at a time, its scores "
-                     "computed again in the backward pass, as FusedSDPA)")
+        ->add_option_function<std::string>(
+            "--attention",
+            [this](const std::string& v) { transformer_.fused_attention = v == "fused"; },
+            "transformer-block: unfused, or fused (a sequence at a time, its scores computed "
+            "again in the backward pass, as FusedSDPA)")
         ->check(CLI::IsMember({"unfused", "fused"}))
-        ->capture_default_str()
-        ->each([this](const std::string& v) { transformer_.fused_attention = v == "fused"; });
+        ->default_str("unfused");
     subcommand->add_flag("--check", check_,
                          "compute the same on the CPU in double precision and compare");
   }
@@ -391,7 +392,6 @@ class RunCommand : public Command {
   bool check_ = false;
   workloads::MlpConfig mlp_;
   workloads::TransformerConfig transformer_;
-  std::string attention_ = "unfused";
 };
 
 }  // namespace

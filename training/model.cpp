@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
 
 namespace podsim::training {
 
@@ -138,16 +139,15 @@ Model conv_model(const ModelRequest& r) {
                       r.name, option));
     }
   }
-  if (!r.mlm_head.empty()) {
-    throw std::invalid_argument(fmt::format(
-        "model {}: --mlm-head is for BERT's models; a convolutional network takes only --batch",
-        r.name));
-  }
-  if (!r.attention.empty()) {
-    throw std::invalid_argument(fmt::format(
-        "model {}: --attention is for the transformer models; a convolutional network takes "
-        "only --batch",
-        r.name));
+  for (const auto& [option, value, models] :
+       {std::tuple<const char*, const std::string&, const char*>{"mlm-head", r.mlm_head,
+                                                                 "BERT's models"},
+        {"attention", r.attention, "the transformer models"}}) {
+    if (!value.empty()) {
+      throw std::invalid_argument(
+          fmt::format("model {}: --{} is for {}; a convolutional network takes only --batch",
+                      r.name, option, models));
+    }
   }
   if (r.dropout >= 0) {
     throw std::invalid_argument(fmt::format(

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "workloads/dense.h"
 #include "workloads/values.h"
 
 namespace podsim::workloads {
@@ -54,20 +55,13 @@ LmHead::LmHead(synapse::Session& session, const LmHeadConfig& config) : s_(sessi
 LmHead::Value LmHead::transform_forward() {
   const std::uint32_t h = c_.hidden, tokens = c_.tokens;
   const Dtype t = c_.dtype;
-  const Value z = s_.temporary("head.transform.z", t, {h, tokens});
-  mme::GemmDesc g;
-  g.m = tokens;
-  g.n = h;
-  g.k = h;
-  s_.gemm("head.transform", x_, t_.at("w"), z, g);
-  const Value zb = s_.temporary("head.transform.zb", t, {h, tokens});
-  s_.kernel("head.transform.bias", request("bias_add", t, {h, tokens}), {z, t_.at("b"), zb});
+  const Value zb = dense(s_, "head.transform", x_, t_.at("w"), t_.at("b"), {tokens, h, h, t});
   t_["a"] = s_.temporary("head.transform.a", t, {h, tokens});
   s_.kernel("head.transform.gelu", request("gelu", t, {h, tokens}), {zb, t_.at("a")});
   t_["zb"] = zb;
   t_["mean"] = s_.temporary("head.transform.mean", Dtype::kF32, {tokens});
   t_["rstd"] = s_.temporary("head.transform.rstd", Dtype::kF32, {tokens});
-  const Value y = s_.temporary("head.transform.y", t, {h, tokens});
+  const Value y = s_.temporary("head.transform.normed", t, {h, tokens});
   s_.kernel("head.transform.norm", request("layer_norm", t, {h, tokens}, {{"eps", 1e-12}}),
             {t_.at("a"), t_.at("gamma"), t_.at("beta"), y, t_.at("mean"), t_.at("rstd")});
   return y;
@@ -82,20 +76,8 @@ void LmHead::transform_backward(Value dy) {
              t_.at("dbeta")});
   const Value dz = s_.temporary("head.transform.dz", t, {h, tokens});
   s_.kernel("head.transform.gelu_bwd", request("gelu_bwd", t, {h, tokens}), {da, t_.at("zb"), dz});
-  s_.kernel("head.transform.bgrad", request("reduce_sum", t, {h, tokens}, {{"dim", 1}}),
-            {dz, t_.at("db")});
-  mme::GemmDesc wgrad;  // x^T dz
-  wgrad.m = h;
-  wgrad.n = h;
-  wgrad.k = tokens;
-  wgrad.trans_a = true;
-  s_.gemm("head.transform.wgrad", x_, dz, t_.at("dw"), wgrad);
-  mme::GemmDesc dgrad;  // dz w^T
-  dgrad.m = tokens;
-  dgrad.n = h;
-  dgrad.k = h;
-  dgrad.trans_b = true;
-  s_.gemm("head.transform.dgrad", dz, t_.at("w"), dx_, dgrad);
+  dense_backward(s_, "head.transform", x_, t_.at("w"), dz, t_.at("dw"), t_.at("db"), &dx_,
+                 {tokens, h, h, t});
 }
 
 void LmHead::step(bool backward) {

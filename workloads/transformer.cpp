@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/random.h"
+#include "workloads/dense.h"
 #include "workloads/values.h"
 
 namespace podsim::workloads {
@@ -337,42 +338,19 @@ TransformerBlock::TransformerBlock(Session& session, const TransformerConfig& co
   }
 }
 
-// y = in w + b: a GEMM on the MME, the bias on the TPCs.
+// y = in w + b (workloads/dense.h) over the layer's tokens.
 TransformerBlock::Value TransformerBlock::linear(const std::string& name, Value in, Value w,
                                                  Value b, std::uint32_t in_features,
                                                  std::uint32_t out_features) {
-  const std::uint32_t t = c_.tokens();
-  const Value z = s_.temporary(name + ".z", c_.dtype, {out_features, t});
-  const Value y = s_.temporary(name + ".y", c_.dtype, {out_features, t});
-  mme::GemmDesc g;
-  g.m = t;
-  g.n = out_features;
-  g.k = in_features;
-  s_.gemm(name, in, w, z, g);
-  s_.kernel(name + ".bias", request("bias_add", c_.dtype, {out_features, t}), {z, b, y});
-  return y;
+  return dense(s_, name, in, w, b, {c_.tokens(), in_features, out_features, c_.dtype});
 }
 
 void TransformerBlock::linear_backward(const std::string& name, Value in, Value w, Value dout,
                                        Value* din, std::uint32_t in_features,
                                        std::uint32_t out_features) {
-  const std::uint32_t t = c_.tokens();
-  mme::GemmDesc wgrad;  // in^T dout
-  wgrad.m = in_features;
-  wgrad.n = out_features;
-  wgrad.k = t;
-  wgrad.trans_a = true;
-  s_.gemm(name + ".wgrad", in, dout, v_.at("d" + name + ".w"), wgrad);
-  s_.kernel(name + ".bgrad", request("reduce_sum", c_.dtype, {out_features, t}, {{"dim", 1}}),
-            {dout, v_.at("d" + name + ".b")});
-  if (din == nullptr) return;
-  *din = s_.temporary(name + ".din", c_.dtype, {in_features, t});
-  mme::GemmDesc dgrad;  // dout w^T
-  dgrad.m = t;
-  dgrad.n = in_features;
-  dgrad.k = out_features;
-  dgrad.trans_b = true;
-  s_.gemm(name + ".dgrad", dout, w, *din, dgrad);
+  if (din != nullptr) *din = s_.temporary(name + ".din", c_.dtype, {in_features, c_.tokens()});
+  dense_backward(s_, name, in, w, dout, v_.at("d" + name + ".w"), v_.at("d" + name + ".b"), din,
+                 {c_.tokens(), in_features, out_features, c_.dtype});
 }
 
 // A GEMM batched over the heads of one sequence: c (m x n) = a (m x k) b (k x n), transposed

@@ -34,6 +34,14 @@ std::uint32_t minus_infinity(Dtype t) {
   }
 }
 
+bool check_flag(const KernelRequest& r, const std::string& name, double value) {
+  if (value != 0 && value != 1) {
+    throw std::invalid_argument(
+        fmt::format("kernel '{}': {} = {} (must be 0 or 1)", r.kernel, name, value));
+  }
+  return value == 1;
+}
+
 Params::Params(const KernelRequest& request, std::vector<std::pair<std::string, double>> defaults) {
   for (const auto& [name, value] : defaults) values_[name] = value;
   for (const auto& [name, value] : request.params) {

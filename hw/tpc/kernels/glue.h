@@ -52,6 +52,9 @@ std::uint32_t minus_infinity(Dtype t);
 
 // Checks the request's parameters against the names the kernel takes and returns one of them
 // (its default when absent); throws std::invalid_argument for an unknown name.
+// A 0-or-1 parameter's value as a flag; throws std::invalid_argument naming it otherwise.
+bool check_flag(const KernelRequest& r, const std::string& name, double value);
+
 class Params {
  public:
   Params(const KernelRequest& request, std::vector<std::pair<std::string, double>> defaults);

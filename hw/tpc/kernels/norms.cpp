@@ -34,15 +34,6 @@ void check_eps(const KernelRequest& r, double eps) {
     throw std::invalid_argument(fmt::format("kernel '{}': eps = {} (must be > 0)", r.kernel, eps));
 }
 
-// A 0-or-1 parameter.
-bool check_flag(const KernelRequest& r, const std::string& name, double value) {
-  if (value != 0 && value != 1) {
-    throw std::invalid_argument(
-        fmt::format("kernel '{}': {} = {} (must be 0 or 1)", r.kernel, name, value));
-  }
-  return value == 1;
-}
-
 // Mean and 1 / sqrt(var + eps) of `n` values spaced `stride` apart from `first`.
 std::pair<double, double> moments(const std::vector<double>& x, std::size_t first, std::size_t n,
                                   std::size_t stride, double eps) {

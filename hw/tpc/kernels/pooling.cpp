@@ -89,7 +89,8 @@ std::uint32_t output_size(const KernelRequest& r, char axis, std::uint32_t size,
   return static_cast<std::uint32_t>((padded - window) / stride + 1);
 }
 
-Pooling pooling_of(const KernelRequest& r) {
+// A request's geometry; with `takes_relu` it may also carry the relu flag (max_pool_bwd's).
+Pooling pooling_of(const KernelRequest& r, bool takes_relu = false) {
   // The strides' defaults are the windows, which the help then shows as they are.
   const auto given = [&r](const char* name, double fallback) {
     const auto it = r.params.find(name);
@@ -101,7 +102,7 @@ Pooling pooling_of(const KernelRequest& r) {
                                                          {"stride_w", given("window_w", 2)},
                                                          {"pad_h", 0},
                                                          {"pad_w", 0}};
-  if (r.kernel == "max_pool_bwd") allowed.emplace_back("relu", 0);  // through a ReLU before it
+  if (takes_relu) allowed.emplace_back("relu", 0);  // the gradient through a ReLU before it
   const Params params(r, allowed);
   if (r.shape.size() != 4) {
     throw std::invalid_argument(
@@ -323,12 +324,7 @@ std::vector<std::string> pool_bwd_param_names() {
 
 bool folds_relu(const KernelRequest& r) {
   const auto it = r.params.find("relu");
-  const double relu = it == r.params.end() ? 0 : it->second;
-  if (relu != 0 && relu != 1) {
-    throw std::invalid_argument(
-        fmt::format("kernel '{}': relu = {} (must be 0 or 1)", r.kernel, relu));
-  }
-  return relu == 1;
+  return check_flag(r, "relu", it == r.params.end() ? 0 : it->second);
 }
 
 // Windows apart: one pass, a point per window writing its cell of dx. Overlapping: the places
@@ -395,7 +391,7 @@ KernelDef max_pool_bwd() {
             "where x is not above 0",
             float_types(), kShapeHelp, pool_bwd_param_names()};
   d.plan = [](const KernelRequest& r) {
-    const Pooling g = pooling_of(r);
+    const Pooling g = pooling_of(r, true);
     PlanBuilder b(r);
     // Small integers: windows hold ties, and y's values occur in them (y need not be x's max).
     const Fill ties{Fill::kIntegers, -3, 3};
@@ -411,7 +407,7 @@ KernelDef max_pool_bwd() {
     return b.done();
   };
   d.reference = [](const KernelPlan& plan, Buffers& buffers) {
-    const Pooling g = pooling_of(plan.request);
+    const Pooling g = pooling_of(plan.request, true);
     const std::vector<double> dy = values(plan, buffers, 0), x = values(plan, buffers, 1),
                               y = values(plan, buffers, 2);
     std::vector<double> dx(x.size(), 0.0);
